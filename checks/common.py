@@ -1,0 +1,98 @@
+"""Helpers shared by the checks: reading numbers out of answers, opening outputs safely.
+
+Every check has the signature check(answer: str, output: Path, data: Path) -> None and fails
+by raising AssertionError with a short reason. Checks run in a fresh jail after the agent has
+finished; the helpers here only keep them short and make their reasons read alike.
+"""
+import math
+import re
+from pathlib import Path
+
+# A number as people write it: -1,234.5  12.5%  3.2e-4  (comma or thin-space thousands separators, a sign)
+NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:[,\u202f]\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in text, thousands separators removed, in order of appearance."""
+    found = []
+    for match in NUMBER.finditer(text):
+        token = match.group().strip()
+        if not re.search(r"\d", token):
+            continue
+        token = token.replace("−", "-").replace(",", "").replace("\u202f", "")
+        try:
+            found.append(float(token))
+        except ValueError:
+            continue
+    return found
+
+
+def assert_number(answer: str, expected: float, rel: float = 1e-3, abs_tol: float = 1e-6, what: str = "the answer") -> None:
+    """Some number in the answer equals expected within rel (relative) or abs_tol (absolute) tolerance.
+
+    A percentage written as 12.5% also matches 0.125, and 0.125 matches 12.5, so both ways of writing
+    a share pass.
+    """
+    candidates = numbers_in(answer)
+    for value in candidates:
+        for scaled in (value, value / 100, value * 100):
+            if math.isclose(scaled, expected, rel_tol=rel, abs_tol=abs_tol):
+                return
+    shown = ", ".join(f"{v:g}" for v in candidates[:8]) or "no number"
+    raise AssertionError(f"{what} should contain {expected:g}; found {shown}")
+
+
+def assert_words(answer: str, *words: str) -> None:
+    """Every word appears in the answer (case-insensitive)."""
+    lowered = answer.lower()
+    missing = [w for w in words if w.lower() not in lowered]
+    assert not missing, f"the answer does not mention {', '.join(missing)}"
+
+
+def output_file(output: Path, name: str, max_bytes: int = 200 * 1024 * 1024) -> Path:
+    """output/name as a regular, non-empty file no bigger than max_bytes (never a symlink)."""
+    path = output / name
+    assert not path.is_symlink(), f"./output/{name} is a symlink, not a file"
+    assert path.is_file(), f"./output/{name} was not written"
+    size = path.stat().st_size
+    assert size > 0, f"./output/{name} is empty"
+    assert size <= max_bytes, f"./output/{name} is {size} bytes, more than {max_bytes}"
+    return path
+
+
+def load_image(output: Path, name: str):
+    """output/name decoded with Pillow as an RGB image; fails if it does not decode."""
+    from PIL import Image
+
+    path = output_file(output, name)
+    try:
+        with Image.open(path) as image:
+            image.load()
+            return image.convert("RGB")
+    except Exception as error:  # any decoder error means "not an image"
+        raise AssertionError(f"./output/{name} is not a readable image ({type(error).__name__})") from None
+
+
+def assert_chart(output: Path, name: str, min_colors: int = 3):
+    """output/name is a decodable image that is not blank: several colours, not one flat fill."""
+    import numpy as np
+
+    image = load_image(output, name)
+    assert image.width >= 100 and image.height >= 100, f"./output/{name} is only {image.width}x{image.height} pixels"
+    pixels = np.asarray(image.resize((200, 200)))
+    colors = len(np.unique(pixels.reshape(-1, 3) // 16, axis=0))
+    assert colors >= min_colors, f"./output/{name} looks blank ({colors} colour(s))"
+    return image
+
+
+def read_table(output: Path, name: str):
+    """output/name read with pandas (csv or xlsx by extension)."""
+    import pandas as pd
+
+    path = output_file(output, name)
+    try:
+        if path.suffix.lower() in (".xlsx", ".xls"):
+            return pd.read_excel(path)
+        return pd.read_csv(path)
+    except Exception as error:
+        raise AssertionError(f"./output/{name} is not a readable table ({type(error).__name__}: {error})") from None

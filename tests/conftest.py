@@ -1,0 +1,46 @@
+"""Shared helpers: run pybench.py as a user would, and build small throwaway suites."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_pybench(*args, timeout=1800) -> subprocess.CompletedProcess:
+    """pybench.py in a child process, exactly as from the command line."""
+    return subprocess.run([sys.executable, str(ROOT / "pybench.py"), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def read_results(run_dir: Path) -> dict[str, dict]:
+    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    return {result["id"]: result for result in map(json.loads, lines)}
+
+
+def write_jsonl(path: Path, records) -> Path:
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def code(source: str) -> str:
+    """An assistant reply whose python block is source."""
+    return f"Running this.\n```python\n{source}\n```"
+
+
+@pytest.fixture
+def make_suite(tmp_path):
+    """make_suite(tasks, checks_source, files={name: bytes}) -> path of tasks.jsonl in a fresh suite folder."""
+
+    def make(tasks: list[dict], checks_source: str, files: dict[str, bytes] | None = None) -> Path:
+        suite = tmp_path / "suite"
+        (suite / "files").mkdir(parents=True)
+        (suite / "checks").mkdir()
+        for name, content in (files or {}).items():
+            (suite / "files" / name).write_bytes(content)
+        (suite / "checks" / "suite.py").write_text(checks_source)
+        return write_jsonl(suite / "tasks.jsonl", tasks)
+
+    return make
