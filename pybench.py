@@ -853,14 +853,16 @@ def main(argv: list[str]) -> int:
         setup()
         return 0
     args = parse_args(argv)
-    tasks = select_tasks(load_tasks(args.tasks.resolve()), args.only, args.category, args.limit)
+    model_path = None if args.replay else args.model or default_model_path()
+    if model_path:
+        check_gguf(model_path)
+    suite = load_tasks(args.tasks.resolve())
+    tasks = select_tasks(suite, args.only, args.category, args.limit)
     if not tasks:
         raise UsageError("no task matches --only/--category/--limit")
     if args.replay:
-        model = ReplayModel(args.replay, {task.id for task in load_tasks(args.tasks.resolve())})
+        model = ReplayModel(args.replay, {task.id for task in suite})
     else:
-        model_path = args.model or default_model_path()
-        check_gguf(model_path)
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens)
     stem = args.replay.stem if args.replay else model.name.removesuffix(".gguf")
     run_dir = (args.out or HERE / "runs" / f"{'replay-' if args.replay else ''}{stem}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()

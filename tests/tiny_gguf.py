@@ -8,10 +8,12 @@ works; and grouped-query attention with rotary embeddings.
 
 The file is deterministic: the same seed gives the same bytes.
 
-The output rows of the control tokens (<unk>, <s>, </s>, <|im_start|>, <|im_end|>) are all zero, so
-their logit is always 0 while the other tokens' logits spread around it; with the usual samplers
-(top-k 40, min-p 0.05) the model therefore never ends a reply by itself and always writes `max_tokens`
-tokens (finish_reason "length").
+Only some tokens can be generated: the word pieces, the bytes of printable ASCII, newline and tab. The
+output rows of all other tokens (the control tokens <unk>, <s>, </s>, <|im_start|>, <|im_end|>, and the
+other bytes) are zero, so their logit is always 0 while the allowed tokens' logits spread around it
+(the largest well above 0). With the usual samplers (top-k 40, min-p 0.05) they are never sampled, so
+  - the model never ends a reply by itself: it always writes `max_tokens` tokens (finish_reason "length");
+  - what it writes is valid UTF-8: printable ASCII, newlines, tabs and the pieces (no stray bytes).
 """
 from __future__ import annotations
 
@@ -80,9 +82,15 @@ def _vocabulary() -> tuple[list[str], list[float], list[int]]:
     for piece in pieces:
         tokens.append(piece)
         types.append(int(gguf.TokenType.NORMAL))
-        # Longer pieces score higher, so the tokenizer prefers them, as a trained model would.
+        # Longer pieces score higher, so where two merges compete the tokenizer makes the longer piece.
         scores.append(-10.0 + len(piece))
     return tokens, scores, types
+
+
+def _can_be_generated(tokens: list[str], types: list[int]) -> np.ndarray:
+    """Which tokens the model may generate: the normal pieces and the printable ASCII bytes."""
+    printable = {f"<0x{byte:02X}>" for byte in [*range(0x20, 0x7F), ord("\n"), ord("\t")]}
+    return np.array([kind == gguf.TokenType.NORMAL or text in printable for text, kind in zip(tokens, types)])
 
 
 def _matrix(rng: np.random.Generator, rows: int, columns: int) -> np.ndarray:
@@ -96,6 +104,11 @@ def _matrix(rng: np.random.Generator, rows: int, columns: int) -> np.ndarray:
 def _norm(rng: np.random.Generator) -> np.ndarray:
     """An RMS-norm weight near 1, kept in f32 as llama.cpp's converters do."""
     return (1.0 + 0.1 * rng.standard_normal(EMBEDDING_LENGTH)).astype(np.float32)
+
+
+def _weight_name(tensor: gguf.MODEL_TENSOR, block: int | None = None) -> str:
+    """The GGUF name of a weight, e.g. "blk.0.attn_q.weight": the gguf package's base name plus ".weight"."""
+    return gguf.TENSOR_NAMES[tensor].format(bid=block) + ".weight"
 
 
 def write_tiny_gguf(path: pathlib.Path, seed: int = 0) -> pathlib.Path:
@@ -130,27 +143,25 @@ def write_tiny_gguf(path: pathlib.Path, seed: int = 0) -> pathlib.Path:
     writer.add_add_eos_token(False)
     writer.add_chat_template(CHAT_TEMPLATE)
 
-    names = gguf.TENSOR_NAMES
+    def add(tensor: gguf.MODEL_TENSOR, weight: np.ndarray, block: int | None = None) -> None:
+        writer.add_tensor(_weight_name(tensor, block), weight)
+
     T = gguf.MODEL_TENSOR
-    writer.add_tensor(names[T.TOKEN_EMBD], _matrix(rng, n_vocab, EMBEDDING_LENGTH))
+    add(T.TOKEN_EMBD, _matrix(rng, n_vocab, EMBEDDING_LENGTH))
     for block in range(BLOCK_COUNT):
-        def name(tensor: gguf.MODEL_TENSOR) -> str:
-            return names[tensor].format(bid=block)
-
-        writer.add_tensor(name(T.ATTN_NORM), _norm(rng))
-        writer.add_tensor(name(T.ATTN_Q), _matrix(rng, HEAD_COUNT * HEAD_DIM, EMBEDDING_LENGTH))
-        writer.add_tensor(name(T.ATTN_K), _matrix(rng, HEAD_COUNT_KV * HEAD_DIM, EMBEDDING_LENGTH))
-        writer.add_tensor(name(T.ATTN_V), _matrix(rng, HEAD_COUNT_KV * HEAD_DIM, EMBEDDING_LENGTH))
-        writer.add_tensor(name(T.ATTN_OUT), _matrix(rng, EMBEDDING_LENGTH, HEAD_COUNT * HEAD_DIM))
-        writer.add_tensor(name(T.FFN_NORM), _norm(rng))
-        writer.add_tensor(name(T.FFN_GATE), _matrix(rng, FEED_FORWARD_LENGTH, EMBEDDING_LENGTH))
-        writer.add_tensor(name(T.FFN_UP), _matrix(rng, FEED_FORWARD_LENGTH, EMBEDDING_LENGTH))
-        writer.add_tensor(name(T.FFN_DOWN), _matrix(rng, EMBEDDING_LENGTH, FEED_FORWARD_LENGTH))
-    writer.add_tensor(names[T.OUTPUT_NORM], _norm(rng))
-
+        add(T.ATTN_NORM, _norm(rng), block)
+        add(T.ATTN_Q, _matrix(rng, HEAD_COUNT * HEAD_DIM, EMBEDDING_LENGTH), block)
+        add(T.ATTN_K, _matrix(rng, HEAD_COUNT_KV * HEAD_DIM, EMBEDDING_LENGTH), block)
+        add(T.ATTN_V, _matrix(rng, HEAD_COUNT_KV * HEAD_DIM, EMBEDDING_LENGTH), block)
+        add(T.ATTN_OUT, _matrix(rng, EMBEDDING_LENGTH, HEAD_COUNT * HEAD_DIM), block)
+        add(T.FFN_NORM, _norm(rng), block)
+        add(T.FFN_GATE, _matrix(rng, FEED_FORWARD_LENGTH, EMBEDDING_LENGTH), block)
+        add(T.FFN_UP, _matrix(rng, FEED_FORWARD_LENGTH, EMBEDDING_LENGTH), block)
+        add(T.FFN_DOWN, _matrix(rng, EMBEDDING_LENGTH, FEED_FORWARD_LENGTH), block)
+    add(T.OUTPUT_NORM, _norm(rng))
     output = _matrix(rng, n_vocab, EMBEDDING_LENGTH)
-    output[: len(SPECIAL_TOKENS)] = 0  # control tokens are never sampled; see the module docstring
-    writer.add_tensor(names[T.OUTPUT], output)
+    output[~_can_be_generated(tokens, types)] = 0  # see the module docstring
+    add(T.OUTPUT, output)
 
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

@@ -1,0 +1,85 @@
+"""Speed of the harness beside its baselines, measured side by side in one run (this machine is shared: compare the
+ratios, not the absolute times). Not a test: run it with `.venv/bin/python tests/bench_speed.py`.
+
+  jail start        a jail with its worker ready        beside  plain `python -I -c pass`
+  cell round-trip   jail.run("pass")                      beside  a pipe round-trip to a plain child process
+  model             tokens/s of LlamaModel.reply in a task beside raw llama-cpp-python on the same messages
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import pybench  # noqa: E402
+
+
+def median_ms(samples):
+    return 1000 * statistics.median(samples)
+
+
+def timed(action):
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def bench_jail(rounds: int = 20, cells: int = 300):
+    work = Path(tempfile.mkdtemp(prefix="pybench-bench-"))
+    (work / "output").mkdir()
+    os.chmod(work / "output", 0o777)
+    binds = [(str(work / "output"), f"{pybench.JAIL_ROOT}/output", True)]
+    plain, jailed = [], []
+    for round_number in range(rounds):  # interleaved, so drift hits both alike
+        plain.append(timed(lambda: subprocess.run([sys.executable, "-I", "-c", "pass"], check=True)))
+        jail = pybench.Jail(f"bench{round_number}", binds, pybench.JailLimits(), work)
+        jailed.append(timed(jail.start))
+        jail.close()
+    jail = pybench.Jail("bench-cells", binds, pybench.JailLimits(), work)
+    jail.start()
+    round_trips = [timed(lambda: jail.run("pass")) for _ in range(cells)]
+    restart = [timed(lambda: jail.restart(pybench.BoundedOutput(1024), "bench")) for _ in range(5)]
+    jail.close()
+    echo = subprocess.Popen([sys.executable, "-I", "-c", "import sys\nfor line in sys.stdin: print(line, end='', flush=True)"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    pipe = []
+    for _ in range(cells):
+        pipe.append(timed(lambda: (echo.stdin.write("x\n"), echo.stdin.flush(), echo.stdout.readline())))
+    echo.stdin.close()
+    echo.wait()
+    print(f"plain python -I -c pass    {median_ms(plain):7.1f} ms (median of {rounds})")
+    print(f"jail start, worker ready   {median_ms(jailed):7.1f} ms   ratio {statistics.median(jailed) / statistics.median(plain):.2f}x plain python")
+    print(f"cell round-trip (pass)     {median_ms(round_trips):7.2f} ms (median of {cells}); plain pipe round-trip {median_ms(pipe):.2f} ms")
+    print(f"worker restart             {median_ms(restart):7.1f} ms (median of 5)")
+
+
+def bench_model(max_tokens: int = 128, rounds: int = 3):
+    import llama_cpp
+
+    path = pybench.default_model_path()
+    task = pybench.Task("bench", "math", "Compute the sum of the squares of the integers from 1 to 100 with Python.", [], "x", "y", Path("."))
+    messages = pybench.TaskRun(task, Path("."), 10, None).messages
+    ours = pybench.LlamaModel(path, -1, 8192, 0, 0.2, 0.85, max_tokens)
+    raw = llama_cpp.Llama(model_path=str(path), n_ctx=8192, seed=0, n_threads=os.cpu_count(), verbose=False)
+    loop_rates, raw_rates = [], []
+    for _ in range(rounds):
+        ours.start_task("bench")
+        start = time.perf_counter()
+        reply = ours.reply("bench", messages)
+        loop_rates.append(reply.completion_tokens / (time.perf_counter() - start))
+        raw.reset()
+        start = time.perf_counter()
+        response = raw.create_chat_completion(messages=pybench.merge_consecutive_roles(messages), temperature=0.2, top_p=0.85,
+                                              max_tokens=max_tokens, seed=0)
+        raw_rates.append(response["usage"]["completion_tokens"] / (time.perf_counter() - start))
+    print(f"model {path.name}: {statistics.median(loop_rates):.1f} tokens/s in the loop, {statistics.median(raw_rates):.1f} raw "
+          f"llama-cpp-python (ratio {statistics.median(loop_rates) / statistics.median(raw_rates):.2f}; prompt {reply.prompt_tokens} tokens, "
+          f"{reply.completion_tokens} generated)")
+
+
+if __name__ == "__main__":
+    bench_jail()
+    bench_model()

@@ -1,0 +1,76 @@
+"""Bad input: each mistake is one line naming what is wrong, exit status 2, and no run directory is written."""
+import json
+
+import pytest
+
+from conftest import ROOT, run_pybench, write_jsonl
+
+CHECKS = 'def ok(answer, output, data):\n    """Verifies: nothing (a placeholder for input validation tests)."""\n'
+GOOD = {"id": "t1", "category": "math", "query": "q", "files": ["in.csv"], "check": "suite:ok"}
+
+
+def expect_usage_error(result, out, *words):
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    assert not out.exists(), "a run directory was written for bad input"
+
+
+@pytest.mark.parametrize("tasks_line, words", [
+    ("{not json", ["line 2", "not valid JSON"]),
+    (json.dumps({**GOOD, "id": "t2", "category": "poetry"}), ["line 2", "category"]),
+    (json.dumps({**GOOD, "id": "t2", "files": ["missing.csv"]}), ["line 2", "missing.csv", "does not exist"]),
+    (json.dumps({**GOOD, "id": "t2", "check": "suite:absent"}), ["line 2", "absent", "suite.py"]),
+    (json.dumps({**GOOD, "id": "t2", "check": "nomodule:ok"}), ["line 2", "nomodule.py"]),
+    (json.dumps({k: v for k, v in GOOD.items() if k != "query"} | {"id": "t2"}), ["line 2", "'query'"]),
+    (json.dumps(GOOD), ["line 2", "used twice"]),
+])
+def test_bad_tasks_line(make_suite, tmp_path, tasks_line, words):
+    tasks = make_suite([GOOD], CHECKS, {"in.csv": b"a\n1\n"})
+    tasks.write_text(tasks.read_text() + tasks_line + "\n")
+    out = tmp_path / "run"
+    expect_usage_error(run_pybench("--tasks", tasks, "--replay", tmp_path / "none.jsonl", "--out", out), out, str(tasks), *words)
+
+
+def test_unknown_only_id(make_suite, tmp_path):
+    tasks = make_suite([GOOD], CHECKS, {"in.csv": b"a\n1\n"})
+    out = tmp_path / "run"
+    expect_usage_error(run_pybench("--tasks", tasks, "--only", "t1,nope", "--out", out), out, "--only", "nope")
+
+
+def test_missing_model_file(tmp_path):
+    out = tmp_path / "run"
+    expect_usage_error(run_pybench("--model", tmp_path / "absent.gguf", "--out", out), out, "--model", "absent.gguf", "does not exist")
+
+
+def test_model_that_is_not_gguf(tmp_path):
+    fake = tmp_path / "weights.gguf"
+    fake.write_bytes(b"PK\x03\x04 this is a zip, not a model")
+    out = tmp_path / "run"
+    expect_usage_error(run_pybench("--model", fake, "--out", out), out, "--model", "weights.gguf", "not a GGUF")
+
+
+def test_truncated_gguf(make_suite, tmp_path):
+    tasks = make_suite([GOOD], CHECKS, {"in.csv": b"a\n1\n"})
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\x00" * 16)
+    out = tmp_path / "run"
+    expect_usage_error(run_pybench("--tasks", tasks, "--model", broken, "--out", out), out, "--model", "broken.gguf", "could not load")
+
+
+def test_missing_tasks_file_and_bad_replay(make_suite, tmp_path):
+    out = tmp_path / "run"
+    expect_usage_error(run_pybench("--tasks", tmp_path / "nope.jsonl", "--out", out), out, "nope.jsonl", "does not exist")
+    tasks = make_suite([GOOD], CHECKS, {"in.csv": b"a\n1\n"})
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "t1", "replies": ["x"]}, {"id": "ghost", "replies": []}])
+    expect_usage_error(run_pybench("--tasks", tasks, "--replay", replay, "--out", out), out, "replay.jsonl", "line 2", "ghost")
+
+
+def test_help_lists_the_flags():
+    result = run_pybench("--help")
+    assert result.returncode == 0
+    for flag in ("--model", "--replay", "--tasks", "--only", "--category", "--limit", "--out", "--n-gpu-layers", "--ctx", "--seed",
+                 "--temperature", "--top-p", "--max-tokens", "--max-turns", "--memory", "--cell-timeout"):
+        assert flag in result.stdout, flag
