@@ -1,0 +1,379 @@
+"""Checks for the audio group (audio-01 .. audio-18): audio editing, conversion, analysis and plots.
+
+Audio is read with soundfile (wav and mp3 alike). mp3 written by other encoders (lameenc) carries an
+encoder delay of about 50 ms, so content is compared with a small lag search.
+"""
+from pathlib import Path
+
+from common import assert_chart, numbers_in, output_file
+
+
+# ---------------------------------------------------------------- helpers
+
+def _read(path: Path, what: str):
+    """(frames x channels float array, sample rate, soundfile format) of an audio file."""
+    import soundfile as sf
+
+    try:
+        info = sf.info(str(path))
+        data, sr = sf.read(str(path), always_2d=True, dtype="float64")
+    except Exception as error:
+        raise AssertionError(f"{what} is not readable audio ({type(error).__name__})") from None
+    assert len(data) > 0, f"{what} holds no audio frames"
+    return data, sr, info.format
+
+
+def _output_audio(output: Path, name: str, fmt: str):
+    """./output/name decoded; its container must be fmt ('WAV' or 'MP3')."""
+    path = output_file(output, name)
+    data, sr, found = _read(path, f"./output/{name}")
+    assert found == fmt, f"./output/{name} is a {found} file, not {fmt}"
+    if fmt == "MP3":
+        from mutagen.mp3 import MP3
+
+        try:
+            MP3(str(path))
+        except Exception as error:
+            raise AssertionError(f"./output/{name} has no valid MPEG audio header ({type(error).__name__})") from None
+    if fmt == "WAV":
+        with open(path, "rb") as handle:
+            head = handle.read(12)
+        assert head[:4] in (b"RIFF", b"RF64") and head[8:12] == b"WAVE", f"./output/{name} is not a RIFF/WAVE file"
+    return data, sr
+
+
+def _input_audio(data: Path, name: str):
+    path = data / name
+    assert path.is_file() and not path.is_symlink(), f"input {name} is missing"
+    samples, sr, _ = _read(path, f"input {name}")
+    return samples, sr
+
+
+def _match(y, ref, max_lag: int):
+    """Best alignment of y against ref with |lag| <= max_lag samples: (correlation, gain, lag).
+
+    gain is the least-squares factor g with y ~ g * ref on the overlap.
+    """
+    import numpy as np
+
+    y = np.asarray(y, dtype=float)
+    ref = np.asarray(ref, dtype=float)
+    size = 1 << int(len(y) + len(ref) - 1).bit_length()
+    c = np.fft.irfft(np.fft.rfft(y, size) * np.conj(np.fft.rfft(ref, size)), size)
+    c = np.concatenate([c[size - len(ref) + 1:], c[: len(y)]])  # full cross-correlation, lag -(len(ref)-1) .. len(y)-1
+    zero = len(ref) - 1
+    lo, hi = max(0, zero - max_lag), min(len(c), zero + max_lag + 1)
+    k = lo + int(np.argmax(c[lo:hi]))
+    lag = k - zero
+    if lag >= 0:
+        a = y[lag:lag + len(ref)]
+        b = ref[: len(a)]
+    else:
+        b = ref[-lag:]
+        a = y[: len(b)]
+        b = b[: len(a)]
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    if na == 0 or nb == 0:
+        return 0.0, 0.0, lag
+    dot = float(a @ b)
+    return dot / (na * nb), dot / (nb * nb), lag
+
+
+def _duration(samples, sr, expected: float, tol: float, name: str):
+    seconds = len(samples) / sr
+    assert abs(seconds - expected) <= tol, f"./output/{name} lasts {seconds:.3f} s, expected {expected:g} s"
+
+
+def _rms(x):
+    import numpy as np
+
+    return float(np.sqrt(np.mean(np.square(x)))) if len(x) else 0.0
+
+
+def _tone_amplitude(x, sr, freq):
+    """Amplitude of the sinusoid at freq in x (least squares on sin/cos)."""
+    import numpy as np
+
+    t = np.arange(len(x)) / sr
+    s, c = np.sin(2 * np.pi * freq * t), np.cos(2 * np.pi * freq * t)
+    a = 2 * np.mean(x * s)
+    b = 2 * np.mean(x * c)
+    return float(np.hypot(a, b))
+
+
+def _dominant_freq(x, sr):
+    import numpy as np
+
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x))))
+    return float(np.fft.rfftfreq(len(x), 1 / sr)[int(np.argmax(spectrum))])
+
+
+def _numbers_near(answer: str, expected: float, tol: float) -> bool:
+    return any(abs(v - expected) <= tol for v in numbers_in(answer))
+
+
+# ---------------------------------------------------------------- checks
+
+def first_three_seconds(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/melody_first3s.wav is a mono 16 kHz wav lasting 3.0 s whose samples match the first 3 s of melody.wav."""
+    src, sr_in = _input_audio(data, "melody.wav")
+    y, sr = _output_audio(output, "melody_first3s.wav", "WAV")
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
+    _duration(y, sr, 3.0, 0.01, "melody_first3s.wav")
+    corr, gain, _ = _match(y[:, 0], src[: 3 * sr_in, 0], int(0.01 * sr))
+    assert corr > 0.99, f"the clip does not match the first 3 s of the input (correlation {corr:.2f})"
+    assert 0.9 < gain < 1.1, f"the clip's level changed (gain {gain:.2f})"
+
+
+def song_clip(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/song_clip.mp3 is a stereo mp3 of about 3 s whose channels match song.mp3 from 2 s to 5 s."""
+    src, sr_in = _input_audio(data, "song.mp3")
+    y, sr = _output_audio(output, "song_clip.mp3", "MP3")
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    assert y.shape[1] == 2, f"{y.shape[1]} channel(s), expected stereo"
+    _duration(y, sr, 3.0, 0.15, "song_clip.mp3")
+    ref = src[2 * sr_in: 5 * sr_in]
+    for ch, side in enumerate(("left", "right")):
+        corr, gain, _ = _match(y[:, ch], ref[:, ch], int(0.15 * sr))
+        assert corr > 0.9, f"the {side} channel does not match 0:02-0:05 of the song (correlation {corr:.2f})"
+        assert 0.8 < gain < 1.2, f"the {side} channel's level changed (gain {gain:.2f})"
+
+
+def pad_fades(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/pad_faded.wav keeps pad.wav's 5 s / 16 kHz / mono; it rises from near silence over the first second,
+    is untouched from 1 s to 3 s, and falls over the last 2 s to near silence (RMS ratios against the input per window)."""
+    src, sr_in = _input_audio(data, "pad.wav")
+    y, sr = _output_audio(output, "pad_faded.wav", "WAV")
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
+    _duration(y, sr, 5.0, 0.01, "pad_faded.wav")
+    x, y = src[:, 0], y[:, 0]
+
+    def ratio(t0, t1):
+        a, b = int(t0 * sr), int(t1 * sr)
+        return _rms(y[a:b]) / _rms(x[a:b])
+
+    start, fade_in_mid, fade_in_end = ratio(0, 0.1), ratio(0.4, 0.6), ratio(0.95, 1.0)
+    steady = ratio(1.05, 2.95)
+    out_early, out_mid, end = ratio(3.0, 4.0), ratio(4.0, 4.2), ratio(4.9, 5.0)
+    assert start < 0.3, f"the start is not faded in (level {start:.2f} of the original in the first 0.1 s)"
+    assert start < fade_in_mid < 0.9, f"no gradual fade-in over the first second (level {fade_in_mid:.2f} at 0.5 s)"
+    assert fade_in_end > 0.7, f"the fade-in is not finished by 1 s (level {fade_in_end:.2f})"
+    assert 0.95 < steady < 1.05, f"the middle (1-3 s) was changed (level {steady:.2f} of the original)"
+    assert out_early < 0.96, f"the fade-out does not begin at 3 s (level {out_early:.2f} at 3-4 s)"
+    assert end < out_mid < out_early, "the level does not fall steadily over the last 2 s"
+    assert end < 0.3, f"the end is not faded out (level {end:.2f} in the last 0.1 s)"
+
+
+def guitar_louder(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/guitar_louder.mp3 is a stereo mp3 of guitar.wav (4 s, same rate) with both channels 6 dB louder (gain ~2.0)."""
+    src, sr_in = _input_audio(data, "guitar.wav")
+    y, sr = _output_audio(output, "guitar_louder.mp3", "MP3")
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    assert y.shape[1] == 2, f"{y.shape[1]} channel(s), expected stereo"
+    _duration(y, sr, 4.0, 0.15, "guitar_louder.mp3")
+    expected = 10 ** (6 / 20)
+    for ch, side in enumerate(("left", "right")):
+        corr, gain, _ = _match(y[:, ch], src[:, ch], int(0.15 * sr))
+        assert corr > 0.95, f"the {side} channel does not match the input (correlation {corr:.2f})"
+        assert abs(gain / expected - 1) < 0.08, f"the {side} channel's gain is {gain:.2f}x, expected {expected:.2f}x (+6 dB)"
+
+
+def melody_quieter(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/melody_quieter.wav is melody.wav (mono, 16 kHz, 6 s) scaled by 10^(-10/20) = 0.316 (-10 dB)."""
+    src, sr_in = _input_audio(data, "melody.wav")
+    y, sr = _output_audio(output, "melody_quieter.wav", "WAV")
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
+    _duration(y, sr, 6.0, 0.01, "melody_quieter.wav")
+    corr, gain, _ = _match(y[:, 0], src[:, 0], int(0.01 * sr))
+    expected = 10 ** (-10 / 20)
+    assert corr > 0.99, f"the output does not match the input (correlation {corr:.2f})"
+    assert abs(gain / expected - 1) < 0.05, f"gain {gain:.3f}x, expected {expected:.3f}x (-10 dB)"
+
+
+def combined(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/combined.mp3 is an mp3 of about 5 s at 16 kHz that plays intro.wav then outro.wav (correlation with the concatenation)."""
+    import numpy as np
+
+    intro, sr_in = _input_audio(data, "intro.wav")
+    outro, _ = _input_audio(data, "outro.wav")
+    y, sr = _output_audio(output, "combined.mp3", "MP3")
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    _duration(y, sr, 5.0, 0.15, "combined.mp3")
+    mono = y.mean(axis=1)
+    ref = np.concatenate([intro[:, 0], outro[:, 0]])
+    corr, gain, _ = _match(mono, ref, int(0.15 * sr))
+    assert corr > 0.9, f"the output is not intro followed by outro (correlation {corr:.2f})"
+    assert 0.8 < gain < 1.2, f"the level changed (gain {gain:.2f})"
+
+
+def voice_mix(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/mix.wav is 16 kHz mono and 4.0 s long (the voice's length), holds voice.wav at unit gain and the
+    background hum at -12 dB (its 150 Hz and 230 Hz components at 0.251x their original amplitude)."""
+    voice, sr_v = _input_audio(data, "voice.wav")
+    bg, sr_b = _input_audio(data, "background.wav")
+    y, sr = _output_audio(output, "mix.wav", "WAV")
+    assert sr == sr_v, f"sample rate {sr} Hz, expected the voice's {sr_v} Hz"
+    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
+    _duration(y, sr, len(voice) / sr_v, 0.02, "mix.wav")
+    y = y[:, 0]
+    corr, gain, _ = _match(y, voice[:, 0], int(0.005 * sr))
+    assert 0.9 < gain < 1.1, f"the voice's level changed (gain {gain:.2f})"
+    factor = 10 ** (-12 / 20)
+    for freq in (150, 230):
+        want = _tone_amplitude(bg[:, 0], sr_b, freq) * factor
+        got = _tone_amplitude(y, sr, freq)
+        assert abs(got / want - 1) < 0.15, f"the background's {freq} Hz hum is at {got:.3f}, expected {want:.3f} (-12 dB)"
+
+
+def song_to_wav(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/song.wav is a real RIFF/WAVE file, stereo at 22.05 kHz, 8 s, whose samples match decoded song.mp3."""
+    src, sr_in = _input_audio(data, "song.mp3")
+    y, sr = _output_audio(output, "song.wav", "WAV")
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    assert y.shape[1] == 2, f"{y.shape[1]} channel(s), expected stereo"
+    _duration(y, sr, len(src) / sr_in, 0.06, "song.wav")
+    for ch, side in enumerate(("left", "right")):
+        corr, gain, _ = _match(y[:, ch], src[:, ch], int(0.06 * sr))
+        assert corr > 0.99 and 0.9 < gain < 1.1, f"the {side} channel does not match the mp3 (correlation {corr:.2f})"
+
+
+def interview_mono(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/interview_mono.mp3 is a one-channel mp3 (22.05 kHz, ~5 s) matching the average of interview.wav's channels."""
+    src, sr_in = _input_audio(data, "interview.wav")
+    y, sr = _output_audio(output, "interview_mono.mp3", "MP3")
+    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    _duration(y, sr, 5.0, 0.15, "interview_mono.mp3")
+    corr, gain, _ = _match(y[:, 0], src.mean(axis=1), int(0.15 * sr))
+    assert corr > 0.95, f"the output is not the average of both channels (correlation {corr:.2f})"
+    assert 0.85 < gain < 1.15, f"the level is {gain:.2f}x the channel average"
+
+
+def chirp_8k(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/chirp_8k.wav is 8000 Hz mono, still 4.0 s long, and matches chirp.wav properly resampled (FFT band-limited reference)."""
+    import numpy as np
+
+    src, sr_in = _input_audio(data, "chirp.wav")
+    y, sr = _output_audio(output, "chirp_8k.wav", "WAV")
+    assert sr == 8000, f"sample rate {sr} Hz, expected 8000 Hz"
+    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
+    _duration(y, sr, 4.0, 0.002, "chirp_8k.wav")
+    n_out = int(round(len(src) * 8000 / sr_in))
+    spectrum = np.fft.rfft(src[:, 0])[: n_out // 2 + 1]
+    ref = np.fft.irfft(spectrum, n_out) * n_out / len(src)
+    corr, gain, _ = _match(y[:, 0], ref, int(0.005 * sr))
+    assert corr > 0.98, f"the output is not the resampled chirp (correlation {corr:.2f})"
+    assert 0.85 < gain < 1.15, f"the level changed (gain {gain:.2f})"
+
+
+def podcast_info(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the answer gives podcast.mp3's duration (7.2 s, +-0.05 s) and its sample rate (24000 Hz or 24 kHz)."""
+    assert _numbers_near(answer, 7.2, 0.05), "the answer does not give the duration 7.2 s"
+    ok_rate = _numbers_near(answer, 24000, 0.5) or (_numbers_near(answer, 24, 0) and "khz" in answer.lower())
+    assert ok_rate, "the answer does not give the sample rate 24000 Hz"
+
+
+def loudest_second(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the answer names the 1-second window starting at 6 s as the loudest by RMS, and ./output/loudness.png is a non-blank chart."""
+    import numpy as np
+
+    x, sr = _input_audio(data, "noise_bursts.wav")
+    windows = x[: len(x) // sr * sr, 0].reshape(-1, sr)
+    best = int(np.argmax(np.sqrt((windows ** 2).mean(axis=1))))  # 6
+    assert _numbers_near(answer, best, 1e-9), f"the answer does not give {best} s as the loudest window's start"
+    assert_chart(output, "loudness.png")
+
+
+def trailing_silence(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the answer gives 4.35 s (+-0.06 s, or the same in ms) as the start of recording.wav's trailing silence."""
+    ok = _numbers_near(answer, 4.35, 0.06) or _numbers_near(answer, 4350, 60)
+    assert ok, "the answer does not give 4.35 s (about 4.3-4.4 s) as the start of the final silence"
+
+
+def normalized(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/quiet_normalized.wav is quiet.wav (8 kHz mono, same length) scaled so its peak is -1 dBFS (0.891 +-0.01)."""
+    import numpy as np
+
+    src, sr_in = _input_audio(data, "quiet.wav")
+    y, sr = _output_audio(output, "quiet_normalized.wav", "WAV")
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
+    _duration(y, sr, len(src) / sr_in, 0.002, "quiet_normalized.wav")
+    corr, _, _ = _match(y[:, 0], src[:, 0], int(0.002 * sr))
+    assert corr > 0.999, f"the waveform changed shape (correlation {corr:.3f})"
+    peak = float(np.max(np.abs(y)))
+    target = 10 ** (-1 / 20)
+    assert abs(peak - target) < 0.01, f"peak is {peak:.3f} ({20 * np.log10(peak):.2f} dBFS), expected {target:.3f} (-1 dBFS)"
+
+
+def song_reversed(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/song_reversed.mp3 is a stereo mp3 (~8 s, 22.05 kHz) whose left/right channels are song.mp3's left/right played backwards."""
+    src, sr_in = _input_audio(data, "song.mp3")
+    y, sr = _output_audio(output, "song_reversed.mp3", "MP3")
+    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
+    assert y.shape[1] == 2, f"{y.shape[1]} channel(s), expected stereo"
+    _duration(y, sr, 8.0, 0.15, "song_reversed.mp3")
+    rev = src[::-1]
+    for ch, side in enumerate(("left", "right")):
+        corr, gain, _ = _match(y[:, ch], rev[:, ch], int(0.15 * sr))
+        assert corr > 0.9, f"the {side} channel is not the {side} input reversed (correlation {corr:.2f})"
+        assert 0.8 < gain < 1.2, f"the {side} channel's level changed (gain {gain:.2f})"
+
+
+def waveform_plot(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/waveform.png is a non-blank figure whose top half shows a busy waveform in its first half of time only
+    (the host, left channel, talks 0-2.5 s) and whose bottom half shows it in the second half only (the guest, right channel)."""
+    import numpy as np
+
+    image = assert_chart(output, "waveform.png")
+    px = np.asarray(image).astype(int)
+    h, w, _ = px.shape
+    saturation = px.max(axis=2) - px.min(axis=2)
+    darkness = 255 - px.mean(axis=2)
+    ink = saturation > 60
+    if ink.sum() < 0.01 * h * w:  # lines drawn in black or grey: use dark pixels instead
+        ink = darkness > 100
+
+    def busy(r0, r1, c0, c1):
+        return float(ink[int(r0 * h): int(r1 * h), int(c0 * w): int(c1 * w)].mean())
+
+    # plot areas span roughly 10-90 % of the width; time 0-5 s, so 0-2.5 s is left of ~50 %
+    top_early, top_late = busy(0.08, 0.47, 0.2, 0.42), busy(0.08, 0.47, 0.6, 0.82)
+    bot_early, bot_late = busy(0.53, 0.92, 0.2, 0.42), busy(0.53, 0.92, 0.6, 0.82)
+    assert top_early > 2 * top_late + 0.005, "the top subplot does not show the left channel (busy in 0-2.5 s, quiet after)"
+    assert bot_late > 2 * bot_early + 0.005, "the bottom subplot does not show the right channel (quiet in 0-2.5 s, busy after)"
+
+
+def chirp_spectrogram(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/chirp_spectrogram.png is a colourful non-blank image, and the answer gives the sweep's start (~300 Hz)
+    and end (~3000 Hz) frequencies within 15 %."""
+    assert_chart(output, "chirp_spectrogram.png", min_colors=10)
+    nums = numbers_in(answer)
+    assert any(255 <= v <= 345 for v in nums), "the answer does not give the start frequency (about 300 Hz)"
+    assert any(2550 <= v <= 3450 for v in nums) or (
+        any(2.55 <= v <= 3.45 for v in nums) and "khz" in answer.lower()
+    ), "the answer does not give the end frequency (about 3000 Hz)"
+
+
+def split_takes(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/clips/ holds exactly clip_1.wav .. clip_4.wav, one per take of takes.wav in order: each at 16 kHz,
+    lasting its take's length (0.8, 1.5, 0.6, 1.2 s; up to 0.45 s of kept silence allowed) with the take's pitch (300/500/700/900 Hz)."""
+    import re
+
+    folder = output / "clips"
+    assert not folder.is_symlink() and folder.is_dir(), "./output/clips/ was not created"
+    names = sorted((p.name for p in folder.iterdir() if re.fullmatch(r"clip_\d+\.wav", p.name)),
+                   key=lambda n: int(re.findall(r"\d+", n)[0]))
+    expected = [(0.8, 300), (1.5, 500), (0.6, 700), (1.2, 900)]
+    assert len(names) == len(expected), f"found {len(names)} clip_N.wav files, expected {len(expected)}"
+    assert names == [f"clip_{i}.wav" for i in range(1, len(expected) + 1)], f"clips are named {names}"
+    for name, (seconds, freq) in zip(names, expected):
+        y, sr = _output_audio(folder, name, "WAV")
+        assert sr == 16000, f"{name}: sample rate {sr} Hz, expected 16000 Hz"
+        got = len(y) / sr
+        assert seconds - 0.08 <= got <= seconds + 0.45, f"{name} lasts {got:.2f} s, the take lasts {seconds} s"
+        pitch = _dominant_freq(y.mean(axis=1), sr)
+        assert abs(pitch - freq) < 20, f"{name} has its main pitch at {pitch:.0f} Hz, expected the {freq} Hz take"
