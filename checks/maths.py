@@ -1,0 +1,267 @@
+"""Checks of the `math` group (symbolic and numeric mathematics).
+
+Named maths.py, not math.py, so that it does not shadow the standard library module.
+Answers are matched as numbers with tolerance (fractions such as 22/7 count as numbers) or, for
+closed forms, as expressions compared with sympy after a conservative parse of the answer text.
+"""
+import math
+import re
+from pathlib import Path
+
+from common import assert_chart, assert_number, numbers_in, read_table
+
+# a value as written in an answer: -3, 3.142857, 22/7
+_VALUE = r"[-+]?\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?"
+
+
+def _braced(text: str, start: int) -> tuple[str, int] | None:
+    """The content of the {...} group opening at text[start] (nested braces allowed) and the index after it."""
+    if start >= len(text) or text[start] != "{":
+        return None
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start + 1:i], i + 1
+    return None
+
+
+def _clean(text: str) -> str:
+    """Unicode minus and LaTeX fractions (nested braces too) turned into plain ASCII arithmetic."""
+    text = text.replace("−", "-").replace("–", "-")
+    for _ in range(20):
+        match = re.search(r"\\[dt]?frac\s*(?=\{)", text)
+        if not match:
+            break
+        num = _braced(text, match.end())
+        den = _braced(text, num[1]) if num else None
+        if not den:
+            break
+        text = text[:match.start()] + f"({num[0]})/({den[0]})" + text[den[1]:]
+    return text
+
+
+def _to_float(token: str) -> float:
+    token = token.replace(" ", "")
+    if "/" in token:
+        num, den = token.split("/")
+        return float(num) / float(den)
+    return float(token)
+
+
+def _values(answer: str) -> list[float]:
+    """Every plain number and every fraction a/b in the answer."""
+    text = _clean(answer)
+    found = numbers_in(text)
+    for match in re.finditer(r"(?<![\d.])([-+]?\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?![\d.])", text):
+        den = float(match.group(2))
+        if den:
+            found.append(float(match.group(1)) / den)
+    return found
+
+
+def _assert_value(answer: str, expected: float, tol: float, what: str) -> None:
+    """Some number or fraction in the answer lies within tol (absolute) of expected."""
+    values = _values(answer)
+    assert any(abs(v - expected) <= tol for v in values), f"{what} should be {expected:.6g}; not found in the answer"
+
+
+# ---- expressions ---------------------------------------------------------------------------------
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_ALLOWED_NAMES = {"x", "E", "exp", "sin", "cos", "pi", "sqrt"}
+
+
+def _expression_candidates(answer: str) -> list[str]:
+    """Pieces of the answer that may be a formula: split on =, ≈, :, ; and $, markdown stripped."""
+    pieces = []
+    for line in _clean(answer).splitlines():
+        line = line.replace("`", " ")
+        for piece in re.split(r"=|≈|:|;|\$|\\approx|\bis\b|\bequals\b|，|：", line):
+            piece = piece.strip().strip("*").strip().rstrip(".。").strip()
+            if piece and len(piece) <= 160:
+                pieces.append(piece)
+    return pieces
+
+
+def _normalise(piece: str) -> str | None:
+    """The piece as a Python-syntax expression over x, E, exp, sin, cos, pi, sqrt, or None."""
+    s = piece
+    s = re.sub(r"\+\s*(?:O\s*\([^()]*\)|\\mathcal\{O\}\s*\([^()]*\)|\.\.\.|…|\\cdots|\\ldots)", "", s)
+    s = re.sub(r"[+\-]\s*$", "", s)  # '... + ...' lost its dots to the sentence-end strip
+    s = re.sub(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+", lambda m: "**(" + m.group().translate(_SUPERSCRIPTS) + ")", s)
+    s = s.replace("\\left", "").replace("\\right", "").replace("\\,", " ").replace("\\!", "")
+    s = s.replace("\\cdot", "*").replace("\\times", "*").replace("·", "*").replace("×", "*")
+    s = s.replace("\\mathrm{e}", "e").replace("\\exp", "exp").replace("\\sin", "sin").replace("\\cos", "cos")
+    s = s.replace("\\pi", "pi").replace("π", "pi").replace("\\sqrt", "sqrt")
+    s = s.replace("{", "(").replace("}", ")").replace("[", "(").replace("]", ")").replace("^", "**")
+    s = re.sub(r"(?<![A-Za-z_])e(?![A-Za-z_])", "E", s)  # Euler's e written alone
+    s = re.sub(r"(\d)\s*(?=[A-Za-z(])", r"\1*", s)  # 17e -> 17*E, 2x -> 2*x
+    if re.search(r"[^0-9A-Za-z+\-*/(). ]", s):
+        return None
+    names = set(re.findall(r"[A-Za-z_]+", s))
+    if not names <= _ALLOWED_NAMES or not re.search(r"\d|x|E|pi", s):
+        return None
+    if re.search(r"\*\*\s*\(?\s*[-+]?\d{3,}", s) or re.search(r"\*\*\s*\(?[\d.\s]*\)?\s*\*\*", s):
+        return None  # huge exponents or power towers: not an answer, and slow to evaluate
+    return s
+
+
+def _parse(s: str):
+    """The normalised string parsed by sympy (only whitelisted names can reach it), or None."""
+    import sympy
+    from sympy.parsing.sympy_parser import (
+        convert_xor,
+        implicit_multiplication_application,
+        parse_expr,
+        standard_transformations,
+    )
+
+    x = sympy.Symbol("x")
+    names = {"x": x, "E": sympy.E, "exp": sympy.exp, "sin": sympy.sin, "cos": sympy.cos, "pi": sympy.pi,
+             "sqrt": sympy.sqrt}
+    try:
+        return parse_expr(s, local_dict=names,
+                          transformations=standard_transformations + (implicit_multiplication_application, convert_xor))
+    except Exception:
+        return None
+
+
+def _has_expression(answer: str, test) -> bool:
+    """Some formula piece of the answer parses and satisfies test(expr)."""
+    for piece in _expression_candidates(answer):
+        s = _normalise(piece)
+        if s is None:
+            continue
+        expr = _parse(s)
+        if expr is None:
+            continue
+        try:
+            if test(expr):
+                return True
+        except Exception:
+            continue
+    return False
+
+
+# ---- math-01 -------------------------------------------------------------------------------------
+
+def _triples(answer: str) -> list[tuple[float, float, float]]:
+    """(x, y, z) triples written as tuples/lists or as x = .., y = .., z = .. ."""
+    text = _clean(answer)
+    text = re.sub(r"\((\s*[-+]?\d+(?:\.\d+)?\s*)\)\s*/\s*\((\s*\d+(?:\.\d+)?\s*)\)", r"\1/\2", text)  # (22)/(7)
+    found = []
+    tuple_re = rf"[(\[]\s*({_VALUE})\s*,\s*({_VALUE})\s*,\s*({_VALUE})\s*[)\]]"
+    named_re = rf"x\s*[=:]\s*({_VALUE})[^xyz\n]{{0,40}}?y\s*[=:]\s*({_VALUE})[^xyz\n]{{0,40}}?z\s*[=:]\s*({_VALUE})"
+    for pattern in (tuple_re, named_re):
+        for match in re.finditer(pattern, text):
+            try:
+                found.append(tuple(_to_float(g) for g in match.groups()))
+            except (ValueError, ZeroDivisionError):
+                continue
+    return found
+
+
+def system_solutions(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the answer lists both real solutions (x, y, z) = (1, 2, 3) and (22/7, 9/7, 11/7) of the
+    system (as tuples or x=.., y=.., z=.., fractions or decimals within 1e-4) and no other triple."""
+    expected = [(1.0, 2.0, 3.0), (22 / 7, 9 / 7, 11 / 7)]
+    found = _triples(answer)
+    assert found, "the answer gives no (x, y, z) solution"
+
+    def close(a, b):
+        return all(abs(p - q) <= 1e-4 for p, q in zip(a, b))
+
+    for want in expected:
+        assert any(close(want, got) for got in found), f"the solution ({want[0]:.6g}, {want[1]:.6g}, {want[2]:.6g}) is missing"
+    extra = [got for got in found if not any(close(want, got) for want in expected)]
+    assert not extra, f"the answer also lists ({extra[0][0]:g}, {extra[0][1]:g}, {extra[0][2]:g}), which is not a solution"
+
+
+# ---- math-02 -------------------------------------------------------------------------------------
+
+def integral_and_bound(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the answer gives the exact value 2 - 17*e^(-3) of the integral of x^2 e^(-x) over [0, 3]
+    (a closed form equal to it under sympy), its decimal 1.153620 (to 2e-6) and the upper limit
+    b = 2.674060 (to 2e-6) at which the integral from 0 to b equals 1."""
+    import sympy
+
+    exact = 2 - 17 * sympy.exp(-3)
+    assert_number(answer, 1.1536198377, rel=0, abs_tol=2e-6, what="the decimal value of the integral")
+    assert_number(answer, 2.6740603137, rel=0, abs_tol=2e-6, what="the upper limit b")
+
+    def is_exact(expr):
+        return (not expr.free_symbols and expr.has(sympy.exp, sympy.E)
+                and abs(float(sympy.N(expr - exact, 30))) < 1e-12)
+
+    assert _has_expression(answer, is_exact), "the answer does not give the exact closed form 2 - 17/e^3"
+
+
+# ---- math-03 -------------------------------------------------------------------------------------
+
+def series_derivative_limit(answer: str, output: Path, data: Path) -> None:
+    """Verifies: for f(x) = exp(sin x), the answer gives f'(pi/3) = 1.188721 (to 1e-5), the limit
+    (f(x) - e^x)/x^3 -> -1/6 as x -> 0 (to 1e-5), and the Taylor polynomial to x^5,
+    1 + x + x^2/2 - x^4/8 - x^5/15 (a formula equal to it under sympy; '+ O(x^6)' allowed)."""
+    import sympy
+
+    x = sympy.Symbol("x")
+    poly = 1 + x + x**2 / 2 - x**4 / 8 - x**5 / 15
+    _assert_value(answer, 1.1887213376, 1e-5, "f'(pi/3)")
+    _assert_value(answer, -1 / 6, 1e-5, "the limit")
+
+    def is_poly(expr):
+        return expr.free_symbols == {x} and sympy.expand(expr - poly) == 0
+
+    assert _has_expression(answer, is_poly), "the answer does not give the Taylor polynomial 1 + x + x^2/2 - x^4/8 - x^5/15"
+
+
+# ---- math-04 -------------------------------------------------------------------------------------
+
+def ode_oscillator(answer: str, output: Path, data: Path) -> None:
+    """Verifies: for x'' + 0.4 x' + 4 x = 1.5 cos(1.2 t), x(0)=1, x'(0)=-0.5 (from ./data/ode.json) the
+    answer gives x(10) = 0.41803 (to 3e-4) and the first zero t = 0.95656 (to 3e-4), and
+    ./output/ode_solution.png is a decodable, non-blank image of at least 100x100 pixels."""
+    assert_number(answer, 0.4180256140, rel=0, abs_tol=3e-4, what="x(10)")
+    assert_number(answer, 0.9565564, rel=0, abs_tol=3e-4, what="the first zero crossing time")
+    assert_chart(output, "ode_solution.png")
+
+
+# ---- math-05 -------------------------------------------------------------------------------------
+
+def global_minimum(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the answer gives the global minimum of f(x, y) = x^4 - 3x^2 + x + 2y^2 + xy,
+    f = -3.72913 at (x, y) = (-1.32341, 0.33085), each to 2e-4 (not the local minimum -1.23436 at (1.16065, -0.29016))."""
+    assert_number(answer, -3.7291277400, rel=0, abs_tol=2e-4, what="the minimum value")
+    assert_number(answer, -1.3234070979, rel=0, abs_tol=2e-4, what="the x of the minimiser")
+    assert_number(answer, 0.3308517745, rel=0, abs_tol=2e-4, what="the y of the minimiser")
+
+
+# ---- math-06 -------------------------------------------------------------------------------------
+
+def _matrix(data: Path):
+    import csv
+
+    import numpy as np
+
+    with open(data / "matrix.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle, delimiter=";"))
+    return np.array([[float(v) for v in row[1:]] for row in rows[1:]])
+
+
+def dominant_eigenvalue(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the answer states the dominant (largest |lambda|) eigenvalue of the matrix in ./data/matrix.csv,
+    -9.99377 with its sign (to 1e-4), and ./output/eigenvalues.csv has a column 'eigenvalue' holding all
+    6 eigenvalues in ascending order (each to 1e-4)."""
+    import numpy as np
+
+    expected = np.linalg.eigvalsh(_matrix(data))
+    dominant = float(expected[np.argmax(np.abs(expected))])
+    assert_number(answer, dominant, rel=0, abs_tol=1e-4, what="the dominant eigenvalue")
+    table = read_table(output, "eigenvalues.csv")
+    columns = {str(c).strip().lower(): c for c in table.columns}
+    assert "eigenvalue" in columns, f"eigenvalues.csv has no 'eigenvalue' column (columns: {list(table.columns)})"
+    values = table[columns["eigenvalue"]].astype(float).to_numpy()
+    assert len(values) == len(expected), f"eigenvalues.csv has {len(values)} rows, expected {len(expected)}"
+    assert np.all(np.diff(values) >= 0), "eigenvalues.csv is not in ascending order"
+    assert np.allclose(values, expected, atol=1e-4, rtol=0), "eigenvalues.csv values do not match the matrix's eigenvalues"

@@ -1,0 +1,327 @@
+"""Checks for the `text` group (text mining and question answering over txt, md, pdf and docx files).
+
+Expected values are recomputed from ./data where that is cheap, otherwise hard-coded from the generated
+files (files/make_text.py); the comments say where each number comes from.
+"""
+import datetime as dt
+import re
+from pathlib import Path
+
+from common import assert_chart, assert_number, assert_words, load_image, output_file, read_table
+
+MONTHS = {m: i + 1 for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"])}
+MONTHS.update({name[:3]: num for name, num in list(MONTHS.items())})
+MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+
+
+def _dates_in(text: str) -> set:
+    """(month, day, year-or-None) triples for the dates written in text, in the usual formats.
+
+    Slashed and dotted numeric dates are read day first (the files in this group are European).
+    """
+    found = set()
+    low = text.lower()
+    for y, m, d in re.findall(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b", low):
+        found.add((int(m), int(d), int(y)))
+    for d, m, y in re.findall(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b", low):
+        found.add((int(m), int(d), int(y)))
+    for y, m, d in re.findall(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日", text):
+        found.add((int(m), int(d), int(y)))
+    for d, mon, y in re.findall(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + MONTH_RE + r"(?:,?\s+(\d{4}))?", low):
+        found.add((MONTHS[mon[:3]], int(d), int(y) if y else None))
+    for mon, d, y in re.findall(MONTH_RE + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?", low):
+        found.add((MONTHS[mon[:3]], int(d), int(y) if y else None))
+    return found
+
+
+def assert_date(answer: str, iso: str, what: str) -> None:
+    """The answer writes the date iso (YYYY-MM-DD) in some common format; a missing year is tolerated."""
+    y, m, d = (int(x) for x in iso.split("-"))
+    dates = _dates_in(answer)
+    assert (m, d, y) in dates or (m, d, None) in dates, f"{what}: the answer does not give the date {iso}"
+
+
+def assert_pair(answer: str, word: str, number: int, what: str) -> None:
+    """Some line of the answer names word and also carries number (e.g. 'lantern: 9')."""
+    for line in answer.splitlines():
+        if word.lower() in line.lower() and re.search(rf"(?<![\d.,]){number}(?![\d]|[.,]\d)", line):
+            return
+    raise AssertionError(f"{what}: no line of the answer gives '{word}' with {number}")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# ---------------------------------------------------------------------------------------------- story
+def story_counts(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the answer gives the story's word count (448, title included) and sentence count (35)."""
+    text = (data / "lighthouse_story.txt").read_text(encoding="utf-8")
+    words = len(text.split())  # 448: the story has no hyphens, apostrophes or digits
+    sentences = len(re.findall(r"[.!?]+", text))  # 35
+    assert_number(answer, words, rel=0, abs_tol=0.5, what="word count")
+    assert_number(answer, sentences, rel=0, abs_tol=0.5, what="sentence count")
+
+
+def story_facts(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the answer names the dog (Biscuit) and the ship that is saved (the Alder Queen)."""
+    assert_words(answer, "Biscuit", "Alder Queen")
+
+
+def story_top_words(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the top three non-stopwords of the story with their counts: lantern 9, harbor 7, storm 6."""
+    # Counted with sklearn's ENGLISH_STOP_WORDS on the generated file (hard-coded: importing sklearn takes ~1.5 s);
+    # the 4th word (marta/beam/biscuit) has only 4, so any common stopword list gives the same top three.
+    for word, n in (("lantern", 9), ("harbor", 7), ("storm", 6)):
+        assert_pair(answer, word, n, "top words")
+
+
+def story_wordcloud(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/story_wordcloud.png decodes, is about 800x400 pixels and is not blank."""
+    image = assert_chart(output, "story_wordcloud.png", min_colors=5)
+    w, h = image.size
+    assert abs(w - 800) <= 40 and abs(h - 400) <= 20, f"the word cloud is {w}x{h}, not 800x400"
+
+
+# ---------------------------------------------------------------------------------------------- minutes
+def minutes_summary(answer: str, output: Path, data: Path) -> None:
+    """Verifies: meeting in Tallinn on 14 March 2024 chaired by Ingrid Solberg; next one in Riga on 9 May 2024."""
+    assert_words(answer, "Tallinn", "Ingrid Solberg", "Riga")
+    assert_date(answer, "2024-03-14", "meeting date")
+    assert_date(answer, "2024-05-09", "next meeting date")
+
+
+def minutes_owner_actions(answer: str, output: Path, data: Path) -> None:
+    """Verifies: both of Tomas Reyes's actions: venue contract (12 April 2024) and translation quotes (26 April 2024)."""
+    assert_words(answer, "contract", "translation")
+    assert_date(answer, "2024-04-12", "venue contract due date")
+    assert_date(answer, "2024-04-26", "translation quotes due date")
+
+
+def minutes_attendance(answer: str, output: Path, data: Path) -> None:
+    """Verifies: 8 people attended (2 of them remotely) and the apologies came from Sofia Marchetti and Henrik Dahl."""
+    assert re.search(r"(?<![\d.])8(?![\d])|\beight\b|八", answer, re.I), "the answer does not say 8 attendees"
+    assert_words(answer, "Sofia Marchetti", "Henrik Dahl")
+
+
+# ---------------------------------------------------------------------------------------------- extraction
+EMAILS = sorted([
+    "partnerships@fjordline.io", "maria.lopez@fjordline.io", "j.smith+invoices@example.org",
+    "ops-team@harbor-logistics.co.uk", "planning@harbor-logistics.co.uk", "support@norvale.com",
+    "priya.natarajan@example.org", "priya.n@oldmail.net", "dispatch@harbor-logistics.co.uk",
+    "status-page@norvale.com", "lauri.maki@norvale.com", "ap@example.org",
+])
+
+
+def extract_emails(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/emails.csv has one column 'email' holding the 12 distinct addresses, lowercase, sorted."""
+    df = read_table(output, "emails.csv")
+    cols = [str(c).strip().lower() for c in df.columns]
+    assert "email" in cols, f"emails.csv has no 'email' column (columns: {list(df.columns)})"
+    values = [str(v).strip() for v in df[df.columns[cols.index("email")]].dropna()]
+    assert values == [v.lower() for v in values], "some addresses are not lowercase"
+    assert len(values) == len(set(values)), "emails.csv has duplicate addresses"
+    missing = sorted(set(EMAILS) - set(values))
+    extra = sorted(set(values) - set(EMAILS))
+    assert not missing, f"emails.csv misses {', '.join(missing[:4])}"
+    assert not extra, f"emails.csv has addresses that are not in the file: {', '.join(extra[:4])}"
+    assert values == sorted(values), "emails.csv is not sorted alphabetically"
+
+
+LOG_DATES = ["2024-01-08", "2024-01-15", "2024-01-22", "2024-02-09", "2024-02-12", "2024-03-01", "2024-03-05",
+             "2024-03-28", "2024-04-04", "2024-06-03"]
+
+
+def extract_dates(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/dates.csv column 'date' holds the 10 distinct log dates as YYYY-MM-DD (slashed = day/month), ascending."""
+    df = read_table(output, "dates.csv")
+    cols = [str(c).strip().lower() for c in df.columns]
+    assert "date" in cols, f"dates.csv has no 'date' column (columns: {list(df.columns)})"
+    values = [str(v).strip() for v in df[df.columns[cols.index("date")]].dropna()]
+    bad = [v for v in values if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", v)]
+    assert not bad, f"not YYYY-MM-DD: {', '.join(bad[:3])}"
+    assert len(values) == len(set(values)), "dates.csv has duplicate dates"
+    missing = sorted(set(LOG_DATES) - set(values))
+    extra = sorted(set(values) - set(LOG_DATES))
+    assert not missing, f"dates.csv misses {', '.join(missing[:4])}"
+    assert not extra, f"dates.csv has dates not in the log: {', '.join(extra[:4])}"
+    assert values == sorted(values), "dates.csv is not in ascending order"
+
+
+# ---------------------------------------------------------------------------------------------- pdf
+def pdf_region_growth(answer: str, output: Path, data: Path) -> None:
+    """Verifies: West had the highest Q2->Q3 growth (16.0%) and total Q3 revenue is EUR 6,010,600."""
+    # page 2 table: West 760,000 -> 881,600 (+16.0%); South has the largest absolute gain (+127,400, 13.0%)
+    assert_words(answer, "West")
+    assert_number(answer, 16.0, rel=0.01, what="West's growth rate")
+    assert_number(answer, 6010600, rel=1e-6, what="total Q3 revenue")
+
+
+def pdf_structure(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the report has 4 pages and the Risk Factors section is on page 3 (1-based)."""
+    assert re.search(r"\b(4|four)\s+pages|pages?\D{0,25}?\b(4|four)\b|4\s*页|共\s*4", answer, re.I), \
+        "the answer does not say the PDF has 4 pages"
+    assert re.search(r"\bpage\s*(?:no\.?\s*|number\s*|#\s*)?(3|three)\b|\b(third|3rd)\s+page|第\s*(3|三)\s*页",
+                     answer, re.I), "the answer does not place Risk Factors on page 3"
+
+
+def pdf_headcount(answer: str, output: Path, data: Path) -> None:
+    """Verifies: total headcount at 30 September is 446 and Retail (214) is the largest department."""
+    # page 3 table, Q3 column: 214 + 96 + 31 + 58 + 47 = 446 (the 30 June column sums to 425)
+    assert_number(answer, 446, rel=0, abs_tol=0.5, what="total Q3 headcount")
+    assert_words(answer, "Retail")
+
+
+# ---------------------------------------------------------------------------------------------- docx
+def docx_to_txt(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/remote_work_policy.txt holds every paragraph of the docx in order, plus every table cell."""
+    from docx import Document
+
+    path = output_file(output, "remote_work_policy.txt")
+    try:
+        text = _norm(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise AssertionError("remote_work_policy.txt is not UTF-8 text") from None
+    doc = Document(str(data / "remote_work_policy.docx"))
+    pos = 0
+    for para in doc.paragraphs:
+        want = _norm(para.text)
+        if not want:
+            continue
+        found = text.find(want, pos)
+        assert found >= 0, f"paragraph missing or out of order: {want[:50]!r}"
+        pos = found + len(want)
+    for table in doc.tables:
+        for row in table.rows:
+            for cell in row.cells:
+                want = _norm(cell.text)
+                assert want in text, f"table cell missing from the text: {want!r}"
+
+
+def docx_policy_facts(answer: str, output: Path, data: Path) -> None:
+    """Verifies: roles allowed 3+ remote days are Engineering, Data Science and Design; the equipment stipend is EUR 450."""
+    assert_words(answer, "Engineering", "Data Science", "Design")
+    assert_number(answer, 450, rel=0, abs_tol=0.5, what="equipment stipend")
+
+
+def press_companies(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the four companies with their cities: Norvale Systems/Tampere, Brightwater Labs/Cork, Kestrel Dynamics/Graz, Halvorsen & Pike/Bergen."""
+    lines = [line.lower() for line in answer.splitlines()]
+    for company, city in (("Norvale", "Tampere"), ("Brightwater", "Cork"), ("Kestrel", "Graz"),
+                          ("Halvorsen", "Bergen")):
+        assert any(company.lower() in line and city.lower() in line for line in lines), \
+            f"the answer does not give {company} with {city}"
+
+
+# ---------------------------------------------------------------------------------------------- reviews
+def _reviews(data: Path):
+    """[(product, rating, text)] parsed from product_reviews.txt."""
+    raw = (data / "product_reviews.txt").read_text(encoding="utf-8")
+    out = []
+    for block in raw.split("-" * 50)[1:]:
+        product = re.search(r"Product: (.*)", block).group(1).strip()
+        rating = int(re.search(r"Rating: (\d)/5", block).group(1))
+        out.append((product, rating, block))
+    return out
+
+
+def review_summary_docx(answer: str, output: Path, data: Path) -> None:
+    """Verifies: review_summary.docx has the 'Product Review Summary' heading and a table Product/Reviews/Average Rating, by average descending."""
+    from docx import Document
+
+    path = output_file(output, "review_summary.docx")
+    try:
+        doc = Document(str(path))
+    except Exception as error:
+        raise AssertionError(f"review_summary.docx does not open as a docx ({type(error).__name__})") from None
+    assert any("product review summary" in p.text.lower() for p in doc.paragraphs), "no 'Product Review Summary' heading"
+    stats = {}
+    for product, rating, _ in _reviews(data):
+        stats.setdefault(product, []).append(rating)
+    expected = sorted(((p, len(r), sum(r) / len(r)) for p, r in stats.items()), key=lambda x: -x[2])
+    assert doc.tables, "the document has no table"
+    table = doc.tables[0]
+    rows = [[_norm(c.text) for c in row.cells] for row in table.rows]
+    header = [h.lower() for h in rows[0]]
+    try:
+        i_prod = next(i for i, h in enumerate(header) if "product" in h)
+        i_avg = next(i for i, h in enumerate(header) if "average" in h or "rating" in h)
+        i_cnt = next(i for i, h in enumerate(header) if "review" in h and i not in (i_prod, i_avg))
+    except StopIteration:
+        raise AssertionError(f"table header {rows[0]} lacks Product / Reviews / Average Rating") from None
+    body = [r for r in rows[1:] if any(r)]
+    assert len(body) == len(expected), f"the table has {len(body)} product rows, expected {len(expected)}"
+    for row, (product, count, avg) in zip(body, expected):
+        assert row[i_prod] == product, f"row order: expected {product} but found {row[i_prod]!r} (sort by average, descending)"
+        assert_number(row[i_cnt], count, rel=0, abs_tol=0.5, what=f"{product} review count")
+        assert_number(row[i_avg], avg, rel=0, abs_tol=0.0051, what=f"{product} average rating")
+
+
+def review_battery(answer: str, output: Path, data: Path) -> None:
+    """Verifies: 9 reviews mention 'battery' (any case) and their average rating is 3.56."""
+    hits = [r for _, r, block in _reviews(data) if "battery" in block.lower()]
+    assert_number(answer, len(hits), rel=0, abs_tol=0.5, what="number of battery reviews")  # 9
+    assert_number(answer, sum(hits) / len(hits), rel=0, abs_tol=0.006, what="their average rating")  # 3.556
+
+
+def review_rating_chart(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/rating_distribution.png is a non-blank chart and the answer says 7 reviews gave 5 stars."""
+    assert_chart(output, "rating_distribution.png")
+    fives = sum(1 for _, r, _ in _reviews(data) if r == 5)  # 7
+    assert_number(answer, fives, rel=0, abs_tol=0.5, what="number of 5-star reviews")
+
+
+def review_best_product(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the best-rated product is VoltGo Power Bank with 6 reviews and an average of 4.33."""
+    assert_words(answer, "VoltGo")
+    assert_number(answer, 6, rel=0, abs_tol=0.5, what="its review count")
+    assert_number(answer, 26 / 6, rel=0, abs_tol=0.006, what="its average rating")
+
+
+# ---------------------------------------------------------------------------------------------- novel
+def _chapters(data: Path):
+    raw = (data / "the_salt_road.txt").read_text(encoding="utf-8")
+    parts = re.split(r"^(Chapter \d+: .*)$", raw, flags=re.M)
+    return [(h.strip(), b.strip()) for h, b in zip(parts[1::2], parts[2::2])]
+
+
+def novel_split(answer: str, output: Path, data: Path) -> None:
+    """Verifies: ./output/chapters/ holds chapter_01.txt..chapter_05.txt, each the heading line followed by that chapter's text."""
+    folder = output / "chapters"
+    assert folder.is_dir() and not folder.is_symlink(), "./output/chapters/ was not created"
+    chapters = _chapters(data)
+    names = sorted(p.name for p in folder.iterdir() if p.suffix == ".txt")
+    want = [f"chapter_{i:02d}.txt" for i in range(1, len(chapters) + 1)]
+    assert names == want, f"./output/chapters/ holds {names[:7]}, expected {want}"
+    for name, (head, body) in zip(want, chapters):
+        got = _norm(output_file(folder, name).read_text(encoding="utf-8"))
+        assert got.startswith(head), f"{name} does not start with {head!r}"
+        assert got == _norm(head + " " + body), f"{name} does not hold exactly the text of {head!r}"
+
+
+def novel_longest(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the longest chapter is Chapter 3 'Salt and Silver', with about 280 words (heading in or out)."""
+    chapters = _chapters(data)
+    lengths = [len(b.split()) for _, b in chapters]
+    best = max(range(len(chapters)), key=lambda i: lengths[i])
+    head = chapters[best][0]  # "Chapter 3: Salt and Silver", 280 words
+    title = head.split(":", 1)[1].strip()
+    assert title.lower() in answer.lower() or re.search(rf"chapter\s*{best + 1}\b|第\s*{best + 1}\s*章", answer, re.I), \
+        f"the answer does not name {head!r}"
+    assert_number(answer, lengths[best], rel=0, abs_tol=8, what="its word count")
+
+
+# ---------------------------------------------------------------------------------------------- others
+def zh_char_count(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the essay has 199 Chinese characters (CJK ideographs only) and 茶 occurs 25 times."""
+    text = (data / "tea_essay_zh.txt").read_text(encoding="utf-8")
+    han = len(re.findall(r"[\u4e00-\u9fff]", text))  # 199
+    assert_number(answer, han, rel=0, abs_tol=0.5, what="Chinese character count")
+    assert_number(answer, text.count("茶"), rel=0, abs_tol=0.5, what="count of 茶")  # 25
+
+
+def news_keywords(answer: str, output: Path, data: Path) -> None:
+    """Verifies: the top keyword of each of the four articles: reservoir, tram, orchard, library."""
+    assert_words(answer, "reservoir", "tram", "orchard", "library")
