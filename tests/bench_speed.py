@@ -37,12 +37,12 @@ def bench_jail(rounds: int = 20, cells: int = 300):
         plain.append(timed(lambda: subprocess.run([sys.executable, "-I", "-c", "pass"], check=True)))
         jail = pybench.Jail(f"bench{round_number}", binds, pybench.JailLimits(), work)
         jailed.append(timed(jail.start))
-        jail.close()
+        jail.kill()
     jail = pybench.Jail("bench-cells", binds, pybench.JailLimits(), work)
     jail.start()
     round_trips = [timed(lambda: jail.run("pass")) for _ in range(cells)]
     restart = [timed(lambda: jail.restart(pybench.BoundedOutput(1024), "bench")) for _ in range(5)]
-    jail.close()
+    jail.kill()
     echo = subprocess.Popen([sys.executable, "-I", "-c", "import sys\nfor line in sys.stdin: print(line, end='', flush=True)"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
     pipe = []
