@@ -212,9 +212,9 @@ class LlamaModel:
                                        n_ctx=n_ctx, seed=seed, n_threads=os.cpu_count(), verbose=False)
         except ValueError as error:  # llama.cpp could not load it: truncated, unknown architecture, too big
             raise UsageError(f"--model: llama.cpp could not load {path} ({error})") from None
-        self.n_ctx = self.llm.n_ctx()
         self.name = path.name
-        self.seed, self.temperature, self.top_p, self.max_tokens = seed, temperature, top_p, max_tokens
+        self.llama_cpp_version = llama_cpp.llama_cpp.llama_version().decode()
+        self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
         layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
         if self.offload and n_gpu_layers != 0:
             shown = "all" if n_gpu_layers < 0 else str(n_gpu_layers)
@@ -227,11 +227,11 @@ class LlamaModel:
     def start_task(self, task_id: str) -> None:
         self.llm.reset()
 
-    def reply(self, task_id: str, messages: list[dict]) -> Reply:
+    def reply(self, task_id: str, messages: list[dict], seed: int) -> Reply:
         try:
             response = self.llm.create_chat_completion(
                 messages=merge_consecutive_roles(messages), temperature=self.temperature, top_p=self.top_p,
-                max_tokens=self.max_tokens, seed=self.seed)
+                max_tokens=self.max_tokens, seed=seed)
         except ValueError as error:  # the prompt no longer fits the context window
             return Reply(None, stop=f"context window full ({error})")
         usage = response["usage"]
@@ -271,13 +271,13 @@ class ReplayModel:
             if record["id"] not in task_ids:
                 raise UsageError(f"{path}, line {number}: task id {record['id']!r} is not in the tasks file")
             self.replies[record["id"]] = record["replies"]
-        self.name, self.device, self.n_ctx = f"replay:{path.name}", "none (replay)", 0
+        self.name, self.device, self.offload, self.llama_cpp_version = f"replay:{path.name}", "none (replay)", False, None
         self.turn: dict[str, int] = {}
 
     def start_task(self, task_id: str) -> None:
         self.turn[task_id] = 0
 
-    def reply(self, task_id: str, messages: list[dict]) -> Reply:
+    def reply(self, task_id: str, messages: list[dict], seed: int) -> Reply:
         replies = self.replies.get(task_id, [])
         turn = self.turn[task_id]
         self.turn[task_id] = turn + 1
@@ -910,7 +910,7 @@ class TaskRun:
             self.ended_by = "turn limit"
 
 
-def run_agent(task: Task, model, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path) -> TaskRun:
+def run_agent(task: Task, model, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path, seed: int) -> TaskRun:
     binds = [(str(path), f"{JAIL_ROOT}/data/{path.name}", False) for path in task.files]
     binds.append((str(output_dir), f"{JAIL_ROOT}/output", True))
     run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir, output_dir))
@@ -918,7 +918,7 @@ def run_agent(task: Task, model, output_dir: Path, limits: JailLimits, max_turns
     try:
         run.jail.start()
         while run.active:
-            run.take(model.reply(task.id, run.messages))
+            run.take(model.reply(task.id, run.messages, seed))
     finally:
         run.jail.kill()
     return run
@@ -948,30 +948,137 @@ def run_check(task: Task, answer: str, output_dir: Path, log_dir: Path) -> tuple
     return False, f"the check crashed: {cell.error_type}: {cell.error_message}"
 
 
-# --- results: one JSON line per finished task, written as soon as the task ends -----------------------------
+# --- results: a manifest, then one JSON line per finished attempt, written as soon as it ends -----------------
 
-def run_one(task: Task, model, run_dir: Path, limits: JailLimits, max_turns: int) -> dict:
-    output_dir = run_dir / "outputs" / task.id
-    if output_dir.exists():
+def run_one(task: Task, sample: int, samples: int, seed: int, model, run_dir: Path, limits: JailLimits, max_turns: int) -> dict:
+    """One attempt at a task: the agent in its jail, then the check in another."""
+    output = Path("outputs") / (task.id if samples == 1 else f"{task.id}.s{sample}")
+    output_dir = run_dir / output
+    if output_dir.exists():  # left by an attempt that was killed before its result was written
         shutil.rmtree(output_dir)
     output_dir.mkdir(parents=True)
     if os.geteuid() == 0:
         os.chown(output_dir, 65534, 65534)  # the jail's user writes here
     log_dir = run_dir / "jails"
-    run = run_agent(task, model, output_dir, limits, max_turns, log_dir)
+    run = run_agent(task, model, output_dir, limits, max_turns, log_dir, seed)
     passed, reason = run_check(task, run.answer, output_dir, log_dir)
-    return {"id": task.id, "category": task.category, "passed": passed, "reason": reason, "turns": run.turns,
-            "ended_by": run.ended_by, "cells": run.cells, "worker_restarts": run.restarts,
+    return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": reason,
+            "turns": run.turns, "ended_by": run.ended_by, "cells": run.cells, "worker_restarts": run.restarts,
             "seconds": round(time.monotonic() - run.started, 3), "prompt_tokens": run.prompt_tokens,
-            "completion_tokens": run.completion_tokens, "messages": run.messages}
+            "completion_tokens": run.completion_tokens, "output": str(output), "messages": run.messages}
 
 
 def append_result(path: Path, result: dict) -> None:
-    """One whole line per task, flushed to disk before the next task starts."""
+    """One whole line per attempt in a single write, on disk before the next attempt starts."""
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(result, ensure_ascii=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def read_results(path: Path) -> list[dict]:
+    """The finished attempts in a results.jsonl. A last line cut short by a crash is dropped from the file."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        data = data[:data.rfind(b"\n") + 1]
+        with open(path, "r+b") as handle:
+            handle.truncate(len(data))
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def sha256_of(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def suite_digest(tasks_path: Path, tasks: list[Task]) -> str:
+    """sha256 over the tasks file, every input file the tasks use, and every check module."""
+    import hashlib
+
+    digest = hashlib.sha256(tasks_path.read_bytes())
+    inputs = sorted({path for task in tasks for path in task.files})
+    checks = sorted({path for task in tasks for path in task.checks_dir.glob("*.py")})
+    for path in inputs + checks:
+        digest.update(f"{path.relative_to(tasks_path.parent)}:{sha256_of(path)}".encode())
+    return digest.hexdigest()
+
+
+def model_facts(path: Path) -> dict:
+    """Name, size, sha256 and GGUF metadata of a model file."""
+    import gguf
+
+    fields = gguf.GGUFReader(path).fields
+    value = lambda key: fields[key].contents() if key in fields else None  # noqa: E731
+    file_type = value("general.file_type")
+    quantization = gguf.LlamaFileType(file_type).name if file_type is not None and file_type in gguf.LlamaFileType._value2member_map_ else file_type
+    return {"file": path.name, "path": str(path), "size": path.stat().st_size, "sha256": sha256_of(path),
+            "name": value("general.name"), "architecture": value("general.architecture"), "quantization": quantization}
+
+
+RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
+
+
+def make_manifest(args: argparse.Namespace, model, model_path: Path | None, tasks_path: Path, suite: list[Task], limits: JailLimits) -> dict:
+    """Everything a run depends on, so that a result can be traced to its model, build, settings and suite."""
+    import importlib.metadata
+    import platform
+
+    packages = {}
+    for line in (HERE / "requirements.txt").read_text().splitlines():
+        name = line.split("==")[0].strip()
+        if name and not name.startswith("#"):
+            try:
+                packages[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                packages[name] = None
+    facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
+    flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
+    manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
+                "gpu_offload": model.offload, "llama_cpp_python": packages.get("llama-cpp-python"),
+                "llama_cpp": model.llama_cpp_version, "flags": flags,
+                "suite": str(tasks_path), "suite_sha256": suite_digest(tasks_path, suite), "jail_limits": vars(limits),
+                "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
+                "os": platform.platform(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
+    manifest |= {key: flags[key] for key in RESUME_KEYS if key in flags}
+    return manifest
+
+
+def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
+    """Create the run directory, or resume one whose manifest matches (--force resumes one that does not)."""
+    path = run_dir / "manifest.json"
+    if path.exists():
+        earlier = json.loads(path.read_text())
+        changed = [key for key in RESUME_KEYS if earlier.get(key) != manifest.get(key)]
+        if changed and not force:
+            raise UsageError(f"--out {run_dir} holds a run with different {', '.join(changed)}: choose another --out, "
+                             "or add --force to resume it anyway")
+        manifest["started"] = earlier.get("started", manifest["started"])
+        manifest["resumed"] = earlier.get("resumed", []) + [time.strftime("%Y-%m-%dT%H:%M:%S%z")]
+    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
+    write_manifest(run_dir, manifest)
+
+
+def write_manifest(run_dir: Path, manifest: dict) -> None:
+    temporary = run_dir / "manifest.json.tmp"
+    temporary.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    os.replace(temporary, run_dir / "manifest.json")
+
+
+def shard_of(tasks: list[Task], shard: str | None) -> list[Task]:
+    """--shard K/N: every N-th task of the suite, starting at the K-th (1-based): the same slices on every machine."""
+    if not shard:
+        return tasks
+    number, _, count = shard.partition("/")
+    if not (number.isdigit() and count.isdigit() and 1 <= int(number) <= int(count)):
+        raise UsageError(f"--shard {shard!r} must be K/N with 1 <= K <= N, e.g. 2/8")
+    return tasks[int(number) - 1::int(count)]
 
 
 # --- report: the paper's Table 3 columns ---------------------------------------------------------------------
@@ -1013,8 +1120,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-turns", type=int, default=10, help="assistant replies per task")
     parser.add_argument("--memory", type=float, default=4.0, help="GiB of memory for the agent's jail")
     parser.add_argument("--cell-timeout", type=float, default=120.0, help="wall seconds per code cell")
+    parser.add_argument("--samples", type=int, default=1, help="attempts per task, with seeds seed..seed+K-1 (pass@k)")
+    parser.add_argument("--shard", help="K/N: run the K-th of N deterministic slices of the tasks (for a cluster)")
+    parser.add_argument("--force", action="store_true", help="resume into --out even if its manifest differs")
     args = parser.parse_args(argv)
-    for flag in ("limit", "max_tokens", "max_turns", "ctx"):
+    for flag in ("limit", "max_tokens", "max_turns", "ctx", "samples"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be at least 1")
     if args.memory <= 0 or args.cell_timeout <= 0:
@@ -1034,37 +1144,48 @@ def main(argv: list[str]) -> int:
     model_path = None if args.replay else args.model or default_model_path()
     if model_path:
         check_gguf(model_path)
-    suite = load_tasks(args.tasks.resolve())
-    tasks = select_tasks(suite, args.only, args.category, args.limit)
+    tasks_path = args.tasks.resolve()
+    suite = load_tasks(tasks_path)
+    tasks = shard_of(select_tasks(suite, args.only, args.category, args.limit), args.shard)
     if not tasks:
-        raise UsageError("no task matches --only/--category/--limit")
+        raise UsageError("no task matches --only/--category/--limit/--shard")
     if args.replay:
         model = ReplayModel(args.replay, {task.id for task in suite})
     else:
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens)
     stem = args.replay.stem if args.replay else model.name.removesuffix(".gguf")
     run_dir = (args.out or HERE / "runs" / f"{'replay-' if args.replay else ''}{stem}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
-    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
-    results_path = run_dir / "results.jsonl"
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout)
-    print(f"model: {model.name} on {model.device}; {len(tasks)} task(s); results in {run_dir}", flush=True)
+    manifest = make_manifest(args, model, model_path, tasks_path, suite, limits)
+    open_run_dir(run_dir, manifest, args.force)
+    results_path = run_dir / "results.jsonl"
+    results = read_results(results_path)
+    finished = {(result["id"], result.get("sample", 0)) for result in results}
+    attempts = [(task, sample) for task in tasks for sample in range(args.samples) if (task.id, sample) not in finished]
+    print(f"model: {model.name} on {model.device}; {len(tasks)} task(s) x {args.samples} sample(s), {len(attempts)} to run"
+          f"{f' ({len(finished)} already done)' if finished else ''}; results in {run_dir}", flush=True)
 
     from tqdm import tqdm
 
-    results = []
-    progress = tqdm(tasks, unit="task", dynamic_ncols=True)
+    progress = tqdm(attempts, unit="attempt", dynamic_ncols=True)
+    tokens, generating = 0, 0.0
     try:
-        for task in progress:
-            result = run_one(task, model, run_dir, limits, args.max_turns)
+        for task, sample in progress:
+            result = run_one(task, sample, args.samples, args.seed + sample, model, run_dir, limits, args.max_turns)
             append_result(results_path, result)
             results.append(result)
-            progress.set_postfix_str(f"passed {sum(r['passed'] for r in results)}/{len(results)}")
+            tokens, generating = tokens + result["completion_tokens"], generating + result["seconds"]
+            passed = sum(r["passed"] for r in results)
+            progress.set_postfix_str(f"passed {passed}/{len(results)} ({100 * passed / len(results):.0f}%), {tokens / max(generating, 1e-9):.1f} tokens/s")
     except KeyboardInterrupt:
         progress.close()
-        print(f"interrupted: {len(results)} finished task(s) kept in {results_path}", file=sys.stderr)
+        print(f"interrupted: {len(results)} finished attempt(s) kept in {results_path}; the same command resumes", file=sys.stderr)
         return 130
     progress.close()
-    print(table3(results, args.max_turns))
+    manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    write_manifest(run_dir, manifest)
+    selected = {task.id for task in tasks}
+    print(table3([result for result in results if result["id"] in selected], args.max_turns))
     return 0
 
 

@@ -160,10 +160,10 @@ def attacks(host: "Host") -> list[Attack]:
                "import signal\nfor sig in (signal.SIGINT, signal.SIGXCPU, signal.SIGTERM):\n    signal.signal(sig, signal.SIG_IGN)\n"
                "while True:\n    try:\n        pass\n    except BaseException:\n        pass", r"restarted"),
         Attack("memory_list", "limits",
-               "def bomb():\n    hoard = []\n    while True:\n        hoard.append([0] * 2**20)\nbomb()", r"MemoryError|memory"),
+               "def bomb():\n    hoard = []\n    while True:\n        hoard.append([0] * 2**20)\nbomb()", r"MemoryError|memory|interrupted"),
         Attack("memory_numpy", "limits",
                "import numpy as np\ndef bomb():\n    hoard = []\n    while True:\n        hoard.append(np.ones(2**24))\nbomb()",
-               r"MemoryError|memory"),
+               r"MemoryError|memory|interrupted"),
         Attack("fork_bomb", "limits",
                "import os, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    try:\n        os.fork()\n"
                "    except BaseException:\n        pass", r"restarted|BlockingIOError|Resource temporarily unavailable",
@@ -608,6 +608,8 @@ def outcome(text: str) -> str:
     errors = re.findall(r"(?m)^(?:\w+\.)*(\w+(?:Error|Exception|Interrupt|Exit))\b", text)
     if errors:
         return errors[-1]
+    if "No space left on device" in text:
+        return "ENOSPC (caught by the cell)"
     if "BLOCKED" in text:
         return f"{text.count(' BLOCKED')} probes blocked" + (", " + f"{text.count(' OPEN')} open" if " OPEN" in text else "")
     return "ran, no error"
@@ -617,13 +619,14 @@ VERDICTS: dict[str, str] = {}
 
 
 def attack_test(name: str):
-    """Marks a test as attack `name`'s: its verdict goes into the table."""
+    """Marks a test as attack `name`'s: its verdict goes into the table (FAIL if any of the attack's tests fails)."""
     def wrap(test):
         @functools.wraps(test)
         def run(*args, **kwargs):
+            earlier = VERDICTS.get(name, "pass")
             VERDICTS[name] = "FAIL"
             test(*args, **kwargs)
-            VERDICTS[name] = "pass"
+            VERDICTS[name] = earlier
         return run
     return wrap
 
