@@ -86,10 +86,13 @@ class Task:
     id: str
     category: str
     query: str
-    files: list[Path]          # host paths; each appears read-only as ./data/<name>
+    inputs: dict[str, Path]    # path in the task's cwd ("data/sales.csv") -> host file, mounted read-only
+    paths: list[str]           # the input paths as the file message names them ("./data/sales.csv")
     check_module: str
     check_function: str
     checks_dir: Path
+    original: Path | None = None  # the PyBench checkout the task comes from: its tests.py, data/ and ref/ score it
+    caveats: list[str] = field(default_factory=list)  # why an original task cannot fairly count
 
 
 TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
@@ -122,16 +125,16 @@ def load_tasks(tasks_path: Path) -> list[Task]:
         seen.add(task_id)
         if record["category"] not in CATEGORIES:
             raise UsageError(f"{where}: field 'category' is {record['category']!r}, not one of {', '.join(CATEGORIES)}")
-        files = []
+        inputs = {}
         for name in record["files"]:
             path = files_dir / name if isinstance(name, str) else None
             if path is None or Path(name).is_absolute() or ".." in Path(name).parts:
                 raise UsageError(f"{where}: field 'files' entry {name!r} must be a path inside {files_dir}")
             if not path.is_file():
                 raise UsageError(f"{where}: field 'files': input file {path} does not exist")
-            files.append(path)
-        if len({p.name for p in files}) != len(files):
-            raise UsageError(f"{where}: field 'files' has two files with the same name; each must be unique under ./data/")
+            if f"data/{path.name}" in inputs:
+                raise UsageError(f"{where}: field 'files' has two files named {path.name}; each must be unique under ./data/")
+            inputs[f"data/{path.name}"] = path
         module, _, function = record["check"].partition(":")
         if not (module.isidentifier() and function.isidentifier()):
             raise UsageError(f"{where}: field 'check' {record['check']!r} must be 'module:function'")
@@ -139,7 +142,7 @@ def load_tasks(tasks_path: Path) -> list[Task]:
             defined[module] = functions_defined_in(checks_dir / f"{module}.py")
         if function not in defined[module]:
             raise UsageError(f"{where}: field 'check': no function {function}() in {checks_dir / (module + '.py')}")
-        tasks.append(Task(task_id, record["category"], record["query"], files, module, function, checks_dir))
+        tasks.append(Task(task_id, record["category"], record["query"], inputs, [f"./{name}" for name in inputs], module, function, checks_dir))
     if not tasks:
         raise UsageError(f"tasks file {tasks_path} holds no tasks")
     return tasks
@@ -167,6 +170,92 @@ def select_tasks(tasks: list[Task], only: str | None, category: str | None, limi
     if category:
         tasks = [task for task in tasks if task.category == category]
     return tasks[:limit] if limit else tasks
+
+
+# --- the original PyBench, read from the user's own checkout (nothing of it is copied into this project) --------
+
+ORIGINAL_TASKS = "data/meta/task.json"
+ORIGINAL_TESTS = "data/unit_test/tests.py"
+ORIGINAL_RANGES = {"chart": [(2, 51), (60, 73)], "text": [(52, 59), (74, 77), (121, 133)], "image_audio": [(78, 120), (144, 152)],
+                   "math": [(134, 139)], "software": [(140, 143)]}   # the paper's categories by task index
+ORIGINAL_CAVEATS = {  # known defects of the published benchmark (../shared/README.md); such tasks are set aside in the honest figure
+    "11": "its test can never pass (a DataFrame inside assert)", "20": "its test can never pass (an undefined name)",
+    "146": "its test reads a file that no commit has", "63": "its test asserts nothing",
+    "138": "its test passes almost any answer", "139": "its test passes almost any answer",
+    "68": "its test checks task 67's output", "82": "its test checks task 81's output",
+    "59": "its test checks a different file type than the query asks for", "74": "its test checks a different file type than the query asks for",
+    "128": "it needs the internet", "129": "it needs the internet"}
+# The original harness's message prefixes, format facts kept so that its saved trajectories and tests line up.
+ORIGINAL_UPLOADED = "[INFO]The data is uploaded to "
+ORIGINAL_INTERPRETER = "[INFO]This is a Code Interpreter Message:\n"
+
+
+def original_category(index: str) -> str | None:
+    number = int(index) if index.isdigit() else -1
+    return next((name for name, spans in ORIGINAL_RANGES.items() if any(low <= number <= high for low, high in spans)), None)
+
+
+def load_original(checkout: Path) -> list[Task]:
+    """Every record of the checkout's task.json as a Task: id = its index, inputs at the same relative paths, scored by
+    test_task_<index> of its tests.py. Missing inputs are not an error: the task runs (as the original would) and is
+    marked, so that it is left out of the honest figure."""
+    path = checkout / ORIGINAL_TASKS
+    if not path.is_file():
+        raise UsageError(f"--tasks {checkout} is a folder but not a PyBench checkout (it has no {ORIGINAL_TASKS})")
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise UsageError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(records, list):
+        raise UsageError(f"{path}: expected a JSON array of task records")
+    tests = functions_defined_in(checkout / ORIGINAL_TESTS)
+    tasks = []
+    for number, record in enumerate(records, 1):
+        where = f"{path}, record {number}"
+        if not isinstance(record, dict) or not isinstance(record.get("index"), str) or not isinstance(record.get("user"), str):
+            raise UsageError(f"{where}: expected an object with string fields 'index' and 'user'")
+        index = record["index"]
+        category = original_category(index)
+        if not TASK_ID.fullmatch(index) or category is None:
+            raise UsageError(f"{where}: index {index!r} is not a PyBench task index (2..152)")
+        paths = record.get("file_paths", record.get("file_path", []))
+        paths = [paths] if isinstance(paths, str) else paths
+        inputs, caveats = {}, [ORIGINAL_CAVEATS[index]] if index in ORIGINAL_CAVEATS else []
+        for written in paths:
+            relative = Path(os.path.normpath(written.removeprefix("./")))
+            if relative.is_absolute() or relative.parts[:1] != ("data",):
+                raise UsageError(f"{where}: file path {written!r} is not under ./data/")
+            if (checkout / relative).is_file():
+                inputs[str(relative)] = checkout / relative
+            else:
+                caveats.append(f"its input {written} is missing from the checkout")
+        if f"test_task_{index}" not in tests:
+            caveats.append(f"{ORIGINAL_TESTS} has no test_task_{index}")
+        tasks.append(Task(index, category, record["user"], inputs, paths, "tests", f"test_task_{index}", checkout / "data/unit_test",
+                          original=checkout, caveats=caveats))
+    if not tasks:
+        raise UsageError(f"{path} holds no tasks")
+    return tasks
+
+
+def original_protocol(checkout: Path, config_name: str) -> "Protocol":
+    """System prompt, code tokens, turn limit and sampling from the checkout's config yaml (llm.args' secrets unread)."""
+    import yaml
+
+    path = checkout / config_name
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--pybench-config: {path} does not exist (the checkout's config/ holds the choices)") from None
+    except yaml.YAMLError as error:
+        raise UsageError(f"--pybench-config: {path} is not valid YAML ({str(error).splitlines()[0]})") from None
+    if not (isinstance(config, dict) and isinstance(config.get("system_prompt_template"), str) and config.get("code_start_token")):
+        raise UsageError(f"--pybench-config: {path} is not an agent config (no system_prompt_template and code_start_token)")
+    args = (config.get("llm") or {}).get("args") or {}
+    sampling_source = args.get("model_args", args) if isinstance(args, dict) else {}
+    sampling = {key: sampling_source[key] for key in ("temperature", "top_p", "max_tokens") if isinstance(sampling_source.get(key), (int, float))}
+    return Protocol(config["system_prompt_template"], str(config["code_start_token"]), str(config.get("code_end_token", "```")),
+                    ORIGINAL_UPLOADED, ORIGINAL_INTERPRETER, int(config.get("max_turns", 10)), sampling)
 
 
 # --- model: llama.cpp through llama-cpp-python, or a replay of recorded replies ----------------------------
@@ -252,7 +341,9 @@ def merge_consecutive_roles(messages: list[dict]) -> list[dict]:
 
 
 class ReplayModel:
-    """Replies read from a JSONL file of {"id": TASK_ID, "replies": [...]}, returned in order."""
+    """Replies read from a JSONL file of {"id": TASK_ID, "replies": [...]}, returned in order; or from an original
+    PyBench trajectory file (lines with "index" and "messages"), whose assistant messages are replayed, so that a
+    saved run is re-executed cell by cell in the jail and scored again."""
 
     def __init__(self, path: Path, task_ids: set[str]):
         if not path.is_file():
@@ -265,9 +356,13 @@ class ReplayModel:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+            if isinstance(record, dict) and "index" in record and isinstance(record.get("messages"), list):
+                record = {"id": str(record["index"]), "replies": [message.get("content") for message in record["messages"]
+                                                                  if isinstance(message, dict) and message.get("role") == "assistant"]}
             if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
                     and all(isinstance(reply, str) for reply in record["replies"])):
-                raise UsageError(f"{path}, line {number}: expected {{\"id\": TASK_ID, \"replies\": [\"...\", ...]}}")
+                raise UsageError(f"{path}, line {number}: expected {{\"id\": TASK_ID, \"replies\": [\"...\", ...]}} "
+                                 "or an original PyBench trajectory line with \"index\" and \"messages\"")
             if record["id"] not in task_ids:
                 raise UsageError(f"{path}, line {number}: task id {record['id']!r} is not in the tasks file")
             self.replies[record["id"]] = record["replies"]
@@ -733,7 +828,7 @@ class BoundedOutput:
 
 # --- doctor: can this machine run the kit? One line per check: ok, or what to do -----------------------------
 
-JAIL_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "joblib", "sympy", "openpyxl", "PIL", "cv2", "soundfile",
+JAIL_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "joblib", "sympy", "openpyxl", "xlrd", "PIL", "cv2", "soundfile",
                   "lameenc", "mutagen", "pypdf", "fpdf", "docx", "wordcloud", "qrcode", "seaborn")
 
 
@@ -841,22 +936,47 @@ CODE_BLOCK = re.compile(r"```(?:python|py|python3)[ \t]*\r?\n(.*?)(?:```|\Z)", r
 OBSERVATION_CHARS = 3000   # what the model sees of one cell's output: the head and the tail
 
 
-def first_code_block(reply: str) -> str | None:
-    match = CODE_BLOCK.search(reply)
-    return match.group(1) if match else None
+@dataclass
+class Protocol:
+    """How a task's messages are worded and where a reply's code is: ours, or an original checkout's config, whose
+    rule is the original's (the code runs from the first code_start to the next code_end; unclosed is no code) and
+    whose interpreter messages carry its prefix and an error's name and message instead of a traceback."""
+    system_prompt: str = SYSTEM_PROMPT
+    code_start: str = ""       # "": our rule, the first ```python block, closed or not
+    code_end: str = ""
+    uploaded_prefix: str = ""  # "": our own wording of the file list
+    interpreter_prefix: str = "Output:\n"
+    max_turns: int | None = None
+    sampling: dict = field(default_factory=dict)
 
+    def uploaded(self, task: Task) -> str:
+        if self.uploaded_prefix:
+            return self.uploaded_prefix + ",".join(task.paths)
+        return f"I have uploaded these files: {', '.join(task.paths)}" if task.paths else "No files are uploaded for this task."
 
-def observation(cell: CellResult) -> str:
-    """The interpreter's answer to a cell, as the model reads it: output, then the error, cut to a fixed size."""
-    text = cell.output.rstrip()
-    if cell.error:
-        text = (text + "\n" if text else "") + cell.error.rstrip()
-    if not text:
-        return "The code ran without output."
-    if len(text) > OBSERVATION_CHARS:
-        half = OBSERVATION_CHARS // 2
-        text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
-    return "Output:\n" + text
+    def code_in(self, reply: str) -> str | None:
+        if not self.code_start:
+            match = CODE_BLOCK.search(reply)
+            return match.group(1) if match else None
+        start = reply.find(self.code_start)
+        end = reply.find(self.code_end, start + len(self.code_start)) if start >= 0 else -1
+        code = reply[start + len(self.code_start):end].strip() if end >= 0 else ""
+        return code or None
+
+    def observation(self, cell: CellResult) -> str:
+        """The interpreter's answer to a cell, as the model reads it: output, then the error, cut to a fixed size."""
+        text = cell.output.rstrip()
+        error = cell.error
+        if error and self.code_start and cell.status == "error":
+            error = f"The code raised an error.\nError: {cell.error_type}\n{cell.error_message}"
+        if error:
+            text = (text + "\n" if text else "") + error.rstrip()
+        if not text and not self.code_start:
+            return "The code ran without output."
+        if len(text) > OBSERVATION_CHARS:
+            half = OBSERVATION_CHARS // 2
+            text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+        return self.interpreter_prefix + text
 
 
 @dataclass
@@ -866,6 +986,7 @@ class TaskRun:
     output_dir: Path
     max_turns: int
     jail: Jail
+    protocol: Protocol
     messages: list[dict] = field(default_factory=list)
     answer: str = ""
     ended_by: str = ""
@@ -876,10 +997,8 @@ class TaskRun:
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self):
-        names = [f"./data/{path.name}" for path in self.task.files]
-        uploaded = f"I have uploaded these files: {', '.join(names)}" if names else "No files are uploaded for this task."
-        self.messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": uploaded},
-                         {"role": "user", "content": self.task.query}]
+        self.messages = [{"role": "system", "content": self.protocol.system_prompt},
+                         {"role": "user", "content": self.protocol.uploaded(self.task)}, {"role": "user", "content": self.task.query}]
 
     @property
     def turns(self) -> int:
@@ -898,22 +1017,22 @@ class TaskRun:
             return
         self.messages.append({"role": "assistant", "content": reply.text})
         self.answer = reply.text
-        code = first_code_block(reply.text)
+        code = self.protocol.code_in(reply.text)
         if code is None:
             self.ended_by = "final answer"
             return
         cell = self.jail.run(code)
         self.cells += 1
         self.restarts += cell.status == "restarted"
-        self.messages.append({"role": "user", "content": observation(cell)})
+        self.messages.append({"role": "user", "content": self.protocol.observation(cell)})
         if self.turns >= self.max_turns:
             self.ended_by = "turn limit"
 
 
-def run_agent(task: Task, model, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path, seed: int) -> TaskRun:
-    binds = [(str(path), f"{JAIL_ROOT}/data/{path.name}", False) for path in task.files]
+def run_agent(task: Task, model, protocol: Protocol, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path, seed: int) -> TaskRun:
+    binds = [(str(path), f"{JAIL_ROOT}/{relative}", False) for relative, path in task.inputs.items()]
     binds.append((str(output_dir), f"{JAIL_ROOT}/output", True))
-    run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir, output_dir))
+    run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir, output_dir), protocol)
     model.start_task(task.id)
     try:
         run.jail.start()
@@ -926,31 +1045,41 @@ def run_agent(task: Task, model, output_dir: Path, limits: JailLimits, max_turns
 
 # --- checks: each in a fresh jail that sees the check module, the inputs and the outputs, read-only ---------
 
-def run_check(task: Task, answer: str, output_dir: Path, log_dir: Path) -> tuple[bool, str]:
-    """(passed, reason). The check module is imported from a read-only /checks inside a new jail; a check that
-    raises AssertionError fails the task with its message; one that crashes or hangs fails it too, with that."""
-    binds = [(str(path), f"{JAIL_ROOT}/data/{path.name}", False) for path in task.files]
-    binds += [(str(output_dir), f"{JAIL_ROOT}/output", False), (str(task.checks_dir), "/checks", False)]
+def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
+    """(passed, reason). Our checks: the module is imported from a read-only /checks inside a new jail and called with
+    the final answer; AssertionError fails the task with its message, a crash or a hang fails it too, with that.
+    An original checkout's test_task_<index>(trajectory) runs with the cwd laid out as its tests expect (the checkout's
+    data/ and ref/, this task's output/, all read-only); any exception fails it."""
+    output = (str(run.output_dir), f"{JAIL_ROOT}/output", False)
+    if task.original:
+        binds = [(str(task.original / name), f"{JAIL_ROOT}/{name}", False) for name in ("data", "ref", "gpt4_output")
+                 if (task.original / name).is_dir()] + [output]
+        call = f"import json\ncheck(json.loads({json.dumps(run.messages, ensure_ascii=False)!r}))"
+        path = f"{JAIL_ROOT}/data/unit_test"
+    else:
+        binds = [(str(host), f"{JAIL_ROOT}/{relative}", False) for relative, host in task.inputs.items()]
+        binds += [output, (str(task.checks_dir), "/checks", False)]
+        call = f"from pathlib import Path\ncheck({run.answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))"
+        path = "/checks"
     jail = Jail(f"{task.id}.check", binds, CHECK_LIMITS, log_dir)
-    code = (f"import sys\nsys.path.insert(0, '/checks')\nfrom pathlib import Path\n"
-            f"from {task.check_module} import {task.check_function} as check\n"
-            f"check({answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))")
     try:
-        cell = jail.run(code)
+        cell = jail.run(f"import sys\nsys.path.insert(0, {path!r})\nfrom {task.check_module} import {task.check_function} as check\n{call}")
     finally:
         jail.kill()
     if cell.status == "ok":
         return True, ""
-    if cell.error_type == "AssertionError":
-        return False, cell.error_message or "the check's assertion failed"
     if cell.status in ("interrupted", "restarted"):
         return False, f"the check did not finish: {cell.error_message}"
+    if task.original:
+        return False, f"{cell.error_type}: {cell.error_message}" if cell.error_message else cell.error_type
+    if cell.error_type == "AssertionError":
+        return False, cell.error_message or "the check's assertion failed"
     return False, f"the check crashed: {cell.error_type}: {cell.error_message}"
 
 
 # --- results: a manifest, then one JSON line per finished attempt, written as soon as it ends -----------------
 
-def run_one(task: Task, sample: int, samples: int, seed: int, model, run_dir: Path, limits: JailLimits, max_turns: int) -> dict:
+def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: Protocol, run_dir: Path, limits: JailLimits, max_turns: int) -> dict:
     """One attempt at a task: the agent in its jail, then the check in another."""
     output = Path("outputs") / (task.id if samples == 1 else f"{task.id}.s{sample}")
     output_dir = run_dir / output
@@ -960,9 +1089,10 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, run_dir: Pa
     if os.geteuid() == 0:
         os.chown(output_dir, 65534, 65534)  # the jail's user writes here
     log_dir = run_dir / "jails"
-    run = run_agent(task, model, output_dir, limits, max_turns, log_dir, seed)
-    passed, reason = run_check(task, run.answer, output_dir, log_dir)
+    run = run_agent(task, model, protocol, output_dir, limits, max_turns, log_dir, seed)
+    passed, reason = run_check(task, run, log_dir)
     return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": reason,
+            "caveats": task.caveats,
             "turns": run.turns, "ended_by": run.ended_by, "cells": run.cells, "worker_restarts": run.restarts,
             "seconds": round(time.monotonic() - run.started, 3), "prompt_tokens": run.prompt_tokens,
             "completion_tokens": run.completion_tokens, "output": str(output), "messages": run.messages}
@@ -998,15 +1128,18 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def suite_digest(tasks_path: Path, tasks: list[Task]) -> str:
-    """sha256 over the tasks file, every input file the tasks use, and every check module."""
+def suite_digest(tasks_path: Path, tasks: list[Task], config: Path | None) -> str:
+    """sha256 over the tasks file (or an original checkout's task.json and config), every input file the tasks use,
+    and every check module."""
     import hashlib
 
-    digest = hashlib.sha256(tasks_path.read_bytes())
-    inputs = sorted({path for task in tasks for path in task.files})
+    root = tasks_path if tasks_path.is_dir() else tasks_path.parent
+    listed = [root / ORIGINAL_TASKS, config] if tasks_path.is_dir() else [tasks_path]
+    inputs = sorted({path for task in tasks for path in task.inputs.values()})
     checks = sorted({path for task in tasks for path in task.checks_dir.glob("*.py")})
-    for path in inputs + checks:
-        digest.update(f"{path.relative_to(tasks_path.parent)}:{sha256_of(path)}".encode())
+    digest = hashlib.sha256()
+    for path in listed + inputs + checks:
+        digest.update(f"{path.relative_to(root)}:{sha256_of(path)}".encode())
     return digest.hexdigest()
 
 
@@ -1025,7 +1158,8 @@ def model_facts(path: Path) -> dict:
 RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
 
 
-def make_manifest(args: argparse.Namespace, model, model_path: Path | None, tasks_path: Path, suite: list[Task], limits: JailLimits) -> dict:
+def make_manifest(args: argparse.Namespace, model, model_path: Path | None, tasks_path: Path, suite: list[Task], limits: JailLimits,
+                  config: Path | None) -> dict:
     """Everything a run depends on, so that a result can be traced to its model, build, settings and suite."""
     import importlib.metadata
     import platform
@@ -1043,7 +1177,7 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
     manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
                 "gpu_offload": model.offload, "llama_cpp_python": packages.get("llama-cpp-python"),
                 "llama_cpp": model.llama_cpp_version, "flags": flags,
-                "suite": str(tasks_path), "suite_sha256": suite_digest(tasks_path, suite), "jail_limits": vars(limits),
+                "suite": str(tasks_path), "suite_sha256": suite_digest(tasks_path, suite, config), "jail_limits": vars(limits),
                 "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
                 "os": platform.platform(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     manifest |= {key: flags[key] for key in RESUME_KEYS if key in flags}
@@ -1098,6 +1232,18 @@ def table3(results: list[dict], max_turns: int) -> str:
     return pd.DataFrame([row]).to_string(index=False)
 
 
+def original_figures(results: list[dict], suite_size: int) -> str:
+    """An original checkout's score two ways: as published (passed / all its tasks), and honestly, leaving out the
+    tasks whose test is defective, that need the internet, or whose inputs are missing (not model failures)."""
+    passed = sum(result["passed"] for result in results)
+    fair = [result for result in results if not result.get("caveats")]
+    fair_passed = sum(result["passed"] for result in fair)
+    aside = "\n".join(f"  {result['id']}: {'; '.join(result['caveats'])}" for result in results if result.get("caveats"))
+    return (f"original way: {passed}/{suite_size} = {100 * passed / suite_size:.1f}%\n"
+            f"honest way:   {fair_passed}/{len(fair)} = {100 * fair_passed / max(len(fair), 1):.1f}% "
+            f"({len(results) - len(fair)} task(s) set aside, not counted as model failures)" + (f"\n{aside}" if aside else ""))
+
+
 # --- CLI ------------------------------------------------------------------------------------------------------
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -1106,7 +1252,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--model", type=Path, help="a GGUF model file (default: the embedded SmolLM2-135M-Instruct)")
     source.add_argument("--replay", type=Path, help='JSONL of {"id": TASK_ID, "replies": [...]} played instead of a model')
-    parser.add_argument("--tasks", type=Path, default=HERE / "tasks.jsonl", help="tasks.jsonl with files/ and checks/ beside it")
+    parser.add_argument("--tasks", type=Path, default=HERE / "tasks.jsonl",
+                        help="tasks.jsonl with files/ and checks/ beside it, or a checkout of the original PyBench")
+    parser.add_argument("--pybench-config", default="config/llama3.yaml",
+                        help="with an original checkout: its config yaml (system prompt, code tokens, turns, sampling)")
     parser.add_argument("--only", help="comma-separated task ids")
     parser.add_argument("--category", choices=CATEGORIES)
     parser.add_argument("--limit", type=int, help="run at most N tasks")
@@ -1114,10 +1263,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--n-gpu-layers", type=int, default=-1, help="layers offloaded to the GPU (-1: all; ignored by CPU-only builds)")
     parser.add_argument("--ctx", type=int, default=8192, help="context window in tokens (at most the model's own)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--temperature", type=float, default=0.2)
-    parser.add_argument("--top-p", type=float, default=0.85)
-    parser.add_argument("--max-tokens", type=int, default=1000, help="new tokens per reply")
-    parser.add_argument("--max-turns", type=int, default=10, help="assistant replies per task")
+    parser.add_argument("--temperature", type=float, help="default 0.2, or an original checkout's config")
+    parser.add_argument("--top-p", type=float, help="default 0.85, or an original checkout's config")
+    parser.add_argument("--max-tokens", type=int, help="new tokens per reply (default 1000, or an original checkout's config)")
+    parser.add_argument("--max-turns", type=int, help="assistant replies per task (default 10, or an original checkout's config)")
     parser.add_argument("--memory", type=float, default=4.0, help="GiB of memory for the agent's jail")
     parser.add_argument("--cell-timeout", type=float, default=120.0, help="wall seconds per code cell")
     parser.add_argument("--samples", type=int, default=1, help="attempts per task, with seeds seed..seed+K-1 (pass@k)")
@@ -1145,7 +1294,14 @@ def main(argv: list[str]) -> int:
     if model_path:
         check_gguf(model_path)
     tasks_path = args.tasks.resolve()
-    suite = load_tasks(tasks_path)
+    original = tasks_path.is_dir()
+    suite = load_original(tasks_path) if original else load_tasks(tasks_path)
+    protocol = original_protocol(tasks_path, args.pybench_config) if original else Protocol()
+    config = tasks_path / args.pybench_config if original else None
+    defaults = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000} | protocol.sampling | {"max_turns": protocol.max_turns or 10}
+    for flag, value in defaults.items():  # a flag given on the command line wins over the config
+        if getattr(args, flag) is None:
+            setattr(args, flag, value)
     tasks = shard_of(select_tasks(suite, args.only, args.category, args.limit), args.shard)
     if not tasks:
         raise UsageError("no task matches --only/--category/--limit/--shard")
@@ -1156,7 +1312,7 @@ def main(argv: list[str]) -> int:
     stem = args.replay.stem if args.replay else model.name.removesuffix(".gguf")
     run_dir = (args.out or HERE / "runs" / f"{'replay-' if args.replay else ''}{stem}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout)
-    manifest = make_manifest(args, model, model_path, tasks_path, suite, limits)
+    manifest = make_manifest(args, model, model_path, tasks_path, suite, limits, config)
     open_run_dir(run_dir, manifest, args.force)
     results_path = run_dir / "results.jsonl"
     results = read_results(results_path)
@@ -1171,7 +1327,7 @@ def main(argv: list[str]) -> int:
     tokens, generating = 0, 0.0
     try:
         for task, sample in progress:
-            result = run_one(task, sample, args.samples, args.seed + sample, model, run_dir, limits, args.max_turns)
+            result = run_one(task, sample, args.samples, args.seed + sample, model, protocol, run_dir, limits, args.max_turns)
             append_result(results_path, result)
             results.append(result)
             tokens, generating = tokens + result["completion_tokens"], generating + result["seconds"]
@@ -1184,8 +1340,10 @@ def main(argv: list[str]) -> int:
     progress.close()
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
-    selected = {task.id for task in tasks}
-    print(table3([result for result in results if result["id"] in selected], args.max_turns))
+    selected = [result for result in results if result["id"] in {task.id for task in tasks}]
+    print(table3(selected, args.max_turns))
+    if original:
+        print(original_figures(selected, len(suite)))
     return 0
 
 

@@ -41,6 +41,7 @@ import secrets
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from dataclasses import dataclass, field
@@ -149,156 +150,309 @@ class Attack:
                 "All done. DONE"]
 
 
+def cell(source: str, **values) -> str:
+    """A cell's source, dedented; every NAME given in values is replaced by repr(value)."""
+    text = textwrap.dedent(source).strip()
+    for name in sorted(values, key=len, reverse=True):  # SECRET_RELATIVE before SECRET
+        text = text.replace(name, repr(values[name]))
+    return text
+
+
+ORPHAN_VISIBLE = '''
+    import os, time
+    time.sleep(0.5)
+    def cmdline(pid):
+        try:
+            return open(f'/proc/{pid}/cmdline', 'rb').read()
+        except OSError:
+            return b''
+    print('orphan visible', any(DURATION in cmdline(p) for p in os.listdir('/proc') if p.isdigit()))
+'''
+
+
 def attacks(host: "Host") -> list[Attack]:
     secret = str(host.secret)
-    suite_checks = host.suite_dir / "checks"
+    suite_checks = str(host.suite_dir / "checks")
     return [
-        # -- limits: CPU, signals, memory, processes, threads
-        Attack("cpu_burn", "limits", "while True:\n    pass", r"interrupted",
-               prepare="kept = 42", after="print('kept', kept)"),
-        Attack("sigint_ignored", "limits",
-               "import signal\nfor sig in (signal.SIGINT, signal.SIGXCPU, signal.SIGTERM):\n    signal.signal(sig, signal.SIG_IGN)\n"
-               "while True:\n    try:\n        pass\n    except BaseException:\n        pass", r"restarted"),
-        Attack("memory_list", "limits",
-               "def bomb():\n    hoard = []\n    while True:\n        hoard.append([0] * 2**20)\nbomb()", r"MemoryError|memory|interrupted"),
-        Attack("memory_numpy", "limits",
-               "import numpy as np\ndef bomb():\n    hoard = []\n    while True:\n        hoard.append(np.ones(2**24))\nbomb()",
-               r"MemoryError|memory|interrupted"),
-        Attack("fork_bomb", "limits",
-               "import os, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    try:\n        os.fork()\n"
-               "    except BaseException:\n        pass", r"restarted|BlockingIOError|Resource temporarily unavailable",
-               after="import os\nprint('processes', len([p for p in os.listdir('/proc') if p.isdigit()]))"),
-        Attack("thread_bomb", "limits",
-               "import threading, time\nfor _ in range(100_000):\n    threading.Thread(target=time.sleep, args=(4246,), daemon=True).start()",
-               r"can't start new thread|RuntimeError|restarted",
-               after="import threading\nprint('threads', threading.active_count())"),
-        # -- output: stdout floods, disk
-        Attack("stdout_flood_write", "output",
-               "import sys\nchunk = 'x' * 2**20\nfor _ in range(1024):\n    sys.stdout.write(chunk)\nprint('flood done')", r"\bcut\b"),
-        Attack("stdout_flood_oswrite", "output",
-               "import os\nchunk = b'y' * 2**20\nfor _ in range(1024):\n    os.write(1, chunk)\nprint('flood done')", r"\bcut\b"),
-        Attack("disk_output_huge", "output",
-               "block = b'z' * 2**24\nwith open('output/huge.bin', 'wb') as f:\n    while True:\n        f.write(block)",
-               r"File too large|\blimit\b|interrupted|restarted",
-               after="import os\nhuge = '/task/output/huge.bin'\nprint('size', os.path.getsize(huge) if os.path.exists(huge) else 0)\n"
-                     "os.path.exists(huge) and os.remove(huge)"),
-        Attack("disk_output_sparse", "output",
-               "for i in range(3):\n    with open(f'output/sparse-{i}.bin', 'wb') as f:\n        f.truncate(2**30 - 1)\nprint('3 GiB of sparse files')",
-               TOLD_OUTPUT_CAP),
-        Attack("disk_output_many", "output",
-               "import os\nos.mkdir('output/many')\nfor i in range(20_000):\n    open(f'output/many/{i}', 'w').close()\nprint('20000 files')",
-               TOLD_OUTPUT_CAP),
-        Attack("disk_tmp", "output",
-               "def fill(path):\n    try:\n        with open(path, 'wb') as f:\n            while True:\n                f.write(b't' * 2**20)\n"
-               "    except OSError as error:\n        print(path, 'full:', error)\n"
-               f"fill('/tmp/fill-{TOKEN}')\nfill('/dev/shm/fill-{TOKEN}')", r"No space left on device",
-               after=f"import os\nprint('sizes', [os.path.getsize(p) for p in ('/tmp/fill-{TOKEN}', '/dev/shm/fill-{TOKEN}') if os.path.exists(p)])\n"
-                     f"for p in ('/tmp/fill-{TOKEN}', '/dev/shm/fill-{TOKEN}'):\n    os.path.exists(p) and os.remove(p)"),
-        # -- escapes: network, host files, environment, links, data/, orphans, signals, shadowed modules
-        Attack("tcp_loopback", "escape",
-               f"import socket\nprobe('tcp', lambda: socket.create_connection(('127.0.0.1', {host.tcp_port}), timeout=2).close())\n"
-               f"probe('tcp6', lambda: socket.create_connection(('::1', {host.tcp_port}), timeout=2).close())\n"
-               "print('interfaces', [name for _, name in socket.if_nameindex()])", r"tcp BLOCKED", prepare=PROBE),
-        Attack("udp_loopback", "escape",
-               "import socket\nsender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-               f"probe('udp', lambda: [sender.sendto(b'pybench-udp', ('127.0.0.1', {host.udp_port})) for _ in range(20)])\n"
-               "probe('udp-out', lambda: sender.sendto(b'x', ('1.1.1.1', 53)))", r"udp (BLOCKED|OPEN)", prepare=PROBE),
-        Attack("dns", "escape",
-               "import socket\nprobe('dns', lambda: socket.getaddrinfo('pypi.org', 443))\n"
-               "probe('resolv', lambda: open('/etc/resolv.conf').read())\n"
-               "probe('raw', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))", r"dns BLOCKED", prepare=PROBE),
-        Attack("read_shadow", "escape",
-               "import hashlib\nprobe('shadow', lambda: open('/etc/shadow').read())\n"
-               "probe('shadow-via-proc', lambda: open('/proc/1/root/etc/shadow').read())\n"
-               "probe('passwd', lambda: hashlib.sha256(open('/etc/passwd', 'rb').read()).hexdigest())",
-               r"shadow BLOCKED", prepare=PROBE),
-        Attack("read_home", "escape",
-               f"import os\nprobe('secret', lambda: open({secret!r}).read())\n"
-               f"probe('home', lambda: os.listdir({str(Path.home())!r}))\nprobe('home-dirs', lambda: os.listdir('/home'))",
-               r"secret BLOCKED", prepare=PROBE),
-        Attack("read_checks", "escape",
-               f"import os\nprobe('project-checks', lambda: open({str(ROOT / 'checks' / 'common.py')!r}).read())\n"
-               f"probe('suite-checks', lambda: open({str(suite_checks / 'suite.py')!r}).read())\n"
-               "probe('checks-mount', lambda: open('/checks/suite.py').read())\n"
-               "probe('checks-list', lambda: os.listdir('/checks'))", r"checks BLOCKED", prepare=PROBE),
-        Attack("read_env", "escape",
-               "import os\nleaked = [pid for pid in os.listdir('/proc') if pid.isdigit() and os.access(f'/proc/{pid}/environ', os.R_OK)\n"
-               "          and b'PYBENCH_TEST_SECRET' in open(f'/proc/{pid}/environ', 'rb').read()]\n"
-               "print('environ', 'LEAKED' if 'PYBENCH_TEST_SECRET' in os.environ else 'clean', sorted(os.environ))\n"
-               "print('proc-environ', 'LEAKED' if leaked else 'clean')", r"environ (clean|LEAKED)"),
-        Attack("symlinks_out", "escape",
-               "import os\nlinks = {'passwd': '/etc/passwd', 'shadow': '/etc/shadow', 'secret': %r, 'secret-relative': %r,\n"
-               "         'common.py': %r, 'suite.py': %r, 'numbers.csv': %r, 'up': '../../'}\n"
-               "for name, target in links.items():\n    os.symlink(target, f'output/{name}')\n"
-               "print('links made', sorted(os.listdir('output')))"
-               % (secret, "../" * 16 + secret.lstrip("/"), str(ROOT / "checks" / "common.py"), str(suite_checks / "suite.py"),
-                  str(host.suite_dir / "files" / "numbers.csv")),
-               r"links made", check="nothing_read_through_links"),
-        Attack("write_data", "escape",
-               "import os\nprobe('append', lambda: open('data/numbers.csv', 'a').write('9,9\\n'))\n"
-               "probe('create', lambda: open('data/new.csv', 'w').write('x'))\nprobe('remove', lambda: os.remove('data/numbers.csv'))\n"
-               "probe('rename', lambda: os.rename('data/numbers.csv', 'data/moved.csv'))\n"
-               "probe('chmod', lambda: os.chmod('data/numbers.csv', 0o777))\nprobe('utime', lambda: os.utime('data/numbers.csv', (0, 0)))\n"
-               "probe('truncate', lambda: os.truncate('data/numbers.csv', 0))\nprobe('mkdir', lambda: os.mkdir('data/sub'))\n"
-               "probe('symlink', lambda: os.symlink('/etc/passwd', 'data/link'))\n"
-               "probe('root', lambda: open('/escape', 'w'))\nprobe('task', lambda: open('/task/escape', 'w'))\n"
-               f"probe('project', lambda: open({str(ROOT / ('escape-' + TOKEN))!r}, 'w'))",
-               r"append BLOCKED", prepare=PROBE),
-        Attack("orphan_setsid", "escape",
-               "import subprocess\nsubprocess.Popen(['sleep', %r], start_new_session=True, stdin=subprocess.DEVNULL,\n"
-               "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\nprint('spawned')" % SLEEP_SETSID,
-               r"spawned", after=_orphan_visible(SLEEP_SETSID)),
-        Attack("orphan_double_fork", "escape",
-               "import os\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-               f"        os.execvp('sleep', ['sleep', {SLEEP_DOUBLE_FORK!r}])\n    os._exit(0)\nos.waitpid(pid, 0)\nprint('daemonized')",
-               r"daemonized", after=_orphan_visible(SLEEP_DOUBLE_FORK)),
-        Attack("kill_all", "escape",
-               "import os, signal\nme = os.getpid()\npids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
-               "print('visible', pids, 'me', me, 'parent', os.getppid())\n"
-               "for target in (-1, 1, os.getppid(), *[pid for pid in pids if pid != me]):\n"
-               "    try:\n        os.kill(target, signal.SIGKILL)\n        print('kill', target, 'sent')\n"
-               "    except OSError as error:\n        print('kill', target, type(error).__name__)\nprint('still here')", None),
-        Attack("shadow_modules", "escape",
-               "fakes = {'numpy': 'raise RuntimeError(\"SHADOW numpy imported\")', 'pandas': 'read_csv = DataFrame = None\\nFAKE = True',\n"
-               "         'helpers': 'ORIGIN = \"agent\"', 'suite': 'raise RuntimeError(\"SHADOW suite imported\")',\n"
-               "         'sitecustomize': 'raise RuntimeError(\"SHADOW sitecustomize imported\")',\n"
-               "         'usercustomize': 'raise RuntimeError(\"SHADOW usercustomize imported\")',\n"
-               "         'pathlib': 'raise RuntimeError(\"SHADOW pathlib imported\")'}\n"
-               "for name, source in fakes.items():\n    open(f'output/{name}.py', 'w').write(source)\nprint('fakes written', sorted(fakes))",
-               r"fakes written", check="libraries_are_real"),
-        # -- the worker's channel and the interpreter's own state
-        Attack("channel_close_fds", "channel",
-               "import os\nfor fd in range(3, 11):\n    try:\n        os.close(fd)\n    except OSError:\n        pass\nprint('closed 3..10')",
-               r"restarted|died"),
-        Attack("channel_garbage", "channel",
-               "import os\nfor name in os.listdir('/proc/self/fd'):\n    if int(name) > 2:\n        try:\n"
-               "            os.write(int(name), b'\\xff\\xff\\xff\\xffGARBAGE' + os.urandom(64))\n        except OSError:\n            pass\n"
-               "print('garbage written')", r"restarted|died"),
-        Attack("channel_fake_stdout", "channel",
-               "import json, struct, sys\nout = sys.stdout.buffer\nfor message in ({'error': None}, {'ready': True}, {'dead': True}):\n"
-               "    payload = json.dumps(message).encode()\n    out.write(struct.pack('!I', len(payload)) + payload)\n"
-               "out.write((1).to_bytes(4, 'big') + (2).to_bytes(4, 'big') + b'ok')\n"
-               "out.write(b'\\x00pybench-' + b'0' * 32 + b'\\x00')\nout.flush()\nprint('after fake')", r"after fake"),
-        Attack("channel_close_stdout", "channel", "import os\nos.close(1)\nos.close(2)", None),
-        Attack("interp_cwd", "channel",
-               "import os\nos.makedirs('/tmp/gone', exist_ok=True)\nos.chdir('/tmp/gone')\nos.rmdir('/tmp/gone')\nprint('cwd removed')",
-               r"cwd removed", clean_error_ok=True),
-        Attack("interp_syspath", "channel",
-               "import sys\nfor name in ('traceback', 'linecache', 'json', 'struct', 'ast', 'time'):\n"
-               "    open(f'/tmp/{name}.py', 'w').write(f'raise ImportError(\"hijacked {name}\")')\n    sys.modules.pop(name, None)\n"
-               "sys.path.insert(0, '/tmp')\nraise ValueError('after the hijack')", r"ValueError|hijacked|restarted|died",
-               clean_error_ok=True),
-        Attack("interp_builtins", "channel",
-               "import builtins\nbuiltins.print = None\nbuiltins.len = None\nbuiltins.open = None\nbuiltins.__import__ = None",
-               None, check="answered", clean_error_ok=True),
+        # -- limits: CPU, signals, memory, processes, threads ----------------------------------------------------
+        Attack("cpu_burn", "limits", cell("""
+            while True:
+                pass
+            """), said=r"interrupted", prepare="kept = 42", after="print('kept', kept)"),
+        Attack("sigint_ignored", "limits", cell("""
+            import signal
+            for sig in (signal.SIGINT, signal.SIGXCPU, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_IGN)
+            while True:
+                try:
+                    pass
+                except BaseException:
+                    pass
+            """), said=r"restarted"),
+        Attack("memory_list", "limits", cell("""
+            def bomb():
+                hoard = []
+                while True:
+                    hoard.append([0] * 2**20)
+            bomb()
+            """), said=r"MemoryError|memory|interrupted"),
+        Attack("memory_numpy", "limits", cell("""
+            import numpy as np
+            def bomb():
+                hoard = []
+                while True:
+                    hoard.append(np.ones(2**24))
+            bomb()
+            """), said=r"MemoryError|memory|interrupted"),
+        Attack("fork_bomb", "limits", cell("""
+            import os, signal
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            while True:
+                try:
+                    os.fork()
+                except BaseException:
+                    pass
+            """), said=r"restarted|BlockingIOError|Resource temporarily unavailable",
+            after="import os\nprint('processes', len([p for p in os.listdir('/proc') if p.isdigit()]))"),
+        Attack("thread_bomb", "limits", cell("""
+            import threading, time
+            for _ in range(100_000):
+                threading.Thread(target=time.sleep, args=(4246,), daemon=True).start()
+            """), said=r"can't start new thread|RuntimeError|restarted",
+            after="import threading\nprint('threads', threading.active_count())"),
+        # -- output: stdout floods, disk -------------------------------------------------------------------------
+        Attack("stdout_flood_write", "output", cell("""
+            import sys
+            chunk = 'x' * 2**20
+            for _ in range(1024):
+                sys.stdout.write(chunk)
+            print('flood done')
+            """), said=r"\bcut\b"),
+        Attack("stdout_flood_oswrite", "output", cell("""
+            import os
+            chunk = b'y' * 2**20
+            for _ in range(1024):
+                os.write(1, chunk)
+            print('flood done')
+            """), said=r"\bcut\b"),
+        Attack("disk_output_huge", "output", cell("""
+            block = b'z' * 2**24
+            with open('output/huge.bin', 'wb') as f:
+                while True:
+                    f.write(block)
+            """), said=r"File too large|\blimit\b|interrupted|restarted", after=cell("""
+            import os
+            huge = '/task/output/huge.bin'
+            print('size', os.path.getsize(huge) if os.path.exists(huge) else 0)
+            os.path.exists(huge) and os.remove(huge)
+            """)),
+        Attack("disk_output_sparse", "output", cell("""
+            for i in range(3):
+                with open(f'output/sparse-{i}.bin', 'wb') as f:
+                    f.truncate(2**30 - 1)
+            print('3 GiB of sparse files')
+            """), said=TOLD_OUTPUT_CAP),
+        Attack("disk_output_many", "output", cell("""
+            import os
+            os.mkdir('output/many')
+            for i in range(20_000):
+                open(f'output/many/{i}', 'w').close()
+            print('20000 files')
+            """), said=TOLD_OUTPUT_CAP),
+        Attack("disk_tmp", "output", cell("""
+            def fill(path):
+                try:
+                    with open(path, 'wb') as f:
+                        while True:
+                            f.write(b't' * 2**20)
+                except OSError as error:
+                    print(path, 'full:', error)
+            fill(TMP_FILL)
+            fill(SHM_FILL)
+            """, TMP_FILL=f"/tmp/fill-{TOKEN}", SHM_FILL=f"/dev/shm/fill-{TOKEN}"), said=r"No space left on device", after=cell("""
+            import os
+            print('sizes', [os.path.getsize(p) for p in (TMP_FILL, SHM_FILL) if os.path.exists(p)])
+            for p in (TMP_FILL, SHM_FILL):
+                os.path.exists(p) and os.remove(p)
+            """, TMP_FILL=f"/tmp/fill-{TOKEN}", SHM_FILL=f"/dev/shm/fill-{TOKEN}")),
+        # -- escapes: network, host files, environment, links, data/, orphans, signals, shadowed modules ----------
+        Attack("tcp_loopback", "escape", cell("""
+            import socket
+            probe('tcp', lambda: socket.create_connection(('127.0.0.1', PORT), timeout=2).close())
+            probe('tcp6', lambda: socket.create_connection(('::1', PORT), timeout=2).close())
+            print('interfaces', [name for _, name in socket.if_nameindex()])
+            """, PORT=host.tcp_port), said=r"tcp BLOCKED", prepare=PROBE),
+        Attack("udp_loopback", "escape", cell("""
+            import socket
+            sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            probe('udp', lambda: [sender.sendto(b'pybench-udp', ('127.0.0.1', PORT)) for _ in range(20)])
+            probe('udp-out', lambda: sender.sendto(b'x', ('1.1.1.1', 53)))
+            """, PORT=host.udp_port), said=r"udp (BLOCKED|OPEN)", prepare=PROBE),
+        Attack("dns", "escape", cell("""
+            import socket
+            probe('dns', lambda: socket.getaddrinfo('pypi.org', 443))
+            probe('resolv', lambda: open('/etc/resolv.conf').read())
+            probe('raw', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))
+            """), said=r"dns BLOCKED", prepare=PROBE),
+        Attack("read_shadow", "escape", cell("""
+            import hashlib
+            probe('shadow', lambda: open('/etc/shadow').read())
+            probe('shadow-via-proc', lambda: open('/proc/1/root/etc/shadow').read())
+            probe('passwd', lambda: hashlib.sha256(open('/etc/passwd', 'rb').read()).hexdigest())
+            """), said=r"shadow BLOCKED", prepare=PROBE),
+        Attack("read_home", "escape", cell("""
+            import os
+            probe('secret', lambda: open(SECRET).read())
+            probe('home', lambda: os.listdir(HOME))
+            probe('home-dirs', lambda: os.listdir('/home'))
+            """, SECRET=secret, HOME=str(Path.home())), said=r"secret BLOCKED", prepare=PROBE),
+        Attack("read_checks", "escape", cell("""
+            import os
+            probe('project-checks', lambda: open(PROJECT_CHECK).read())
+            probe('suite-checks', lambda: open(SUITE_CHECK).read())
+            probe('checks-mount', lambda: open('/checks/suite.py').read())
+            probe('checks-list', lambda: os.listdir('/checks'))
+            """, PROJECT_CHECK=str(ROOT / "checks" / "common.py"), SUITE_CHECK=f"{suite_checks}/suite.py"),
+            said=r"checks BLOCKED", prepare=PROBE),
+        Attack("read_env", "escape", cell("""
+            import os
+            def environ(pid):
+                try:
+                    return open(f'/proc/{pid}/environ', 'rb').read()
+                except OSError:
+                    return b''
+            leaked = [pid for pid in os.listdir('/proc') if pid.isdigit() and b'PYBENCH_TEST_SECRET' in environ(pid)]
+            print('environ', 'LEAKED' if 'PYBENCH_TEST_SECRET' in os.environ else 'clean', sorted(os.environ))
+            print('proc-environ', 'LEAKED' if leaked else 'clean')
+            """), said=r"environ (clean|LEAKED)"),
+        Attack("symlinks_out", "escape", cell("""
+            import os
+            links = {'passwd': '/etc/passwd', 'shadow': '/etc/shadow', 'secret': SECRET, 'secret-relative': SECRET_RELATIVE,
+                     'common.py': PROJECT_CHECK, 'suite.py': SUITE_CHECK, 'numbers.csv': INPUT, 'up': '../../'}
+            for name, target in links.items():
+                os.symlink(target, f'output/{name}')
+            print('links made', sorted(os.listdir('output')))
+            """, SECRET=secret, SECRET_RELATIVE="../" * 16 + secret.lstrip("/"), PROJECT_CHECK=str(ROOT / "checks" / "common.py"),
+            SUITE_CHECK=f"{suite_checks}/suite.py", INPUT=str(host.suite_dir / "files" / "numbers.csv")),
+            said=r"links made", check="nothing_read_through_links"),
+        Attack("write_data", "escape", cell("""
+            import os
+            probe('append', lambda: open('data/numbers.csv', 'a').write('9,9\\n'))
+            probe('create', lambda: open('data/new.csv', 'w').write('x'))
+            probe('remove', lambda: os.remove('data/numbers.csv'))
+            probe('rename', lambda: os.rename('data/numbers.csv', 'data/moved.csv'))
+            probe('chmod', lambda: os.chmod('data/numbers.csv', 0o777))
+            probe('utime', lambda: os.utime('data/numbers.csv', (0, 0)))
+            probe('truncate', lambda: os.truncate('data/numbers.csv', 0))
+            probe('mkdir', lambda: os.mkdir('data/sub'))
+            probe('symlink', lambda: os.symlink('/etc/passwd', 'data/link'))
+            probe('root', lambda: open('/escape', 'w'))
+            probe('task', lambda: open('/task/escape', 'w'))
+            probe('project', lambda: open(PROJECT_FILE, 'w'))
+            """, PROJECT_FILE=str(ROOT / f"escape-{TOKEN}")), said=r"append BLOCKED", prepare=PROBE),
+        Attack("orphan_setsid", "escape", cell("""
+            import subprocess
+            subprocess.Popen(['sleep', DURATION], start_new_session=True,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            print('spawned')
+            """, DURATION=SLEEP_SETSID), said=r"spawned", after=cell(ORPHAN_VISIBLE, DURATION=SLEEP_SETSID.encode())),
+        Attack("orphan_double_fork", "escape", cell("""
+            import os
+            pid = os.fork()
+            if pid == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.execvp('sleep', ['sleep', DURATION])
+                os._exit(0)
+            os.waitpid(pid, 0)
+            print('daemonized')
+            """, DURATION=SLEEP_DOUBLE_FORK), said=r"daemonized", after=cell(ORPHAN_VISIBLE, DURATION=SLEEP_DOUBLE_FORK.encode())),
+        Attack("kill_all", "escape", cell("""
+            import os, signal
+            me = os.getpid()
+            pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
+            print('visible', pids, 'me', me, 'parent', os.getppid())
+            for target in (-1, 1, os.getppid(), *[pid for pid in pids if pid != me]):
+                try:
+                    os.kill(target, signal.SIGKILL)
+                    print('kill', target, 'sent')
+                except OSError as error:
+                    print('kill', target, type(error).__name__)
+            print('still here')
+            """), said=None),
+        Attack("shadow_modules", "escape", cell("""
+            fakes = {
+                'numpy': 'raise RuntimeError("SHADOW numpy imported")',
+                'pandas': 'read_csv = DataFrame = None',
+                'helpers': 'ORIGIN = "agent"',
+                'suite': 'raise RuntimeError("SHADOW suite imported")',
+                'sitecustomize': 'raise RuntimeError("SHADOW sitecustomize imported")',
+                'usercustomize': 'raise RuntimeError("SHADOW usercustomize imported")',
+                'pathlib': 'raise RuntimeError("SHADOW pathlib imported")',
+            }
+            for name, source in fakes.items():
+                open(f'output/{name}.py', 'w').write(source)
+            print('fakes written', sorted(fakes))
+            """), said=r"fakes written", check="libraries_are_real"),
+        # -- the worker's channel and the interpreter's own state --------------------------------------------------
+        Attack("channel_close_fds", "channel", cell("""
+            import os
+            for fd in range(3, 11):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            print('closed 3..10')
+            """), said=r"restarted|died"),
+        Attack("channel_garbage", "channel", cell("""
+            import os
+            for name in os.listdir('/proc/self/fd'):
+                if int(name) > 2:
+                    try:
+                        os.write(int(name), b'\\xff\\xff\\xff\\xffGARBAGE' + os.urandom(64))
+                    except OSError:
+                        pass
+            print('garbage written')
+            """), said=r"restarted|died"),
+        Attack("channel_fake_stdout", "channel", cell("""
+            import json, struct, sys
+            out = sys.stdout.buffer
+            for message in ({'error': None}, {'ready': True}, {'dead': True}):    # length-prefixed JSON
+                payload = json.dumps(message).encode()
+                out.write(struct.pack('!I', len(payload)) + payload)
+            out.write((1).to_bytes(4, 'big') + (2).to_bytes(4, 'big') + b'ok')      # a framed "ok"
+            out.write(b'\\x00pybench-' + b'0' * 32 + b'\\x00')                      # shaped like the end-of-cell marker
+            out.flush()
+            print('after fake')
+            """), said=r"after fake"),
+        Attack("channel_close_stdout", "channel", cell("""
+            import os
+            os.close(1)
+            os.close(2)
+            """), said=None),
+        Attack("interp_cwd", "channel", cell("""
+            import os
+            os.makedirs('/tmp/gone', exist_ok=True)
+            os.chdir('/tmp/gone')
+            os.rmdir('/tmp/gone')
+            print('cwd removed')
+            """), said=r"cwd removed", clean_error_ok=True),
+        Attack("interp_syspath", "channel", cell("""
+            import sys
+            for name in ('traceback', 'linecache', 'json', 'struct', 'ast', 'time'):
+                open(f'/tmp/{name}.py', 'w').write(f'raise ImportError("hijacked {name}")')
+                sys.modules.pop(name, None)
+            sys.path.insert(0, '/tmp')
+            raise ValueError('after the hijack')
+            """), said=r"ValueError|hijacked|restarted|died", clean_error_ok=True),
+        Attack("interp_builtins", "channel", cell("""
+            import builtins
+            builtins.print = None
+            builtins.len = None
+            builtins.open = None
+            builtins.__import__ = None
+            """), said=None, check="answered", clean_error_ok=True),
     ]
-
-
-def _orphan_visible(duration: str) -> str:
-    """Follow-up code: wait a little, then say whether the orphan is still alive inside the jail."""
-    return ("import os, time\ntime.sleep(0.5)\ndef cmdline(pid):\n    try:\n        return open(f'/proc/{pid}/cmdline', 'rb').read()\n"
-            "    except OSError:\n        return b''\n"
-            f"print('orphan visible', any({duration.encode()!r} in cmdline(p) for p in os.listdir('/proc') if p.isdigit()))")
 
 
 GROUPS = ("limits", "output", "escape", "channel")
@@ -306,7 +460,7 @@ GROUPS = ("limits", "output", "escape", "channel")
 
 # --- the host: what the tests plant and watch -----------------------------------------------------------------
 
-@dataclass
+@dataclass(repr=False)  # keeps pytest's failure reports short
 class Host:
     suite_dir: Path
     secret: Path
@@ -377,6 +531,7 @@ class Monitor(threading.Thread):
                 if needle in command:
                     self.first.setdefault(needle.decode(), now)
                     self.last[needle.decode()] = now
+        now = time.monotonic()  # read after the scan: a line seen now was written after the processes above were seen
         results = self.results
         if results is not None and results.exists():
             text = results.read_text(errors="replace")
@@ -445,7 +600,7 @@ def host(tmp_path_factory):
 
 # --- the runs -------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(repr=False)
 class Run:
     group: str
     out: Path
@@ -457,7 +612,7 @@ class Run:
     seconds: float
 
 
-@dataclass
+@dataclass(repr=False)
 class Runs:
     host: Host
     attacks: dict[str, Attack]
@@ -515,13 +670,13 @@ def run_group(host: Host, group: str, attack_list: list[Attack], base: Path, mon
 
 
 @pytest.fixture(scope="module")
-def runs(host, tmp_path_factory):
+def runs(host):
     """Every group's pybench run, one after the other (so that CPU-bound attacks do not slow the timed ones);
     at the end of the module, the table of attacks."""
     base = host.suite_dir.parent
     attack_list = attacks(host)
     build_suite(host, attack_list)
-    monitor = Monitor([SLEEP_SETSID, SLEEP_DOUBLE_FORK, SLEEP_SENTINEL, "4246"])
+    monitor = Monitor([SLEEP_SETSID, SLEEP_DOUBLE_FORK, SLEEP_SENTINEL])
     monitor.start()
     started = time.monotonic()
     try:
@@ -544,7 +699,7 @@ def observations(result: dict) -> list[str]:
     return [messages[i + 1]["content"] for i, m in enumerate(messages[:-1]) if m["role"] == "assistant" and messages[i + 1]["role"] == "user"]
 
 
-@dataclass
+@dataclass(repr=False)
 class Seen:
     """One attack task as the results record it."""
     result: dict
@@ -706,7 +861,6 @@ def test_thread_bomb_is_capped(runs):
     task = handled(runs, "thread_bomb")
     threads = int(re.search(r"threads (\d+)", task.followup).group(1))
     assert threads <= 64, f"{threads} threads: the 64-process cap did not hold"
-    assert b"4246" not in b"".join(runs.after_processes.values()), "a thread-bomb process outlived the run"
 
 
 # --- output -----------------------------------------------------------------------------------------------------
@@ -833,7 +987,7 @@ def test_links_in_output_are_not_followed(runs):
     for path in run_files(runs.of("symlinks_out")):
         if path.stat().st_size < 50 * 2**20:
             assert runs.host.secret_text.encode() not in path.read_bytes(), f"the secret was copied into {path}"
-    assert file_state(runs.host.secret)[:3] == (hashlib.sha256(runs.host.secret_text.encode()).hexdigest(), 0o100600, 0)
+    assert file_state(runs.host.secret)[:3] == (hashlib.sha256(runs.host.secret_text.encode()).hexdigest(), 0o100600, os.getuid())
 
 
 @attack_test("symlinks_out")
@@ -943,7 +1097,7 @@ def test_broken_builtins(runs):
 
 def test_host_is_unchanged(runs):
     host = runs.host
-    assert host.secret.read_text() == host.secret_text and file_state(host.secret)[1:3] == (0o100600, 0), "the planted secret changed"
+    assert host.secret.read_text() == host.secret_text and file_state(host.secret)[1:3] == (0o100600, os.getuid()), "the planted secret changed"
     for run in runs.runs.values():
         assert host.secret_text not in "\n".join(run.lines), f"the planted secret is in run {run.group}'s results"
         assert host.env_secret not in "\n".join(run.lines)
@@ -954,7 +1108,7 @@ def test_host_is_unchanged(runs):
     assert not stray_tmp, f"the jail left files in the host's /tmp or /dev/shm: {stray_tmp}"
     left = [f"{pid}: {command[:120]!r}" for pid, command in runs.after_processes.items()
             if any(str(run.out).encode() in command for run in runs.runs.values())
-            or any(needle.encode() in command for needle in (SLEEP_SETSID, SLEEP_DOUBLE_FORK, "4246"))]
+            or any(needle.encode() in command for needle in (SLEEP_SETSID, SLEEP_DOUBLE_FORK))]
     assert not left, f"processes outlived the runs: {left}"
     assert not jailed_orphans(), "processes outlived their jail"
     assert host.tcp_connections == [] and host.udp_datagrams == []
