@@ -16,7 +16,7 @@ def run_pybench(*args, timeout=1800) -> subprocess.CompletedProcess:
 
 
 def read_results(run_dir: Path) -> dict[str, dict]:
-    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    lines = (run_dir / "results.jsonl").read_text().split("\n")[:-1]
     return {result["id"]: result for result in map(json.loads, lines)}
 
 

@@ -20,7 +20,7 @@ def test_tiny_random_model_drives_a_task(tmp_path):
     assert roles[:4] == ["system", "user", "user", "assistant"]
     assert result["messages"][2]["content"] == FIRST_TASK["query"]
     assert (out / "outputs" / FIRST_TASK["id"]).is_dir()
-    assert "overall" in finished.stdout
+    assert "Overall" in finished.stdout and "paper: GPT-4o" in finished.stdout
 
 
 def test_default_model_runs_a_task_end_to_end(tmp_path):

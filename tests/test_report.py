@@ -1,0 +1,190 @@
+"""The HTML report: built from a small replay run and from hand-made shards with three samples each; every page
+escaped, nothing followed out of an output folder, every image loaded in headless Chromium, pass@k unbiased."""
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_pybench, write_jsonl
+
+sys.path.insert(0, str(ROOT))
+import pybench  # noqa: E402
+
+TASKS = [json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
+PNG_TASKS = [task["id"] for task in TASKS if re.search(r"\./output/\S+\.png", task["query"])]
+OTHER_TASKS = [task["id"] for task in TASKS if task["id"] not in PNG_TASKS]
+PAPER_ROWS = "GPT-4o,Llama3-Instruct 8B"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# An agent that writes markup into its replies, its output and its file names, links an output to a host file and
+# leaves a FIFO named like an image: the report must show all of it as text and open none of it.
+HOSTILE = [
+    "Looking. <script>document.title = 'pwned'</script>\n```python\nimport os\n"
+    "open('./output/<b>bold<i>.png', 'wb').write(b'not an image')\n"
+    "os.symlink('/etc/hostname', './output/link.png')\nos.mkfifo('./output/fifo.png')\n"
+    "print('<img src=x onerror=\"document.title=1\"><script>document.title=2</script>')\n```",
+    "Done. </pre></div><script>document.title = 'pwned'</script><img src=x onerror=\"document.title='pwned'\">",
+]
+
+
+def replies(name: str) -> dict[str, list[str]]:
+    return {record["id"]: record["replies"] for record in map(json.loads, (ROOT / "checks" / name).read_text().splitlines()) if record}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """A replay run of four tasks (two passing with PNG outputs, one near-miss, one hostile) and its report."""
+    folder = tmp_path_factory.mktemp("report")
+    chosen = {PNG_TASKS[0]: replies("reference.jsonl")[PNG_TASKS[0]], PNG_TASKS[1]: replies("reference.jsonl")[PNG_TASKS[1]],
+              PNG_TASKS[2]: replies("wrong.jsonl")[PNG_TASKS[2]], OTHER_TASKS[0]: HOSTILE}
+    replay = write_jsonl(folder / "replay.jsonl", [{"id": task_id, "replies": texts} for task_id, texts in chosen.items()])
+    run = run_pybench("--replay", replay, "--only", ",".join(chosen), "--out", folder / "run", timeout=600)
+    assert run.returncode == 0, run.stderr
+    built = run_pybench("report", folder / "run", "--out", folder / "html", "--paper-rows", PAPER_ROWS, timeout=300)
+    assert built.returncode == 0, built.stderr
+    results = {json.loads(line)["id"]: json.loads(line) for line in (folder / "run" / "results.jsonl").read_text().splitlines()}
+    assert [results[task_id]["passed"] for task_id in chosen] == [True, True, False, False]
+    return folder / "html", list(chosen)
+
+
+def test_report_has_table3_a_page_and_a_notebook_per_attempt(report):
+    import nbformat
+
+    html_dir, task_ids = report
+    overview = (html_dir / "report.html").read_text()
+    assert "paper: GPT-4o" in overview and "79.7" in overview and "paper: Llama3-Instruct 8B" in overview and "49.7" in overview
+    assert "50.0%" in overview and "2 of 4 attempts passed" in overview
+    for task_id in task_ids:
+        assert f'href="tasks/{task_id}.html"' in overview
+        page = (html_dir / "tasks" / f"{task_id}.html").read_text()
+        assert "Trajectory" in page and "notebook (.ipynb)" in page
+        notebook = nbformat.read(html_dir / "notebooks" / f"{task_id}.ipynb", as_version=4)
+        nbformat.validate(notebook)
+        assert notebook.cells[0].cell_type == "markdown" and any(cell.cell_type == "code" for cell in notebook.cells)
+    assert list((html_dir / "tasks" / task_ids[0]).glob("*.png")), "the passing PNG task's image was not copied"
+
+
+def test_report_escapes_agent_text_and_opens_no_link_or_fifo(report):
+    html_dir, task_ids = report
+    for page in [html_dir / "report.html", *(html_dir / "tasks").glob("*.html")]:
+        text = page.read_text()
+        assert "<script" not in text.lower() and "<img src=x" not in text.lower(), page
+        for source in re.findall(r'<img src="([^"]+)"', text):
+            image = (page.parent / html.unescape(source)).resolve()
+            assert image.is_file() and image.is_relative_to(html_dir), (page, source)
+    hostile = (html_dir / "tasks" / f"{task_ids[3]}.html").read_text()
+    assert "&lt;script&gt;document.title = &#x27;pwned&#x27;&lt;/script&gt;" in hostile
+    outputs = hostile.split("<h2>Outputs</h2>")[1]
+    assert "&lt;b&gt;bold&lt;i&gt;.png" in outputs  # listed as a file, not shown as an image
+    assert "link.png" not in outputs and "fifo.png" not in outputs
+    made = [path for path in (html_dir.parent / "run" / "outputs" / task_ids[3]).iterdir() if path.is_symlink() or not path.is_file()]
+    skipped = f"{len(made)} entries that are not regular files were" if len(made) > 1 else "1 entry that is not a regular file was"
+    assert not made or f"{skipped} skipped" in outputs  # what the jail let the cell make
+    assert not (html_dir / "tasks" / task_ids[3]).exists(), "something of the hostile task was copied"
+
+
+def images_in_chromium(pages: list[Path], scratch: Path) -> list[dict]:
+    """Open each page in headless Chromium (in iframes of a checker page the test writes; the report itself has no
+    script) and return, per page, its title, how many scripts it holds and, per <img>, its naturalWidth."""
+    frames = "".join(f'<iframe src="{page.as_uri()}"></iframe>' for page in pages)
+    checker = scratch / "checker.html"
+    checker.write_text(f"""<!doctype html><html><body>{frames}<pre id="result">page did not load</pre><script>
+window.addEventListener("load", () => {{
+  const pages = [...document.querySelectorAll("iframe")].map(frame => {{
+    const page = frame.contentDocument;
+    return {{src: frame.src, title: page.title, scripts: page.querySelectorAll("script").length,
+             images: [...page.images].map(image => ({{src: image.getAttribute("src"), width: image.complete ? image.naturalWidth : -1}}))}};
+  }});
+  document.getElementById("result").textContent = JSON.stringify(pages);
+}});
+</script></body></html>""")
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync", "--disable-background-networking",
+               "--disable-component-update", f"--user-data-dir={scratch / 'profile'}", "--allow-file-access-from-files", "--dump-dom", checker.as_uri()]
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r'<pre id="result">(.*?)</pre>', dom, re.DOTALL)
+    assert found, f"no result from Chromium: {dom[-500:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def test_report_renders_in_chromium_with_every_image_loaded(report, tmp_path):
+    assert CHROMIUM, "Chromium is missing: `python3.12 pybench.py setup --tests` installs Debian's chromium"
+    html_dir, task_ids = report
+    pages = [html_dir / "report.html", html_dir / "tasks" / f"{task_ids[0]}.html", html_dir / "tasks" / f"{task_ids[3]}.html"]
+    overview, image_page, hostile = images_in_chromium(pages, tmp_path)
+    assert len(overview["images"]) == 3 and len(image_page["images"]) >= 1 and hostile["images"] == []
+    for page in (overview, image_page, hostile):
+        assert page["scripts"] == 0, page
+        assert all(image["width"] > 0 for image in page["images"]), f"an image did not load: {page}"
+    assert overview["title"].startswith("PyBench run") and hostile["title"] == f"{task_ids[3]}: failed"
+
+
+def fake_attempt(task_id: str, category: str, sample: int, passed: bool, output: str, reason: str = "") -> dict:
+    messages = [{"role": "system", "content": "system prompt"}, {"role": "user", "content": "No files are uploaded for this task."},
+                {"role": "user", "content": f"Solve {task_id}."}, {"role": "assistant", "content": "Plot it.\n```python\nprint(6 * 7)\n```"},
+                {"role": "user", "content": "Output:\n42"}, {"role": "assistant", "content": "It is 42."}]
+    return {"id": task_id, "category": category, "sample": sample, "seed": sample, "passed": passed, "reason": reason or ("" if passed else "wrong"),
+            "turns": 2, "ended_by": "final answer", "cells": 1, "worker_restarts": 0, "seconds": 1.5, "prompt_tokens": 300,
+            "completion_tokens": 40, "output": output, "messages": messages}
+
+
+def fake_shard(run_dir: Path, shard: str, attempts: list[dict]) -> None:
+    run_dir.mkdir(parents=True)
+    write_jsonl(run_dir / "results.jsonl", attempts)
+    (run_dir / "manifest.json").write_text(json.dumps({
+        "model": {"file": "m.gguf", "name": "Tiny", "quantization": "Q4_1", "architecture": "llama", "size": 1000, "sha256": "ab" * 32},
+        "flags": {"max_turns": 10, "samples": 3, "seed": 0, "shard": shard}, "suite_sha256": "cd" * 32, "device": "CPU",
+        "gpu_offload": False, "llama_cpp_python": "0.3.36", "started": "2026-01-02T10:00:00+0000", "finished": "2026-01-02T10:30:00+0000"}))
+
+
+def test_report_merges_shards_with_samples_and_keeps_to_the_output_folders(tmp_path):
+    from PIL import Image
+
+    # four tasks x three samples; passed per sample: A 0 0 1, B 1 1 1 (shard 1); C 0 0 0, D 1 1 0 (shard 2)
+    pattern = {"A": (0, 0, 1), "B": (1, 1, 1), "C": (0, 0, 0), "D": (1, 1, 0)}
+    shard = {task: [fake_attempt(task, "chart", sample, bool(passed), f"outputs/{task}.s{sample}") for sample, passed in enumerate(passes)]
+             for task, passes in pattern.items()}
+    shard["D"][0]["output"] = "../../.."                                         # outside the run directory: not read
+    shard["C"].append(fake_attempt("C", "chart", 0, False, "outputs/C.s0", "the rerun's reason"))  # the last line wins
+    fake_shard(tmp_path / "one", "1/2", shard["A"] + shard["B"])
+    fake_shard(tmp_path / "two", "2/2", shard["C"] + shard["D"])
+    images = tmp_path / "one" / "outputs" / "A.s2"
+    (images / "plots").mkdir(parents=True)
+    Image.new("RGB", (40, 30), "red").save(images / "plots" / "a b.png")
+    (images / "fake.png").write_text("not a png")
+    (images / "huge.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(6 * 2**20))
+    (images / "outside.png").symlink_to(tmp_path / "one" / "outputs" / "A.s2" / "plots" / "a b.png")
+    (tmp_path / "one" / "outputs" / "B.s0").symlink_to(images)                 # a linked output folder: not read
+
+    built = run_pybench("report", tmp_path / "one", tmp_path / "two", "--out", tmp_path / "html", "--paper-rows", "gpt-4o")
+    assert built.returncode == 0, built.stderr
+    html_dir = tmp_path / "html"
+    assert sorted(path.name for path in (html_dir / "tasks").glob("*.html")) == [f"{task}.s{k}.html" for task in "ABCD" for k in range(3)]
+    assert sorted(path.name for path in (html_dir / "tasks" / "A.s2").iterdir()) == ["plots_a_b.png"]
+    page = (html_dir / "tasks" / "A.s2.html").read_text()
+    assert "fake.png" in page and "huge.png" in page and "outside.png" not in page
+    assert "No output folder" in (html_dir / "tasks" / "B.s0.html").read_text()
+    assert "No output folder" in (html_dir / "tasks" / "D.s0.html").read_text()
+    assert "the rerun&#x27;s reason" in (html_dir / "tasks" / "C.s0.html").read_text()
+    overview = (html_dir / "report.html").read_text()
+    # pass@1 = (1/3 + 1 + 0 + 2/3) / 4; pass@3 = 3/4; pass^3 = 1/4 (only B passed all three)
+    for row, figure in (("this run pass@1", "50.0"), ("this run pass@3", "75.0"), ("this run pass^3", "25.0")):
+        assert re.search(rf"<td>{re.escape(row)}</td><td class='n'>{figure}</td>", overview), row
+    assert "pass@k (%): k=1 50.0, k=2 66.7, k=3 75.0" in overview and "pass^k (%): k=1 50.0, k=2 33.3, k=3 25.0" in overview
+    assert "shards 1/2, 2/2" in overview and "4 tasks" in overview and "12 attempts" in overview
+
+
+def test_pass_at_k_and_the_terminal_table():
+    assert pybench.pass_at_k(3, 1, 2) == pytest.approx(2 / 3) and pybench.pass_at_k(3, 0, 3) == 0 and pybench.pass_at_k(5, 5, 1) == 1
+    assert pybench.pass_hat_k(3, 2, 2) == pytest.approx(1 / 3) and pybench.pass_hat_k(4, 4, 4) == 1
+    results = [{"id": f"t{i}", "category": category, "passed": passed, "turns": 3}
+               for i, (category, passed) in enumerate([("chart", True), ("chart", False), ("math", True), ("text", False)])]
+    table = pybench.table3_text(results, 10, ["GPT-4o"])
+    ours = next(line for line in table.splitlines() if line.startswith("this run")).split()
+    assert ours[2:] == ["50.0", "0.0", "-", "100.0", "-", "50.0", "6.50"]  # avg turns: (3 + 10 + 3 + 10) / 4
+    assert "paper: GPT-4o" in table and "79.7" in table and "1/2" in table
+    with pytest.raises(pybench.UsageError, match="no row 'GPT-5'"):
+        pybench.table3_text(results, 10, ["GPT-5"])
