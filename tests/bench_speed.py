@@ -1,7 +1,7 @@
 """Speed of the harness beside its baselines, measured side by side in one run (this machine is shared: compare the
 ratios, not the absolute times). Not a test: run it with `.venv/bin/python tests/bench_speed.py`.
 
-  jail start        a jail with its worker ready        beside  plain `python -I -c pass`
+  jail start        a jail with its worker ready        beside  plain `python -I -c pass` (and a Jupyter kernel, if installed)
   cell round-trip   jail.run("pass")                      beside  a pipe round-trip to a plain child process
   model             tokens/s of LlamaModel.reply in a task beside raw llama-cpp-python on the same messages
 """
@@ -56,6 +56,25 @@ def bench_jail(rounds: int = 20, cells: int = 300):
     print(f"worker restart             {median_ms(restart):7.1f} ms (median of 5)")
 
 
+def bench_jupyter(rounds: int = 5):
+    """A Jupyter kernel start, as the original harness makes one per task; only where jupyter_client and ipykernel are installed."""
+    import importlib.util
+
+    if not (importlib.util.find_spec("jupyter_client") and importlib.util.find_spec("ipykernel")):
+        print("jupyter kernel start        not measured (jupyter_client and ipykernel are not installed)")
+        return
+    from jupyter_client.manager import start_new_kernel
+
+    starts = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        manager, client = start_new_kernel(kernel_name="python3")
+        starts.append(time.perf_counter() - start)
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    print(f"jupyter kernel start       {median_ms(starts):7.1f} ms (median of {rounds})")
+
+
 def bench_model(max_tokens: int = 128, rounds: int = 3):
     import llama_cpp
 
@@ -82,4 +101,5 @@ def bench_model(max_tokens: int = 128, rounds: int = 3):
 
 if __name__ == "__main__":
     bench_jail()
+    bench_jupyter()
     bench_model()

@@ -1008,7 +1008,9 @@ def test_no_link_out_of_output_is_kept(runs):
 @attack_test("write_data")
 def test_writing_into_data(runs):
     task = handled(runs, "write_data")
-    assert_blocked(task, "append", "create", "remove", "rename", "chmod", "utime", "truncate", "mkdir", "symlink", "root", "task", "project")
+    assert_blocked(task, "append", "create", "remove", "rename", "chmod", "utime", "truncate", "mkdir", "symlink", "root", "task")
+    # 'project' may "open" when the project sits under /tmp: the write lands in the jail's private /tmp, and
+    # test_host_is_unchanged checks that the project itself gained no file.
     assert file_state(runs.host.suite_dir / "files" / "numbers.csv") == runs.host.data_state, "the input file changed on the host"
     assert sorted(p.name for p in (runs.host.suite_dir / "files").iterdir()) == ["numbers.csv"]
     assert not (ROOT / f"escape-{TOKEN}").exists()

@@ -28,6 +28,9 @@ def test_saved_trajectories_are_re_executed_and_scored_by_the_checkouts_tests(tm
     assert messages[4]["content"].startswith("[INFO]This is a Code Interpreter Message:\n10 rows, 2 duplicated")
     assert results["11"]["messages"][1]["content"] == "[INFO]The data is uploaded to ./data/temperatures.csv,./data/stations.csv"
     assert (out / "outputs" / "140").is_dir() and (out / "outputs" / "2" / "2.csv").is_file()
+    report = run_pybench("report", out)
+    assert report.returncode == 0, report.stderr
+    assert "original way: 5/6" in report.stdout and "honest way:   5/5" in report.stdout and (out / "report" / "report.html").is_file()
 
 
 def test_turn_limit_leaves_the_interpreter_message_last_and_the_agent_cannot_read_the_tests(tmp_path):
