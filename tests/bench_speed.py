@@ -27,17 +27,21 @@ def timed(action):
     return time.perf_counter() - start
 
 
-def bench_jail(rounds: int = 20, cells: int = 300):
+def bench_jail(rounds: int = 40, cells: int = 300):
     work = Path(tempfile.mkdtemp(prefix="pybench-bench-"))
     (work / "output").mkdir()
     os.chmod(work / "output", 0o777)
     binds = [(str(work / "output"), f"{pybench.JAIL_ROOT}/output", True)]
-    plain, jailed = [], []
-    for round_number in range(rounds):  # interleaved, so drift hits both alike
+    plain, jailed, uncgrouped = [], [], []
+    with_cgroups = pybench.cgroup_settings
+    for round_number in range(rounds):  # interleaved, so drift hits all alike
         plain.append(timed(lambda: subprocess.run([sys.executable, "-I", "-c", "pass"], check=True)))
-        jail = pybench.Jail(f"bench{round_number}", binds, pybench.JailLimits(), work)
-        jailed.append(timed(jail.start))
-        jail.kill()
+        for times, settings in ((jailed, with_cgroups), (uncgrouped, lambda limits: {})):
+            pybench.cgroup_settings = settings
+            jail = pybench.Jail(f"bench{round_number}", binds, pybench.JailLimits(), work)
+            times.append(timed(jail.start))
+            jail.kill()
+    pybench.cgroup_settings = with_cgroups
     jail = pybench.Jail("bench-cells", binds, pybench.JailLimits(), work)
     jail.start()
     round_trips = [timed(lambda: jail.run("pass")) for _ in range(cells)]
@@ -52,6 +56,8 @@ def bench_jail(rounds: int = 20, cells: int = 300):
     echo.wait()
     print(f"plain python -I -c pass    {median_ms(plain):7.1f} ms (median of {rounds})")
     print(f"jail start, worker ready   {median_ms(jailed):7.1f} ms   ratio {statistics.median(jailed) / statistics.median(plain):.2f}x plain python")
+    print(f"  the same without cgroups {median_ms(uncgrouped):7.1f} ms   ratio {statistics.median(uncgrouped) / statistics.median(plain):.2f}x "
+          "(the difference: the kernel attaching a process to a new cgroup)")
     print(f"cell round-trip (pass)     {median_ms(round_trips):7.2f} ms (median of {cells}); plain pipe round-trip {median_ms(pipe):.2f} ms")
     print(f"worker restart             {median_ms(restart):7.1f} ms (median of 5)")
 
@@ -79,15 +85,15 @@ def bench_model(max_tokens: int = 128, rounds: int = 3):
     import llama_cpp
 
     path = pybench.default_model_path()
-    task = pybench.Task("bench", "math", "Compute the sum of the squares of the integers from 1 to 100 with Python.", [], "x", "y", Path("."))
-    messages = pybench.TaskRun(task, Path("."), 10, None).messages
+    task = pybench.Task("bench", "math", "Compute the sum of the squares of the integers from 1 to 100 with Python.", {}, [], "x", "y", Path("."))
+    messages = pybench.TaskRun(task, Path("."), 10, None, pybench.Protocol()).messages
     ours = pybench.LlamaModel(path, -1, 8192, 0, 0.2, 0.85, max_tokens)
     raw = llama_cpp.Llama(model_path=str(path), n_ctx=8192, seed=0, n_threads=os.cpu_count(), verbose=False)
     loop_rates, raw_rates = [], []
     for _ in range(rounds):
         ours.start_task("bench")
         start = time.perf_counter()
-        reply = ours.reply("bench", messages)
+        reply = ours.reply("bench", messages, 0)
         loop_rates.append(reply.completion_tokens / (time.perf_counter() - start))
         raw.reset()
         start = time.perf_counter()
