@@ -696,16 +696,20 @@ class Jail:
         message = frame(code, marker, str(self.limits.cpu_seconds or int(timeout) + 1))
         output = BoundedOutput(self.OUTPUT_KEEP)
         try:
-            os.write(self.command_write, message)
+            while message:
+                message = message[os.write(self.command_write, message):]
         except OSError:
             return self.restart(output, "The Python worker had died before this cell; it was restarted, so all variables are gone.")
         deadline, interrupted, result = time.monotonic() + timeout, False, None
+        watched = [self.output_fd, self.result_read]
         while result is None:
-            readable = select.select([self.output_fd, self.result_read], [], [], max(0.0, deadline - time.monotonic()))[0]
+            readable = select.select(watched, [], [], max(0.0, deadline - time.monotonic()))[0]
             if self.output_fd in readable:
                 chunk = os.read(self.output_fd, 65536)
                 if chunk:
                     output.add(chunk)
+                else:  # the cell closed every copy of its stdout: stop looking there
+                    watched.remove(self.output_fd)
             if self.result_read in readable or not readable:
                 result = self.receive(time.monotonic() if not readable else time.monotonic() + 0.001)
             if result is None and time.monotonic() >= deadline:
