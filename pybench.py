@@ -234,10 +234,10 @@ def load_original(checkout: Path) -> list[Task]:
         paths = [paths] if isinstance(paths, str) else paths
         inputs, caveats = {}, [ORIGINAL_CAVEATS[index]] if index in ORIGINAL_CAVEATS else []
         for written in paths:
-            relative = Path(os.path.normpath(written.removeprefix("./")))
-            if relative.is_absolute() or relative.parts[:1] != ("data",):
-                raise UsageError(f"{where}: file path {written!r} is not under ./data/")
-            if (checkout / relative).is_file():
+            relative = Path(os.path.normpath(str(written).removeprefix("./")))
+            if relative.is_absolute() or relative.parts[:1] != ("data",) or relative.parts[1:2] == ("unit_test",):
+                caveats.append(f"its input {written} is not an input under ./data/, so it is not given to the agent")
+            elif (checkout / relative).is_file():
                 inputs[str(relative)] = checkout / relative
             else:
                 caveats.append(f"its input {written} is missing from the checkout")
@@ -369,7 +369,7 @@ class ReplayModel:
             except json.JSONDecodeError as error:
                 raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
             if isinstance(record, dict) and "index" in record and isinstance(record.get("messages"), list):
-                record = {"id": str(record["index"]), "replies": [message.get("content") for message in record["messages"]
+                record = {"id": str(record["index"]), "replies": [str(message.get("content") or "") for message in record["messages"]
                                                                   if isinstance(message, dict) and message.get("role") == "assistant"]}
             if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
                     and all(isinstance(reply, str) for reply in record["replies"])):
@@ -1232,6 +1232,8 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
                 packages[name] = importlib.metadata.version(name)
             except importlib.metadata.PackageNotFoundError:
                 packages[name] = None
+    if model_path and model_path.stat().st_size > 2**30:
+        print(f"hashing {model_path.name} ({model_path.stat().st_size / 2**30:.1f} GiB) for the manifest...", flush=True)
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
     manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
