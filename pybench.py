@@ -640,7 +640,6 @@ class Jail:
         self.name, self.binds, self.limits, self.log_dir = name, binds, limits, log_dir
         self.output_dir = output_dir  # the host folder behind a writable ./output/, watched against limits.output_*
         self.process: subprocess.Popen | None = None
-        self.restarts = 0
         self.over_cap = ""            # set by the watcher when ./output/ grows past its cap
 
     def start(self) -> None:
@@ -779,7 +778,6 @@ class Jail:
             for entry in self.output_dir.iterdir():
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
             self.over_cap = ""
-        self.restarts += 1
         self.start()
         return CellResult(output.text(), note, "WorkerRestarted", note, "restarted")
 
