@@ -1941,29 +1941,38 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["setup"]:
+    command = argv[:1]
+    if command == ["setup"]:
         setup(for_tests="--tests" in argv[1:])
         return 0
-    if argv[:1] == ["report"]:
-        parser = argparse.ArgumentParser(prog="pybench.py report", description="Table 3 beside the paper's rows, and a static "
-                                         "HTML report (plots, a page and a notebook per attempt) of one run or of its shards.")
-        parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
-        parser.add_argument("--out", type=Path, help="report folder (default: the first RUN_DIR/report)")
-        parser.add_argument("--paper-rows", default=",".join(PAPER_ROWS_SHOWN), help="comma-separated rows of the paper's Table 3 to show")
-        options = parser.parse_args(argv[1:])
-        rows = [name.strip() for name in options.paper_rows.split(",") if name.strip()]
-        results, manifests = merge_runs(options.run_dirs)
-        max_turns = max((manifest.get("flags", {}).get("max_turns") or 10 for manifest in manifests), default=10)
-        print(table3_text(results, max_turns, rows))
-        if any("caveats" in result for result in results):  # an original checkout: its score two ways
-            print(original_figures(results, max(manifest.get("suite_size") or len({r["id"] for r in results}) for manifest in manifests)))
-        print(f"report: {build_report(options.run_dirs, options.out or options.run_dirs[0] / 'report', rows)}")
-        return 0
-    if argv[:1] == ["doctor"]:
-        model = argparse.ArgumentParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
-        model.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")
-        return doctor(model.parse_args(argv[1:]).model)
-    args = parse_args(argv)
+    if command == ["report"]:
+        return report_command(argv[1:])
+    if command == ["doctor"]:
+        parser = argparse.ArgumentParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
+        parser.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")
+        return doctor(parser.parse_args(argv[1:]).model)
+    return run_suite(parse_args(argv))
+
+
+def report_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="pybench.py report", description="Table 3 beside the paper's rows, and a static "
+                                     "HTML report (plots, a page and a notebook per attempt) of one run or of its shards.")
+    parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    parser.add_argument("--out", type=Path, help="report folder (default: the first RUN_DIR/report)")
+    parser.add_argument("--paper-rows", default=",".join(PAPER_ROWS_SHOWN), help="comma-separated rows of the paper's Table 3 to show")
+    options = parser.parse_args(argv)
+    rows = [name.strip() for name in options.paper_rows.split(",") if name.strip()]
+    results, manifests = merge_runs(options.run_dirs)
+    max_turns = max((manifest.get("flags", {}).get("max_turns") or 10 for manifest in manifests), default=10)
+    print(table3_text(results, max_turns, rows))
+    if any("caveats" in result for result in results):  # an original checkout: its score two ways
+        print(original_figures(results, max(manifest.get("suite_size") or len({r["id"] for r in results}) for manifest in manifests)))
+    print(f"report: {build_report(options.run_dirs, options.out or options.run_dirs[0] / 'report', rows)}")
+    return 0
+
+
+def run_suite(args: argparse.Namespace) -> int:
+    """The main job: load the suite and the model, open (or resume) the run directory, run every attempt, print Table 3."""
     model_path = None if args.replay else args.model or default_model_path()
     if model_path:
         check_gguf(model_path)
@@ -1999,15 +2008,15 @@ def main(argv: list[str]) -> int:
     from tqdm import tqdm
 
     progress = tqdm(attempts, unit="attempt", dynamic_ncols=True)
-    tokens, generating = 0, 0.0
+    tokens, elapsed = 0, 0.0
     try:
         for task, sample in progress:
             result = run_one(task, sample, args.samples, args.seed + sample, model, protocol, run_dir, limits, args.max_turns)
             append_result(results_path, result)
             results.append(result)
-            tokens, generating = tokens + result["completion_tokens"], generating + result["seconds"]
+            tokens, elapsed = tokens + result["completion_tokens"], elapsed + result["seconds"]
             passed = sum(r["passed"] for r in results)
-            progress.set_postfix_str(f"passed {passed}/{len(results)} ({100 * passed / len(results):.0f}%), {tokens / max(generating, 1e-9):.1f} tokens/s")
+            progress.set_postfix_str(f"passed {passed}/{len(results)} ({100 * passed / len(results):.0f}%), {tokens / max(elapsed, 1e-9):.1f} tokens/s")
     except KeyboardInterrupt:
         progress.close()
         print(f"interrupted: {len(results)} finished attempt(s) kept in {results_path}; the same command resumes", file=sys.stderr)
