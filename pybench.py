@@ -291,6 +291,21 @@ def default_model_path() -> Path:
     return Path(spec.submodule_search_locations[0]) / DEFAULT_MODEL_FILE
 
 
+def gguf_facts(path: Path) -> dict:
+    """A GGUF file's name, architecture, quantisation and trained context length ({} if its header does not parse)."""
+    import gguf
+
+    try:
+        fields = gguf.GGUFReader(path).fields
+    except (ValueError, OSError, IndexError, KeyError):
+        return {}
+    value = lambda key: fields[key].contents() if key in fields else None  # noqa: E731
+    architecture, file_type = value("general.architecture"), value("general.file_type")
+    known = file_type is not None and file_type in gguf.LlamaFileType._value2member_map_
+    return {"name": value("general.name"), "architecture": architecture, "context_length": value(f"{architecture}.context_length"),
+            "quantization": gguf.LlamaFileType(file_type).name if known else file_type}
+
+
 def check_gguf(path: Path) -> None:
     if not path.is_file():
         raise UsageError(f"--model: {path} does not exist")
@@ -308,9 +323,11 @@ class LlamaModel:
         import llama_cpp
 
         self.offload = bool(llama_cpp.llama_supports_gpu_offload())
+        trained = gguf_facts(path).get("context_length")
+        self.n_ctx = min(n_ctx, trained) if trained else n_ctx  # past its trained context a model only degrades
         try:
             self.llm = llama_cpp.Llama(model_path=str(path), n_gpu_layers=n_gpu_layers if self.offload else 0,
-                                       n_ctx=n_ctx, seed=seed, n_threads=os.cpu_count(), verbose=False)
+                                       n_ctx=self.n_ctx, seed=seed, n_threads=os.cpu_count(), verbose=False)
         except ValueError as error:  # llama.cpp could not load it: truncated, unknown architecture, too big
             raise UsageError(f"--model: llama.cpp could not load {path} ({error})") from None
         self.name = path.name
@@ -378,7 +395,7 @@ class ReplayModel:
             if record["id"] not in task_ids:
                 raise UsageError(f"{path}, line {number}: task id {record['id']!r} is not in the tasks file")
             self.replies[record["id"]] = record["replies"]
-        self.name, self.device, self.offload, self.llama_cpp_version = f"replay:{path.name}", "none (replay)", False, None
+        self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
         self.turn: dict[str, int] = {}
 
     def start_task(self, task_id: str) -> None:
@@ -479,6 +496,7 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     # root-only home (pyenv in /root); no-new-privs and an empty capability set keep the worker from ever using them.
     ids = [IdMap(inside_id="65534", outside_id="65534"), IdMap(inside_id="0", outside_id="0")] if os.geteuid() == 0 else []
     environment = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+                   "USER": "agent", "LOGNAME": "agent",
                    "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "PYTHONDONTWRITEBYTECODE": "1",
                    **{name: str(limits.threads) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")},
                    **{name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ}}
@@ -927,11 +945,9 @@ def doctor(model_path: Path | None) -> int:
     try:
         path = model_path or default_model_path()
         check_gguf(path)
-        import gguf
-
-        fields = gguf.GGUFReader(path).fields
-        architecture = fields["general.architecture"].contents() if "general.architecture" in fields else "?"
-        report(True, f"model {path} ({architecture}, {path.stat().st_size / 2**20:.0f} MiB)")
+        facts = gguf_facts(path)
+        report(bool(facts), f"model {path} ({facts.get('architecture')}, {facts.get('quantization')}, {path.stat().st_size / 2**20:.0f} MiB)",
+               "its GGUF header does not parse: the file is damaged or truncated")
     except (UsageError, ValueError, OSError) as error:
         report(False, "model", str(error))
     return 1 if failed else 0
@@ -1202,15 +1218,8 @@ def suite_digest(tasks_path: Path, tasks: list[Task], config: Path | None) -> st
 
 
 def model_facts(path: Path) -> dict:
-    """Name, size, sha256 and GGUF metadata of a model file."""
-    import gguf
-
-    fields = gguf.GGUFReader(path).fields
-    value = lambda key: fields[key].contents() if key in fields else None  # noqa: E731
-    file_type = value("general.file_type")
-    quantization = gguf.LlamaFileType(file_type).name if file_type is not None and file_type in gguf.LlamaFileType._value2member_map_ else file_type
-    return {"file": path.name, "path": str(path), "size": path.stat().st_size, "sha256": sha256_of(path),
-            "name": value("general.name"), "architecture": value("general.architecture"), "quantization": quantization}
+    """Name, size and sha256 of a model file, and its GGUF metadata."""
+    return {"file": path.name, "path": str(path), "size": path.stat().st_size, "sha256": sha256_of(path)} | gguf_facts(path)
 
 
 RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
@@ -1235,7 +1244,7 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
     manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
-                "gpu_offload": model.offload, "llama_cpp_python": packages.get("llama-cpp-python"),
+                "gpu_offload": model.offload, "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
                 "llama_cpp": model.llama_cpp_version, "flags": flags,
                 "suite": str(tasks_path), "suite_size": len(suite), "suite_sha256": suite_digest(tasks_path, suite, config),
                 "jail_limits": vars(limits),
@@ -2007,16 +2016,21 @@ def run_suite(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    progress = tqdm(attempts, unit="attempt", dynamic_ncols=True)
+    interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt
+    progress = tqdm(attempts, unit="attempt", dynamic_ncols=True, disable=not interactive)
     tokens, elapsed = 0, 0.0
     try:
-        for task, sample in progress:
+        for done, (task, sample) in enumerate(progress, 1):
             result = run_one(task, sample, args.samples, args.seed + sample, model, protocol, run_dir, limits, args.max_turns)
             append_result(results_path, result)
             results.append(result)
             tokens, elapsed = tokens + result["completion_tokens"], elapsed + result["seconds"]
             passed = sum(r["passed"] for r in results)
-            progress.set_postfix_str(f"passed {passed}/{len(results)} ({100 * passed / len(results):.0f}%), {tokens / max(elapsed, 1e-9):.1f} tokens/s")
+            status = f"passed {passed}/{len(results)} ({100 * passed / len(results):.0f}%), {tokens / max(elapsed, 1e-9):.1f} tokens/s"
+            progress.set_postfix_str(status)
+            if not interactive:
+                print(f"[{done}/{len(attempts)}] {task.id}{f' sample {sample}' if args.samples > 1 else ''}: "
+                      f"{'pass' if result['passed'] else 'fail'} in {result['turns']} turn(s), {result['seconds']:.1f} s; {status}", flush=True)
     except KeyboardInterrupt:
         progress.close()
         print(f"interrupted: {len(results)} finished attempt(s) kept in {results_path}; the same command resumes", file=sys.stderr)
