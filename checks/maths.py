@@ -4,7 +4,6 @@ Named maths.py, not math.py, so that it does not shadow the standard library mod
 Answers are matched as numbers with tolerance (fractions such as 22/7 count as numbers) or, for
 closed forms, as expressions compared with sympy after a conservative parse of the answer text.
 """
-import math
 import re
 from pathlib import Path
 

@@ -3,11 +3,10 @@
 Expected values are recomputed from ./data where that is cheap, otherwise hard-coded from the generated
 files (files/make_text.py); the comments say where each number comes from.
 """
-import datetime as dt
 import re
 from pathlib import Path
 
-from common import assert_chart, assert_number, assert_words, load_image, output_file, read_table
+from common import assert_chart, assert_number, assert_words, output_file, read_table
 
 MONTHS = {m: i + 1 for i, m in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",

@@ -481,7 +481,6 @@ def make_orders():
     rng = np.random.default_rng(1515)
     adj = ["Nordic", "Blue", "Golden", "Silver", "Green", "Polar", "Coastal", "Summit", "Bright", "Iron", "Maple", "Cedar", "Harbor", "Aspen"]
     noun = ["Bakery", "Logistics", "Studio", "Outfitters", "Foods", "Labs", "Works", "Traders", "Clinic", "Designs", "Garage", "Books"]
-    suffix = ["Ltd", "AS", "AB", "Oy", "GmbH"]
     pool = [f"{a} {b}" for a in adj for b in noun]
     pick = rng.permutation(len(pool))[:150]
     countries = ["Norway", "Sweden", "Denmark", "Finland", "Germany"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests that call pybench's functions directly import it from the project root
 
 
 def run_pybench(*args, timeout=1800) -> subprocess.CompletedProcess:

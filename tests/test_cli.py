@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import ROOT, run_pybench, write_jsonl
+from conftest import run_pybench, write_jsonl
 
 CHECKS = 'def ok(answer, output, data):\n    """Verifies: nothing (a placeholder for input validation tests)."""\n'
 GOOD = {"id": "t1", "category": "math", "query": "q", "files": ["in.csv"], "check": "suite:ok"}

@@ -797,7 +797,7 @@ def print_table(runs: Runs) -> None:
     print(f"\n\n{'attack':<22} {'outcome':<28} {'seconds':>8}  test")
     for name, what, seconds in rows:
         print(f"{name:<22} {what:<28} {seconds:>8}  {VERDICTS.get(name, 'not run')}")
-    print(f"runs: " + ", ".join(f"{run.group} {run.seconds:.1f} s" for run in runs.runs.values()) + f"; all {runs.total_seconds:.1f} s")
+    print("runs: " + ", ".join(f"{run.group} {run.seconds:.1f} s" for run in runs.runs.values()) + f"; all {runs.total_seconds:.1f} s")
 
 
 def probes(text: str) -> dict[str, str]:
@@ -1038,7 +1038,7 @@ def test_double_forked_daemon_dies_with_the_task(runs):
 
 @attack_test("kill_all")
 def test_killing_every_visible_process(runs):
-    task = handled(runs, "kill_all")
+    handled(runs, "kill_all")
     sentinel = runs.host.sentinel
     if sentinel is not None:
         assert sentinel.poll() is None, "a host process of the jail's uid was killed from inside the jail"

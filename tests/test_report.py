@@ -5,15 +5,12 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import pybench
 from conftest import ROOT, run_pybench, write_jsonl
-
-sys.path.insert(0, str(ROOT))
-import pybench  # noqa: E402
 
 TASKS = [json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
 PNG_TASKS = [task["id"] for task in TASKS if re.search(r"\./output/\S+\.png", task["query"])]
