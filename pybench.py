@@ -980,6 +980,7 @@ print(pd.read_csv("./data/example.csv").head())
 
 CODE_BLOCK = re.compile(r"```(?:python|py|python3)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 OBSERVATION_CHARS = 3000   # what the model sees of one cell's output: the head and the tail
+NO_OUTPUT = "The code ran without output."
 
 
 @dataclass
@@ -1018,7 +1019,7 @@ class Protocol:
         if error:
             text = (text + "\n" if text else "") + error.rstrip()
         if not text and not self.code_start:
-            return "The code ran without output."
+            return NO_OUTPUT
         if len(text) > OBSERVATION_CHARS:
             half = OBSERVATION_CHARS // 2
             text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
@@ -1034,6 +1035,7 @@ class TaskRun:
     jail: Jail
     protocol: Protocol
     messages: list[dict] = field(default_factory=list)
+    code: list[str | None] = field(default_factory=list)  # per reply, the code that ran (None: none ran)
     answer: str = ""
     ended_by: str = ""
     prompt_tokens: int = 0
@@ -1064,6 +1066,7 @@ class TaskRun:
         self.messages.append({"role": "assistant", "content": reply.text})
         self.answer = reply.text
         code = self.protocol.code_in(reply.text)
+        self.code.append(code)
         if code is None:
             self.ended_by = "final answer"
             return
@@ -1142,7 +1145,8 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
             "caveats": task.caveats,
             "turns": run.turns, "ended_by": run.ended_by, "cells": run.cells, "worker_restarts": run.restarts,
             "seconds": round(time.monotonic() - run.started, 3), "prompt_tokens": run.prompt_tokens,
-            "completion_tokens": run.completion_tokens, "output": str(output), "removed_from_output": removed, "messages": run.messages}
+            "completion_tokens": run.completion_tokens, "output": str(output), "removed_from_output": removed, "messages": run.messages,
+            "code": run.code}
 
 
 def tidy_output(folder: Path) -> list[str]:
@@ -1540,32 +1544,34 @@ def short(text: str, limit: int = 100) -> str:
 
 # --- report: one attempt, as a page and as a notebook ---
 
-def split_messages(messages: list[dict]) -> tuple[str, list[str], list[tuple[str, str | None, str, str | None]]]:
+def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple[str, list[str], list[tuple[str, str | None, str, str | None]]]:
     """The system prompt; the user messages before the first reply (the uploaded files, then the query); and per
     assistant reply: its prose before the code that ran, that code (None for a final answer), its prose after,
-    and the interpreter's answer to the code (None if the task ended first)."""
+    and the interpreter's answer to the code (None if the task ended first). The code that ran is the attempt's
+    record of it (results without one are read with our own protocol's rule)."""
     first_reply = next((i for i, message in enumerate(messages) if message["role"] == "assistant"), len(messages))
     system = "\n\n".join(message["content"] for message in messages[:first_reply] if message["role"] == "system")
     asked = [message["content"] for message in messages[:first_reply] if message["role"] == "user"]
+    replies = [i for i in range(first_reply, len(messages)) if messages[i]["role"] == "assistant"]
+    code = code if code is not None and len(code) == len(replies) else [Protocol().code_in(messages[i]["content"]) for i in replies]
     steps = []
-    for i in range(first_reply, len(messages)):
-        if messages[i]["role"] != "assistant":
-            continue
+    for i, ran in zip(replies, code):
         reply = messages[i]["content"]
-        match = CODE_BLOCK.search(reply)
-        if match is None:
+        if ran is None:
             steps.append((reply, None, "", None))
             continue
         answer = messages[i + 1]["content"] if i + 1 < len(messages) and messages[i + 1]["role"] == "user" else None
-        steps.append((reply[:match.start()], match.group(1), reply[match.end():], answer))
+        at = reply.find(ran)
+        before, after = (reply[:at], reply[at + len(ran):]) if at >= 0 else (reply, "")
+        steps.append((before, ran, after, answer))
     return system, asked, steps
 
 
 def printed_output(answer: str) -> str:
-    """What a cell printed, from the interpreter's answer as the model read it (see observation())."""
-    if answer == "The code ran without output.":
+    """What a cell printed, from the interpreter's answer as the model read it (see Protocol.observation)."""
+    if answer == NO_OUTPUT:
         return ""
-    return answer.removeprefix("Output:\n")
+    return answer.removeprefix(Protocol.interpreter_prefix).removeprefix(ORIGINAL_INTERPRETER)
 
 
 def attempt_notebook(result: dict):
@@ -1573,7 +1579,7 @@ def attempt_notebook(result: dict):
     prose as markdown and its code as a code cell holding the interpreter's output. Validated once, on write."""
     import nbformat
 
-    _, asked, steps = split_messages(result.get("messages") or [])
+    _, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
     cells = [{"cell_type": "markdown", "source": "\n\n".join(asked)}]
     executed = 0
     for before, code, after, answer in steps:
@@ -1675,7 +1681,7 @@ def outputs_html(result: dict, stem: str, pages_dir: Path) -> str:
 
 def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]], pages_dir: Path) -> str:
     """One attempt: verdict, facts, query, the trajectory step by step, and its outputs. All text is escaped."""
-    system, asked, steps = split_messages(result.get("messages") or [])
+    system, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
     samples = " ".join(link(f"{other_stem}.html", f"s{sample}", f"badge {'pass' if passed else 'fail'}{' current' if other_stem == stem else ''}")
                        for sample, other_stem, passed in siblings) if len(siblings) > 1 or result["sample"] else ""
     sample_text = f" · sample {escape(result['sample'])} (seed {escape(result.get('seed', '?'))})" if samples else ""
