@@ -84,6 +84,14 @@ def _duration(samples, sr, expected: float, tol: float, name: str):
     assert abs(seconds - expected) <= tol, f"./output/{name} lasts {seconds:.3f} s, expected {expected:g} s"
 
 
+def _format(y, sr, name: str, rate: int, channels: int | None, seconds: float, tol: float):
+    """./output/name has the sample rate, the channel count (None: any) and, within tol, the duration asked for."""
+    assert sr == rate, f"sample rate {sr} Hz, expected {rate} Hz"
+    if channels is not None:
+        assert y.shape[1] == channels, f"{y.shape[1]} channel(s), expected {'mono' if channels == 1 else 'stereo'}"
+    _duration(y, sr, seconds, tol, name)
+
+
 def _rms(x):
     import numpy as np
 
@@ -118,9 +126,7 @@ def first_three_seconds(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/melody_first3s.wav is a mono 16 kHz wav lasting 3.0 s whose samples match the first 3 s of melody.wav."""
     src, sr_in = _input_audio(data, "melody.wav")
     y, sr = _output_audio(output, "melody_first3s.wav", "WAV")
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
-    _duration(y, sr, 3.0, 0.01, "melody_first3s.wav")
+    _format(y, sr, "melody_first3s.wav", sr_in, 1, 3.0, 0.01)
     corr, gain, _ = _match(y[:, 0], src[: 3 * sr_in, 0], int(0.01 * sr))
     assert corr > 0.99, f"the clip does not match the first 3 s of the input (correlation {corr:.2f})"
     assert 0.9 < gain < 1.1, f"the clip's level changed (gain {gain:.2f})"
@@ -130,9 +136,7 @@ def song_clip(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/song_clip.mp3 is a stereo mp3 of about 3 s whose channels match song.mp3 from 2 s to 5 s."""
     src, sr_in = _input_audio(data, "song.mp3")
     y, sr = _output_audio(output, "song_clip.mp3", "MP3")
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    assert y.shape[1] == 2, f"{y.shape[1]} channel(s), expected stereo"
-    _duration(y, sr, 3.0, 0.15, "song_clip.mp3")
+    _format(y, sr, "song_clip.mp3", sr_in, 2, 3.0, 0.15)
     ref = src[2 * sr_in: 5 * sr_in]
     for ch, side in enumerate(("left", "right")):
         corr, gain, _ = _match(y[:, ch], ref[:, ch], int(0.15 * sr))
@@ -145,9 +149,7 @@ def pad_fades(answer: str, output: Path, data: Path) -> None:
     is untouched from 1 s to 3 s, and falls over the last 2 s to near silence (RMS ratios against the input per window)."""
     src, sr_in = _input_audio(data, "pad.wav")
     y, sr = _output_audio(output, "pad_faded.wav", "WAV")
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
-    _duration(y, sr, 5.0, 0.01, "pad_faded.wav")
+    _format(y, sr, "pad_faded.wav", sr_in, 1, 5.0, 0.01)
     x, y = src[:, 0], y[:, 0]
 
     def ratio(t0, t1):
@@ -170,9 +172,7 @@ def guitar_louder(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/guitar_louder.mp3 is a stereo mp3 of guitar.wav (4 s, same rate) with both channels 6 dB louder (gain ~2.0)."""
     src, sr_in = _input_audio(data, "guitar.wav")
     y, sr = _output_audio(output, "guitar_louder.mp3", "MP3")
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    assert y.shape[1] == 2, f"{y.shape[1]} channel(s), expected stereo"
-    _duration(y, sr, 4.0, 0.15, "guitar_louder.mp3")
+    _format(y, sr, "guitar_louder.mp3", sr_in, 2, 4.0, 0.15)
     expected = 10 ** (6 / 20)
     for ch, side in enumerate(("left", "right")):
         corr, gain, _ = _match(y[:, ch], src[:, ch], int(0.15 * sr))
@@ -184,9 +184,7 @@ def melody_quieter(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/melody_quieter.wav is melody.wav (mono, 16 kHz, 6 s) scaled by 10^(-10/20) = 0.316 (-10 dB)."""
     src, sr_in = _input_audio(data, "melody.wav")
     y, sr = _output_audio(output, "melody_quieter.wav", "WAV")
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
-    _duration(y, sr, 6.0, 0.01, "melody_quieter.wav")
+    _format(y, sr, "melody_quieter.wav", sr_in, 1, 6.0, 0.01)
     corr, gain, _ = _match(y[:, 0], src[:, 0], int(0.01 * sr))
     expected = 10 ** (-10 / 20)
     assert corr > 0.99, f"the output does not match the input (correlation {corr:.2f})"
@@ -200,8 +198,7 @@ def combined(answer: str, output: Path, data: Path) -> None:
     intro, sr_in = _input_audio(data, "intro.wav")
     outro, _ = _input_audio(data, "outro.wav")
     y, sr = _output_audio(output, "combined.mp3", "MP3")
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    _duration(y, sr, 5.0, 0.15, "combined.mp3")
+    _format(y, sr, "combined.mp3", sr_in, None, 5.0, 0.15)
     mono = y.mean(axis=1)
     ref = np.concatenate([intro[:, 0], outro[:, 0]])
     corr, gain, _ = _match(mono, ref, int(0.15 * sr))
@@ -215,9 +212,7 @@ def voice_mix(answer: str, output: Path, data: Path) -> None:
     voice, sr_v = _input_audio(data, "voice.wav")
     bg, sr_b = _input_audio(data, "background.wav")
     y, sr = _output_audio(output, "mix.wav", "WAV")
-    assert sr == sr_v, f"sample rate {sr} Hz, expected the voice's {sr_v} Hz"
-    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
-    _duration(y, sr, len(voice) / sr_v, 0.02, "mix.wav")
+    _format(y, sr, "mix.wav", sr_v, 1, len(voice) / sr_v, 0.02)
     y = y[:, 0]
     corr, gain, _ = _match(y, voice[:, 0], int(0.005 * sr))
     assert 0.9 < gain < 1.1, f"the voice's level changed (gain {gain:.2f})"
@@ -232,9 +227,7 @@ def song_to_wav(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/song.wav is a real RIFF/WAVE file, stereo at 22.05 kHz, 8 s, whose samples match decoded song.mp3."""
     src, sr_in = _input_audio(data, "song.mp3")
     y, sr = _output_audio(output, "song.wav", "WAV")
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    assert y.shape[1] == 2, f"{y.shape[1]} channel(s), expected stereo"
-    _duration(y, sr, len(src) / sr_in, 0.06, "song.wav")
+    _format(y, sr, "song.wav", sr_in, 2, len(src) / sr_in, 0.06)
     for ch, side in enumerate(("left", "right")):
         corr, gain, _ = _match(y[:, ch], src[:, ch], int(0.06 * sr))
         assert corr > 0.99 and 0.9 < gain < 1.1, f"the {side} channel does not match the mp3 (correlation {corr:.2f})"
@@ -244,9 +237,7 @@ def interview_mono(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/interview_mono.mp3 is a one-channel mp3 (22.05 kHz, ~5 s) matching the average of interview.wav's channels."""
     src, sr_in = _input_audio(data, "interview.wav")
     y, sr = _output_audio(output, "interview_mono.mp3", "MP3")
-    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    _duration(y, sr, 5.0, 0.15, "interview_mono.mp3")
+    _format(y, sr, "interview_mono.mp3", sr_in, 1, 5.0, 0.15)
     corr, gain, _ = _match(y[:, 0], src.mean(axis=1), int(0.15 * sr))
     assert corr > 0.95, f"the output is not the average of both channels (correlation {corr:.2f})"
     assert 0.85 < gain < 1.15, f"the level is {gain:.2f}x the channel average"
@@ -258,9 +249,7 @@ def chirp_8k(answer: str, output: Path, data: Path) -> None:
 
     src, sr_in = _input_audio(data, "chirp.wav")
     y, sr = _output_audio(output, "chirp_8k.wav", "WAV")
-    assert sr == 8000, f"sample rate {sr} Hz, expected 8000 Hz"
-    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
-    _duration(y, sr, 4.0, 0.002, "chirp_8k.wav")
+    _format(y, sr, "chirp_8k.wav", 8000, 1, 4.0, 0.002)
     n_out = int(round(len(src) * 8000 / sr_in))
     spectrum = np.fft.rfft(src[:, 0])[: n_out // 2 + 1]
     ref = np.fft.irfft(spectrum, n_out) * n_out / len(src)
@@ -299,9 +288,7 @@ def normalized(answer: str, output: Path, data: Path) -> None:
 
     src, sr_in = _input_audio(data, "quiet.wav")
     y, sr = _output_audio(output, "quiet_normalized.wav", "WAV")
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    assert y.shape[1] == 1, f"{y.shape[1]} channels, expected mono"
-    _duration(y, sr, len(src) / sr_in, 0.002, "quiet_normalized.wav")
+    _format(y, sr, "quiet_normalized.wav", sr_in, 1, len(src) / sr_in, 0.002)
     corr, _, _ = _match(y[:, 0], src[:, 0], int(0.002 * sr))
     assert corr > 0.999, f"the waveform changed shape (correlation {corr:.3f})"
     peak = float(np.max(np.abs(y)))
@@ -313,9 +300,7 @@ def song_reversed(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/song_reversed.mp3 is a stereo mp3 (~8 s, 22.05 kHz) whose left/right channels are song.mp3's left/right played backwards."""
     src, sr_in = _input_audio(data, "song.mp3")
     y, sr = _output_audio(output, "song_reversed.mp3", "MP3")
-    assert sr == sr_in, f"sample rate {sr} Hz, expected {sr_in} Hz"
-    assert y.shape[1] == 2, f"{y.shape[1]} channel(s), expected stereo"
-    _duration(y, sr, 8.0, 0.15, "song_reversed.mp3")
+    _format(y, sr, "song_reversed.mp3", sr_in, 2, 8.0, 0.15)
     rev = src[::-1]
     for ch, side in enumerate(("left", "right")):
         corr, gain, _ = _match(y[:, ch], rev[:, ch], int(0.15 * sr))

@@ -114,18 +114,28 @@ EMAILS = sorted([
 ])
 
 
+def _column(output: Path, name: str, column: str) -> list[str]:
+    """The non-empty values of ./output/name's column `column` (its header matched case-insensitively), as stripped text."""
+    df = read_table(output, name)
+    cols = [str(c).strip().lower() for c in df.columns]
+    assert column in cols, f"{name} has no '{column}' column (columns: {list(df.columns)})"
+    return [str(v).strip() for v in df[df.columns[cols.index(column)]].dropna()]
+
+
+def _same_items(values: list[str], expected: list[str], name: str, items: str, source: str) -> None:
+    """values hold every expected item once and nothing else."""
+    assert len(values) == len(set(values)), f"{name} has duplicate {items}"
+    missing = sorted(set(expected) - set(values))
+    extra = sorted(set(values) - set(expected))
+    assert not missing, f"{name} misses {', '.join(missing[:4])}"
+    assert not extra, f"{name} has {items} not in {source}: {', '.join(extra[:4])}"
+
+
 def extract_emails(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/emails.csv has one column 'email' holding the 12 distinct addresses, lowercase, sorted."""
-    df = read_table(output, "emails.csv")
-    cols = [str(c).strip().lower() for c in df.columns]
-    assert "email" in cols, f"emails.csv has no 'email' column (columns: {list(df.columns)})"
-    values = [str(v).strip() for v in df[df.columns[cols.index("email")]].dropna()]
+    values = _column(output, "emails.csv", "email")
     assert values == [v.lower() for v in values], "some addresses are not lowercase"
-    assert len(values) == len(set(values)), "emails.csv has duplicate addresses"
-    missing = sorted(set(EMAILS) - set(values))
-    extra = sorted(set(values) - set(EMAILS))
-    assert not missing, f"emails.csv misses {', '.join(missing[:4])}"
-    assert not extra, f"emails.csv has addresses that are not in the file: {', '.join(extra[:4])}"
+    _same_items(values, EMAILS, "emails.csv", "addresses", "the file")
     assert values == sorted(values), "emails.csv is not sorted alphabetically"
 
 
@@ -135,17 +145,10 @@ LOG_DATES = ["2024-01-08", "2024-01-15", "2024-01-22", "2024-02-09", "2024-02-12
 
 def extract_dates(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/dates.csv column 'date' holds the 10 distinct log dates as YYYY-MM-DD (slashed = day/month), ascending."""
-    df = read_table(output, "dates.csv")
-    cols = [str(c).strip().lower() for c in df.columns]
-    assert "date" in cols, f"dates.csv has no 'date' column (columns: {list(df.columns)})"
-    values = [str(v).strip() for v in df[df.columns[cols.index("date")]].dropna()]
+    values = _column(output, "dates.csv", "date")
     bad = [v for v in values if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", v)]
     assert not bad, f"not YYYY-MM-DD: {', '.join(bad[:3])}"
-    assert len(values) == len(set(values)), "dates.csv has duplicate dates"
-    missing = sorted(set(LOG_DATES) - set(values))
-    extra = sorted(set(values) - set(LOG_DATES))
-    assert not missing, f"dates.csv misses {', '.join(missing[:4])}"
-    assert not extra, f"dates.csv has dates not in the log: {', '.join(extra[:4])}"
+    _same_items(values, LOG_DATES, "dates.csv", "dates", "the log")
     assert values == sorted(values), "dates.csv is not in ascending order"
 
 
