@@ -1036,11 +1036,9 @@ class TaskRun:
     protocol: Protocol
     messages: list[dict] = field(default_factory=list)
     code: list[str | None] = field(default_factory=list)  # per reply, the code that ran (None: none ran)
-    answer: str = ""
     ended_by: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cells: int = 0
     restarts: int = 0
     started: float = field(default_factory=time.monotonic)
 
@@ -1050,7 +1048,16 @@ class TaskRun:
 
     @property
     def turns(self) -> int:
-        return sum(message["role"] == "assistant" for message in self.messages)
+        return len(self.code)  # one entry per assistant reply
+
+    @property
+    def answer(self) -> str:
+        """The final assistant reply (the last one, if the turn limit ended the task)."""
+        return next((message["content"] for message in reversed(self.messages) if message["role"] == "assistant"), "")
+
+    @property
+    def cells(self) -> int:
+        return sum(code is not None for code in self.code)
 
     @property
     def active(self) -> bool:
@@ -1064,14 +1071,12 @@ class TaskRun:
             self.ended_by = reply.stop or "no reply"
             return
         self.messages.append({"role": "assistant", "content": reply.text})
-        self.answer = reply.text
         code = self.protocol.code_in(reply.text)
         self.code.append(code)
         if code is None:
             self.ended_by = "final answer"
             return
         cell = self.jail.run(code)
-        self.cells += 1
         self.restarts += cell.status == "restarted"
         self.messages.append({"role": "user", "content": self.protocol.observation(cell)})
         if self.turns >= self.max_turns:
