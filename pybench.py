@@ -106,6 +106,10 @@ class Task:
     original: Path | None = None  # the PyBench checkout the task comes from: its tests.py, data/ and ref/ score it
     caveats: list[str] = field(default_factory=list)  # why an original task cannot fairly count
 
+    def input_binds(self) -> list[tuple[str, str, bool]]:
+        """The inputs as read-only jail binds, at their paths in the task's cwd."""
+        return [(str(host), f"{JAIL_ROOT}/{relative}", False) for relative, host in self.inputs.items()]
+
 
 TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 
@@ -1084,8 +1088,7 @@ class TaskRun:
 
 
 def run_agent(task: Task, model, protocol: Protocol, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path, seed: int) -> TaskRun:
-    binds = [(str(path), f"{JAIL_ROOT}/{relative}", False) for relative, path in task.inputs.items()]
-    binds.append((str(output_dir), f"{JAIL_ROOT}/output", True))
+    binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
     run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir, output_dir), protocol)
     model.start_task(task.id)
     try:
@@ -1111,8 +1114,7 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
         call = f"import json\ncheck(json.loads({json.dumps(run.messages, ensure_ascii=False)!r}))"
         path = f"{JAIL_ROOT}/data/unit_test"
     else:
-        binds = [(str(host), f"{JAIL_ROOT}/{relative}", False) for relative, host in task.inputs.items()]
-        binds += [output, (str(task.checks_dir), "/checks", False)]
+        binds = task.input_binds() + [output, (str(task.checks_dir), "/checks", False)]
         call = f"from pathlib import Path\ncheck({run.answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))"
         path = "/checks"
     jail = Jail(f"{task.id}.check", binds, CHECK_LIMITS, log_dir)
