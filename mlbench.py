@@ -1,0 +1,662 @@
+"""mlbench: ML-Bench (arXiv 2311.09835) in pybench, from the user's own split file and repository checkouts.
+
+A record holds an instruction and a repository; the model must answer with the command or script, with the right
+arguments, that runs the repository's code. Three ways to score it, all through pybench's tasks, jail, results,
+manifest, resume and report:
+
+    static (ML-LLM-Bench's checks)  every value of `arguments` occurs in the answer (case-insensitive), and its type
+                                    matches (a Bash Script answer holds '.sh ' or '.py ', a Python Code answer neither)
+    --execute                       a statically passing answer then runs in a jail over the user's checkout
+    --mlbench-agent                 ML-Agent-Bench: the agent works in a private copy of the task folder with python and
+                                    bash, then `bash run.sh` runs in a fresh jail (120 s)
+
+Nothing of ML-Bench is copied here: the split, the repositories and (with --mlbench-checkout) ML-Bench's own prompt
+templates are read from the user's disk at run time.
+"""
+
+import ast
+import functools
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pybench
+from pybench import Jail, JailLimits, Reply, Task, UsageError
+
+# --- the split: records in ML-Bench's fields, from the user's parquet or JSONL ----------------------------------
+
+FIELDS = {"github_id": int, "github": str, "path": str, "arguments": str, "instruction": str, "oracle": str, "type": str,
+          "id": int, "prefix_code": str, "output": str}
+TYPES = ("Bash Script", "Python Code")
+SAMPLES = 5                     # ML-LLM-Bench's n: pass@1, pass@2 and pass@5 come from the first 1, 2, 5 samples
+PASS_AT = (1, 2, 5)
+# ML-LLM-Bench's execution limits (utils/exec.py): seconds before a still-running answer counts as a pass, by github_id
+# (vid2vid 4 s; pytorch-image-models 7 s for Python Code; 10 s otherwise).
+EXEC_SECONDS = 10
+EXEC_SECONDS_BY_REPO = {("Bash Script", 5): 4, ("Python Code", 5): 4, ("Python Code", 11): 7}
+AGENT_SECONDS = 120             # ML-Agent-Bench: `bash run.sh` must exit 0 within this (a timeout counts there too)
+REPO_ROOT = "/repo"             # where the checkout of the task's repository is mounted in the jail
+
+
+@dataclass
+class MLBenchTask(Task):
+    """One record: id <github_id>-<id>, category = the repository's folder name (the last part of its GitHub URL,
+    as in ML-Bench's repos/), query = the instruction."""
+    record: dict = field(default_factory=dict)
+    arguments: dict = field(default_factory=dict)
+    repo: str = ""
+    folder: str = ""            # the task folder inside the repository ("" for its root)
+
+
+def is_split(path: Path) -> bool:
+    """An ML-Bench split: a .parquet file, or a JSONL whose first record has ML-Bench's fields."""
+    if path.suffix == ".parquet":
+        return True
+    if not path.is_file():
+        return False
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        first = next((line for line in handle if line.strip()), "")
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and {"github_id", "arguments", "instruction", "type"} <= record.keys()
+
+
+def read_records(path: Path) -> list[tuple[str, dict]]:
+    """(where, record) per row, where = 'FILE, row N' or 'FILE, line N'."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet
+
+        try:
+            table = pyarrow.parquet.read_table(path)
+        except Exception as error:  # pyarrow raises its own kinds for a damaged or foreign file
+            raise UsageError(f"{path}: not a readable parquet file ({str(error).splitlines()[0]})") from None
+        missing = [name for name in FIELDS if name not in table.column_names]
+        if missing:
+            raise UsageError(f"{path}: the parquet has no column {', '.join(missing)}; an ML-Bench split has {', '.join(FIELDS)}")
+        return [(f"{path}, row {number}", record) for number, record in enumerate(table.select(list(FIELDS)).to_pylist(), 1)]
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if line.strip():
+            try:
+                records.append((f"{path}, line {number}", json.loads(line)))
+            except json.JSONDecodeError as error:
+                raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+    return records
+
+
+def parse_arguments(text: str, where: str) -> dict:
+    """The `arguments` field: a Python dict literal (ML-Bench eval()s it; a literal is all it ever holds, so we
+    read it with ast.literal_eval and run nothing)."""
+    try:
+        arguments = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise UsageError(f"{where}: field 'arguments' is not a Python dict literal") from None
+    if not isinstance(arguments, dict):
+        raise UsageError(f"{where}: field 'arguments' holds a {type(arguments).__name__}, not a dict")
+    return arguments
+
+
+def load_split(path: Path) -> list[MLBenchTask]:
+    """Every record as a task. A record whose own reference output fails ML-Bench's static check gets a caveat:
+    it is set aside in the honest figure, as the original PyBench's defective tests are."""
+    tasks, seen = [], set()
+    for where, record in read_records(path):
+        if not isinstance(record, dict):
+            raise UsageError(f"{where}: expected an object with ML-Bench's fields")
+        for name, kind in FIELDS.items():
+            value = record.get(name)
+            if name == "prefix_code" and value is None:
+                record[name] = value = ""
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise UsageError(f"{where}: field '{name}' is missing or not a{'n' if kind is int else ''} {kind.__name__}")
+        if record["type"] not in TYPES:
+            raise UsageError(f"{where}: field 'type' is {record['type']!r}, not one of {', '.join(map(repr, TYPES))}")
+        arguments = parse_arguments(record["arguments"], where)
+        repo = record["github"].rstrip("/").rsplit("/", 1)[-1]
+        folder = record["path"][1:].strip("/")  # ML-Bench: repos/<repo> + path[1:], path being "./examples/x" or ""
+        if not pybench.TASK_ID.fullmatch(repo) or ".." in Path(folder).parts or Path(record["path"]).is_absolute():
+            raise UsageError(f"{where}: field '{'github' if not pybench.TASK_ID.fullmatch(repo) else 'path'}' does not name a "
+                             "folder inside a repository checkout")
+        task_id = f"{record['github_id']}-{record['id']}"
+        if task_id in seen:
+            raise UsageError(f"{where}: (github_id, id) = ({record['github_id']}, {record['id']}) is used twice")
+        seen.add(task_id)
+        caveats = [] if static_verdict(record["output"], arguments, record["type"])[0] else [
+            "its reference output fails ML-Bench's own static check"]
+        # checks_dir is the split file itself: it holds no check modules, so the suite's digest is the split's alone
+        tasks.append(MLBenchTask(task_id, repo, record["instruction"], {}, [], "mlbench", "static_verdict", path,
+                                 caveats=caveats, record=record, arguments=arguments, repo=repo, folder=folder))
+    if not tasks:
+        raise UsageError(f"{path} holds no ML-Bench records")
+    return tasks
+
+
+# --- the static checks, as ML-LLM-Bench's utils/exec.py makes them ----------------------------------------------
+
+def arguments_present(answer: str, arguments: dict) -> bool:
+    """Every argument's value, as str() writes it, occurs in the answer, ignoring case."""
+    answer = answer.lower()
+    return all(str(value).lower() in answer for value in arguments.values())
+
+
+def is_script_call(answer: str) -> bool:
+    """ML-Bench's test for a command line: '.sh ' or '.py ' (with the space) anywhere in the answer."""
+    return ".sh " in answer or ".py " in answer
+
+
+def type_matches(answer: str, kind: str) -> bool:
+    return is_script_call(answer) if kind == "Bash Script" else not is_script_call(answer)
+
+
+def static_verdict(answer: str, arguments: dict, kind: str) -> tuple[bool, str]:
+    """(passed, reason), the arguments first, as ML-Bench checks them."""
+    if not arguments_present(answer, arguments):
+        missing = [str(value) for value in arguments.values() if str(value).lower() not in answer.lower()]
+        return False, f"arguments missing from the answer: {', '.join(map(repr, missing))}"
+    if not type_matches(answer, kind):
+        return False, ("a Bash Script answer must call a .sh or .py file ('.sh ' or '.py ')" if kind == "Bash Script" else
+                       "a Python Code answer must not call a .sh or .py file (it holds '.sh ' or '.py ')")
+    return True, ""
+
+
+FENCE_TAGS = ("python", "bash", "script", "")
+
+
+def extract_answer(reply: str) -> str:
+    """The answer in a live model's reply, as ML-Bench's generation scripts cut it (postprocess_output): the first
+    ```python block, else the first ```bash, else ```script, else bare ``` block, without the newlines around it;
+    a reply with none is an empty answer."""
+    for tag in FENCE_TAGS:
+        match = re.search(rf"```{tag}\n*(.*?)\n*```", reply, re.DOTALL)
+        if match:
+            return match.group(1)
+    return ""
+
+
+# --- prompts: ML-Bench's four settings, in ML-Bench's own wording when its checkout is given --------------------
+
+SETTINGS = ("oracle", "instruction", "bm25", "readme")
+TEMPLATE_NAMES = {"readme": "TASK1_PROMPT", "bm25": "TASK2_PROMPT", "oracle": "TASK3_PROMPT", "instruction": "TASK4_PROMPT"}
+TEMPLATE_FILES = ("scripts/api/litellm_api.py", "scripts/api/azure_openai.py", "scripts/openai/call_openai.py")
+OUR_TEMPLATES = {  # our wording: the instruction, then the setting's part of the README; one {} per part
+    "oracle": "You are a machine-learning engineer working in a GitHub repository. Write the command or script that does "
+              "this task:\n{}\n\nThis part of the repository's README shows how its code is run; you may use it directly:\n{}\n\n"
+              "Answer with one fenced code block (```bash for a command line, ```python for a script) and nothing else.",
+    "instruction": "You are a machine-learning engineer working in a GitHub repository. Write the command or script that "
+                   "does this task:\n{}\n\nAnswer with one fenced code block (```bash for a command line, ```python for a "
+                   "script) and nothing else.",
+    "bm25": "You are a machine-learning engineer working in a GitHub repository. Write the command or script that does this "
+            "task:\n{}\n\nThe passage of the repository's README that matches the task best:\n{}\n\nAnswer with one fenced "
+            "code block (```bash for a command line, ```python for a script) and nothing else.",
+    "readme": "You are a machine-learning engineer working in a GitHub repository. Write the command or script that does "
+              "this task:\n{}\n\nThe repository's README:\n{}\n\nAnswer with one fenced code block (```bash for a command "
+              "line, ```python for a script) and nothing else.",
+}
+
+
+def checkout_templates(checkout: Path) -> dict[str, str]:
+    """ML-Bench's prompt templates, read (not run) from its scripts: the string constants TASK1..4_PROMPT."""
+    for relative in TEMPLATE_FILES:
+        path = checkout / relative
+        if not path.is_file():
+            continue
+        constants = {}
+        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                constants[node.targets[0].id] = node.value.value
+        if all(name in constants for name in TEMPLATE_NAMES.values()):
+            return {setting: constants[name] for setting, name in TEMPLATE_NAMES.items()}
+    raise UsageError(f"--mlbench-checkout {checkout}: none of {', '.join(TEMPLATE_FILES)} defines ML-Bench's prompt templates "
+                     f"({', '.join(TEMPLATE_NAMES.values())}); give the root of a checkout of github:gersteinlab/ML-Bench")
+
+
+README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")
+BM25_WINDOW = 10                # sentences per window, windows starting at every sentence (ML-Bench's merge.py)
+BM25_MAX_SENTENCES = 1000
+
+
+@functools.cache
+def readme_of(repo_dir: Path) -> str:
+    for name in README_NAMES:
+        if (repo_dir / name).is_file():
+            return (repo_dir / name).read_text(encoding="utf-8", errors="replace")
+    raise UsageError(f"--repos: {repo_dir} has no README ({', '.join(README_NAMES[:4])}), which the bm25 and readme settings need")
+
+
+@functools.cache
+def bm25_index(repo_dir: Path):
+    """BM25 (Okapi, rank-bm25, as ML-Bench uses) over windows of 10 consecutive sentences of the README, each window a
+    whitespace-split document. Sentences are cut at ., ! or ? before white space (ML-Bench uses nltk's punkt model,
+    which needs a download; the windows may therefore differ a little at abbreviations)."""
+    from rank_bm25 import BM25Okapi
+
+    sentences = [part for part in re.split(r"(?<=[.!?])\s+", readme_of(repo_dir).strip()) if part][:BM25_MAX_SENTENCES]
+    documents = [" ".join(sentences[start:start + BM25_WINDOW]).split() for start in range(len(sentences))] or [[]]
+    return BM25Okapi(documents), documents
+
+
+def bm25_passage(repo_dir: Path, instruction: str) -> str:
+    index, documents = bm25_index(repo_dir)
+    return " ".join(index.get_top_n(instruction.split(), documents, n=1)[0])
+
+
+# --- the run's setup: what pybench's run_suite carries through as the protocol ----------------------------------
+
+@dataclass
+class Setup:
+    """How ML-Bench records are asked and scored in this run. It stands where PyBench's Protocol stands in run_suite
+    (sampling defaults, turn limit), so that the loop, results, resume and shards are pybench's own."""
+    setting: str = "oracle"
+    templates: dict = field(default_factory=lambda: dict(OUR_TEMPLATES))
+    repos: Path | None = None
+    execute: bool = False
+    agent: bool = False
+    pythons: dict = field(default_factory=dict)   # repository folder name -> interpreter path
+    max_turns: int | None = 10
+    sampling: dict = field(default_factory=lambda: {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1000, "samples": SAMPLES})
+
+    def prompt(self, task: MLBenchTask) -> str:
+        if self.setting == "oracle":
+            parts = (task.query, task.record["oracle"])
+        elif self.setting == "instruction":
+            parts = (task.query,)
+        elif self.setting == "bm25":
+            parts = (task.query, bm25_passage(self.repos / task.repo, task.query))
+        else:
+            parts = (task.query, readme_of(self.repos / task.repo))
+        return self.templates[self.setting].format(*parts)
+
+
+def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
+    """The ML-Bench flags, checked against the records they will meet: one sentence per mistake."""
+    if args.execute and args.mlbench_agent:
+        raise UsageError("--execute and --mlbench-agent are two different benchmarks: give one of them")
+    needs_repos = args.execute or args.mlbench_agent or args.mlbench_setting in ("bm25", "readme")
+    if needs_repos and not args.repos:
+        why = "--execute" if args.execute else "--mlbench-agent" if args.mlbench_agent else f"--mlbench-setting {args.mlbench_setting}"
+        raise UsageError(f"{why} needs --repos DIR, the folder holding your checkouts of the repositories (ML-Bench's repos/)")
+    repos = args.repos.resolve() if args.repos else None
+    if repos and not repos.is_dir():
+        raise UsageError(f"--repos {repos} is not a folder")
+    pythons = {}
+    for given in args.repo_python or []:
+        name, _, interpreter = given.partition("=")
+        if not name or not interpreter:
+            raise UsageError(f"--repo-python {given!r} must be NAME=PATH, e.g. esm=/opt/envs/esm/bin/python")
+        if not Path(interpreter).is_file() or not os.access(interpreter, os.X_OK):
+            raise UsageError(f"--repo-python {given!r}: {interpreter} is not an executable file")
+        pythons[name] = Path(interpreter).absolute()
+    if needs_repos:
+        for task in tasks:
+            if not (repos / task.repo / task.folder).is_dir():
+                raise UsageError(f"task {task.id}: its folder {repos / task.repo / task.folder} is missing: check out {task.record['github']} "
+                                 f"as {repos / task.repo}, or leave the task out with --only")
+    templates = checkout_templates(args.mlbench_checkout.resolve()) if args.mlbench_checkout else dict(OUR_TEMPLATES)
+    return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons)
+
+
+def mlbench_limits(limits: JailLimits) -> JailLimits:
+    """The agent's jail limits, with room for ML-Bench's own time limits."""
+    return JailLimits(**(vars(limits) | {"cell_timeout": max(limits.cell_timeout, AGENT_SECONDS + 30.0)}))
+
+
+# --- replay: ML-Bench's output format, each string scored as it stands -------------------------------------------
+
+class OutputReplay:
+    """A file in ML-Bench's output format, lines {"github_id": N, "id": M, "output": ["sample 1", ...]}: sample k is
+    output[k], taken as it stands (ML-Bench's generation scripts cut the code block out before they write the file,
+    and its evaluator does not cut again). As ML-Bench's evaluator aligns such a file with the split, the first line
+    for a record wins and lines for records not in the split are left out."""
+
+    def __init__(self, path: Path, task_ids: set[str]):
+        self.answers: dict[str, list[str]] = {}
+        self.unknown = 0
+        for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+            if not line.strip():
+                continue
+            where = f"{path}, line {number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise UsageError(f"{where}: not valid JSON ({error.msg})") from None
+            if not (isinstance(record, dict) and isinstance(record.get("github_id"), int) and isinstance(record.get("id"), int)
+                    and isinstance(record.get("output"), list) and all(isinstance(text, str) for text in record["output"])):
+                raise UsageError(f"{where}: expected ML-Bench's output format {{\"github_id\": N, \"id\": M, \"output\": [\"...\", ...]}}")
+            task_id = f"{record['github_id']}-{record['id']}"
+            if task_id not in task_ids:
+                self.unknown += 1
+            else:
+                self.answers.setdefault(task_id, record["output"])
+        if self.unknown:
+            print(f"note: {self.unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
+                  file=sys.stderr)
+        self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
+
+    def answer(self, task_id: str, sample: int) -> str | None:
+        outputs = self.answers.get(task_id, [])
+        return outputs[sample] if sample < len(outputs) else None
+
+
+def replay_model(path: Path, task_ids: set[str]):
+    """ML-Bench's output format, or pybench's own replay format ({"id", "replies"}: played as the model's replies)."""
+    if not path.is_file():
+        raise UsageError(f"--replay: {path} does not exist")
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        first = next((line for line in handle if line.strip()), "")
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        record = None
+    if isinstance(record, dict) and "github_id" in record and "output" in record:
+        return OutputReplay(path, task_ids)
+    return pybench.ReplayModel(path, task_ids)
+
+
+def tasks_to_run(tasks: list[MLBenchTask], model) -> list[MLBenchTask]:
+    """A replay in ML-Bench's output format scores the records it holds, as ML-Bench's evaluator does."""
+    if isinstance(model, OutputReplay):
+        left = [task for task in tasks if task.id not in model.answers]
+        if left:
+            print(f"note: {len(left)} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
+        return [task for task in tasks if task.id in model.answers]
+    return tasks
+
+
+# --- execution: a jail over the user's checkout, with a private writable copy of the task folder ----------------
+
+def private_copy(task: MLBenchTask, repos: Path, work: Path) -> Path:
+    """A fresh copy of the task folder for one attempt (symlinks kept as links, .git left out), owned by the jail's user."""
+    if work.exists():
+        shutil.rmtree(work)
+    shutil.copytree(repos / task.repo / task.folder, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    if os.geteuid() == 0:
+        for parent, directories, files in os.walk(work):
+            for name in [".", *directories, *files]:
+                os.lchown(os.path.join(parent, name), 65534, 65534)
+    return work
+
+
+def repo_binds(task: MLBenchTask, setup: Setup, work: Path) -> tuple[list[tuple[str, str, bool]], str]:
+    """The checkout read-only at /repo/<name>, the private copy writable over its task folder, and the interpreter
+    the user named for this repository (its environment and the Python it was made from), read-only."""
+    inside = f"{REPO_ROOT}/{task.repo}"
+    folder = f"{inside}/{task.folder}" if task.folder else inside
+    binds = [(str(setup.repos / task.repo), inside, False), (str(work), folder, True)]
+    python = setup.pythons.get(task.repo)
+    if python:
+        covered = {sys.prefix, sys.base_prefix, "/usr", "/bin", "/lib"}
+        for tree in dict.fromkeys([python.parent.parent, python.resolve().parent.parent]):
+            if not any(str(tree) == top or str(tree).startswith(top + "/") for top in covered):
+                binds.append((str(tree), str(tree), False))
+    return binds, folder
+
+
+def bash_cell(script: str, cwd: str | None, seconds: float, path_first: str = "", prefix: str = "") -> str:
+    """Python for the jail's worker: run `script` with /bin/bash (after the setup lines in `prefix`, whose failure
+    is printed but does not decide), stop its whole process group after `seconds`, and end by raising Outcome("exit N")
+    or Outcome("timeout"). The outcome leaves on the worker's result channel, which the script cannot write to."""
+    return f"""
+import os, signal, subprocess
+class Outcome(Exception):
+    pass
+_env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+if {path_first!r}:
+    _env["PATH"] = {path_first!r} + ":" + _env["PATH"]
+_cwd = {cwd!r} or os.getcwd()
+if {prefix!r}.strip():
+    try:
+        _setup = subprocess.run(["/bin/bash", "-c", {prefix!r}], cwd=_cwd, env=_env, timeout=60)
+        if _setup.returncode:
+            print(f"[setup lines (prefix_code) exited {{_setup.returncode}}]", flush=True)
+    except subprocess.TimeoutExpired:
+        print("[setup lines (prefix_code) ran past 60 s]", flush=True)
+_process = subprocess.Popen(["/bin/bash", "-c", {script!r}], cwd=_cwd, env=_env, start_new_session=True)
+try:
+    _status = _process.wait(timeout={seconds!r})
+except subprocess.TimeoutExpired:
+    os.killpg(_process.pid, signal.SIGKILL)
+    _process.wait()
+    raise Outcome("timeout")
+finally:
+    try:
+        os.killpg(_process.pid, signal.SIGKILL)  # what it left running in the background
+    except ProcessLookupError:
+        pass
+raise Outcome(f"exit {{_status}}")
+"""
+
+
+def outcome_of(cell: pybench.CellResult) -> str:
+    """'exit N' or 'timeout' from a bash_cell, or what stopped the cell itself."""
+    if cell.error_type == "Outcome":
+        return cell.error_message
+    return f"not run: {cell.error_type}: {cell.error_message}".strip()
+
+
+def exec_seconds(task: MLBenchTask, answer: str) -> int:
+    kind = "Bash Script" if is_script_call(answer) else "Python Code"
+    return EXEC_SECONDS_BY_REPO.get((kind, task.record["github_id"]), EXEC_SECONDS)
+
+
+def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: JailLimits, log_dir: Path, name: str) -> tuple[str, str]:
+    """Run one answer as ML-LLM-Bench does (an answer calling '.sh ' or '.py ' is a bash command line; any other is
+    written to temp.py in the task folder and run with `python temp.py`), prefix_code first. (outcome, output)."""
+    private_copy(task, setup.repos, work)
+    binds, folder = repo_binds(task, setup, work)
+    if is_script_call(answer):
+        script = answer
+    else:
+        (work / "temp.py").write_text(answer, encoding="utf-8")
+        script = "python temp.py"
+    python = setup.pythons.get(task.repo)
+    seconds = exec_seconds(task, answer)
+    jail = Jail(name, binds, JailLimits(**(vars(limits) | {"cell_timeout": seconds + 90.0})), log_dir)
+    try:
+        cell = jail.run(bash_cell(script, folder, seconds, str(python.parent) if python else "", task.record["prefix_code"]))
+    finally:
+        jail.kill()
+    return outcome_of(cell), cell.output
+
+
+# --- ML-Agent-Bench: turns of python and bash in the private copy, then `bash run.sh` in a fresh jail -----------
+
+AGENT_PROMPT = """You are a machine-learning engineer working inside a checkout of a GitHub repository, in the folder where the task is to be done. You work by writing code that runs right away:
+- a fenced ```bash block runs with /bin/bash in the current folder;
+- a fenced ```python block runs in a persistent Python interpreter (variables stay from one reply to the next).
+Only the first code block of a reply runs; you then see what it printed, or its error. Read the repository's files (README, scripts, their argparse options) before you rely on them. There is no internet access and nothing can be installed.
+
+Your goal: leave a file run.sh in the task folder that does the user's task when run as `bash run.sh` from there, with exactly the arguments the user asks for. When run.sh is written and checked, reply without a code block; that ends the task."""
+AGENT_BLOCK = re.compile(r"```(python|py|python3|bash|sh|shell)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+def agent_block(reply: str) -> tuple[str, str] | None:
+    """(language, code) of the reply's first python or bash block, or None."""
+    match = AGENT_BLOCK.search(reply)
+    if not match:
+        return None
+    return ("python" if match.group(1).lower().startswith("py") else "bash"), match.group(2)
+
+
+def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLimits, max_turns: int, log_dir: Path, seed: int,
+              name: str) -> dict:
+    """The agent's turns in one jail over its private copy; then run.sh, judged in a fresh jail."""
+    private_copy(task, setup.repos, work)
+    binds, folder = repo_binds(task, setup, work)
+    python = setup.pythons.get(task.repo)
+    path_first = str(python.parent) if python else ""
+    protocol = pybench.Protocol()
+    messages = [{"role": "system", "content": AGENT_PROMPT},
+                {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
+                                            f"Task: {task.query}"}]
+    code, ended_by, prompt_tokens, completion_tokens, restarts = [], "", 0, 0, 0
+    jail = Jail(name, binds, mlbench_limits(limits), log_dir)
+    model.start_task(task.id)
+    try:
+        jail.run(f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else ""))
+        while not ended_by:
+            reply = model.reply(task.id, messages, seed)
+            prompt_tokens, completion_tokens = prompt_tokens + reply.prompt_tokens, completion_tokens + reply.completion_tokens
+            if reply.text is None:
+                ended_by = reply.stop or "no reply"
+                break
+            messages.append({"role": "assistant", "content": reply.text})
+            block = agent_block(reply.text)
+            code.append(None if block is None else block[1] if block[0] == "python" else f"%%bash\n{block[1]}")
+            if block is None:
+                ended_by = "final answer"
+                break
+            language, source = block
+            if language == "python":
+                cell = jail.run(source)
+                observation = protocol.observation(cell)
+            else:
+                cell = jail.run(bash_cell(source, None, limits.cell_timeout), timeout=limits.cell_timeout + 30)
+                outcome = outcome_of(cell)
+                observation = protocol.observation(pybench.CellResult(cell.output)) + ("" if outcome == "exit 0" else f"\n[bash: {outcome}]")
+            restarts += cell.status == "restarted"
+            messages.append({"role": "user", "content": observation})
+            if len(code) >= max_turns:
+                ended_by = "turn limit"
+    finally:
+        jail.kill()
+    if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():
+        judge = Jail(f"{name}.run", binds, mlbench_limits(limits), log_dir)
+        try:
+            cell = judge.run(bash_cell("bash run.sh", folder, AGENT_SECONDS, path_first), timeout=AGENT_SECONDS + 60)
+        finally:
+            judge.kill()
+        outcome, output = outcome_of(cell), cell.output
+    else:
+        outcome, output = "no run.sh", ""
+    return {"messages": messages, "code": code, "ended_by": ended_by, "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens, "worker_restarts": restarts, "outcome": outcome, "run_output": output[-4000:]}
+
+
+# --- one attempt: asked (or replayed), checked statically, executed where asked; one results line ---------------
+
+def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setup: Setup, run_dir: Path, limits: JailLimits,
+            max_turns: int) -> dict:
+    """One sample of one record, as a results line in pybench's fields plus an "mlbench" object: the answer, the
+    static verdict, the execution outcome, and ML-Bench's verdict beside ours (ML-Bench counts a timeout as a pass)."""
+    started = time.monotonic()
+    name = task.id if samples == 1 else f"{task.id}.s{sample}"
+    output = Path("outputs") / name
+    work = run_dir / output
+    log_dir = run_dir / "jails"
+    facts: dict = {"setting": setup.setting, "type": task.record["type"], "repo": task.repo}
+    prompt_tokens = completion_tokens = restarts = 0
+    if setup.agent:
+        agent = run_agent(task, model, setup, work, limits, max_turns, log_dir, seed, name)
+        messages, code, ended_by = agent["messages"], agent["code"], agent["ended_by"]
+        prompt_tokens, completion_tokens, restarts = agent["prompt_tokens"], agent["completion_tokens"], agent["worker_restarts"]
+        outcome = agent["outcome"]
+        passed, ours_reason = outcome == "exit 0", "" if outcome == "exit 0" else f"bash run.sh: {outcome}"
+        mlbench_passed = outcome in ("exit 0", "timeout")
+        facts |= {"outcome": outcome, "run_output": agent["run_output"]}
+    else:
+        if isinstance(model, OutputReplay):
+            answer = model.answer(task.id, sample)
+            messages, ended_by = [], "replayed" if answer is not None else "no sample"
+            answer = answer or ""
+        else:
+            prompt = setup.prompt(task)
+            messages = [{"role": "user", "content": prompt}]
+            model.start_task(task.id)
+            reply = model.reply(task.id, messages, seed)
+            prompt_tokens, completion_tokens = reply.prompt_tokens, reply.completion_tokens
+            if reply.text is not None:
+                messages.append({"role": "assistant", "content": reply.text})
+            answer, ended_by = extract_answer(reply.text or ""), reply.stop or "reply"
+        code = [answer]
+        static, ours_reason = static_verdict(answer, task.arguments, task.record["type"])
+        facts |= {"answer": answer, "static": static}
+        passed = mlbench_passed = static
+        if setup.execute and static:
+            outcome, run_output = execute(task, answer, setup, work, limits, log_dir, name)
+            passed, mlbench_passed = outcome == "exit 0", outcome in ("exit 0", "timeout")
+            ours_reason = "" if passed else f"executed: {outcome}"
+            facts |= {"outcome": outcome, "run_output": run_output[-4000:]}
+    facts["mlbench_passed"] = mlbench_passed
+    return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": ours_reason,
+            "caveats": task.caveats, "turns": sum(message["role"] == "assistant" for message in messages) or 1, "ended_by": ended_by,
+            "cells": sum(piece is not None for piece in code), "worker_restarts": restarts,
+            "seconds": round(time.monotonic() - started, 3), "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "output": str(output), "removed_from_output": [], "messages": messages, "code": code, "mlbench": facts}
+
+
+# --- tables: ML-Bench's pass@1/2/5 and the unbiased pass@k, per repository and overall ---------------------------
+
+def is_mlbench(results: list[dict]) -> bool:
+    return any("mlbench" in result for result in results)
+
+
+def figures(attempts: list[list[dict]], key) -> list[float | None]:
+    """For tasks given as lists of their attempts: ML-Bench's pass@1/2/5 (any of the first k samples passes) and the
+    unbiased pass@1/2/5 (1 - C(n-c, k)/C(n, k), over the tasks with at least k samples), in %."""
+    row = []
+    for k in PASS_AT:
+        row.append(100 * sum(any(key(r) for r in task if r["sample"] < k) for task in attempts) / len(attempts) if attempts else None)
+    for k in PASS_AT:
+        scored = [pybench.pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]
+        row.append(100 * sum(scored) / len(scored) if scored else None)
+    return row
+
+
+def table_rows(results: list[dict]) -> tuple[list[str], list[tuple[str, list[str]]], list[str]]:
+    """(columns, rows, notes) of the ML-Bench table."""
+    tasks = pybench.attempts_by_task(results)
+    executed = any("outcome" in result.get("mlbench", {}) for result in results)
+    verdicts = [("ML-Bench's", lambda r: bool(r.get("mlbench", {}).get("mlbench_passed", r["passed"])))]
+    if executed:
+        verdicts.append(("ours", lambda r: bool(r["passed"])))
+    columns = ["tasks"] + [f"{who} {name}@{k}" for who, _ in verdicts for name in ("pass", "unbiased pass") for k in PASS_AT]
+    groups = {}
+    for attempts in tasks.values():
+        groups.setdefault(attempts[0]["category"], []).append(attempts)
+    fair = [attempts for attempts in tasks.values() if not attempts[0].get("caveats")]
+    rows = []
+    for label, chosen in [*sorted(groups.items()), ("overall", list(tasks.values())), ("overall, honest", fair)]:
+        cells = [str(len(chosen))]
+        for _, key in verdicts:
+            cells += ["-" if value is None else f"{value:.1f}" for value in figures(chosen, key)]
+        rows.append((label, cells))
+    notes = [f"pass@k: any of the first k samples passes, as ML-Bench counts it; unbiased pass@k: 1 - C(n-c,k)/C(n,k). "
+             f"{max(map(len, tasks.values()), default=0)} sample(s) per task."]
+    aside = len(tasks) - len(fair)
+    if aside:
+        notes.append(f"overall, honest: {aside} task(s) set aside whose reference output fails ML-Bench's own static check.")
+    if executed:
+        outcomes = {}
+        for result in results:
+            outcome = result.get("mlbench", {}).get("outcome", "not executed (static check failed)")
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        notes.append("ML-Bench's verdict counts a timeout as a pass; ours counts only exit 0. Outcomes: "
+                     + ", ".join(f"{name} {count}" for name, count in sorted(outcomes.items(), key=lambda item: -item[1])))
+    return columns, rows, notes
+
+
+def table_text(results: list[dict]) -> str:
+    columns, rows, notes = table_rows(results)
+    width = max(len(name) for name, _ in rows)
+    widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(columns)]
+    lines = ["  ".join([" " * width, *(column.rjust(w) for column, w in zip(columns, widths))])]
+    lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
+    return "\n".join(lines + notes)
+
+
+def table_html(results: list[dict]) -> str:
+    escape = pybench.escape
+    columns, rows, notes = table_rows(results)
+    header = "<tr><th>repository</th>" + "".join(f"<th class='n'>{escape(column)}</th>" for column in columns) + "</tr>"
+    body = "".join(f"<tr{' class=ours' if name.startswith('overall') else ''}><td>{escape(name)}</td>"
+                   + "".join(f"<td class='n'>{escape(cell)}</td>" for cell in cells) + "</tr>" for name, cells in rows)
+    return ("<h2>ML-Bench: pass@k per repository</h2><table>" + header + body + "</table>"
+            + "".join(f"<p class='note'>{escape(note)}</p>" for note in notes))
