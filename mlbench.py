@@ -610,53 +610,55 @@ def figures(attempts: list[list[dict]], key) -> list[float | None]:
     return row
 
 
-def table_rows(results: list[dict]) -> tuple[list[str], list[tuple[str, list[str]]], list[str]]:
-    """(columns, rows, notes) of the ML-Bench table."""
+def table_blocks(results: list[dict]) -> tuple[list[tuple[str, list[str], list[tuple[str, list[str]]]]], list[str]]:
+    """The ML-Bench tables, one per verdict (ML-Bench's; and ours, where answers were executed): (title, columns, rows),
+    and the notes beneath."""
     tasks = pybench.attempts_by_task(results)
     executed = any("outcome" in result.get("mlbench", {}) for result in results)
-    verdicts = [("ML-Bench's", lambda r: bool(r.get("mlbench", {}).get("mlbench_passed", r["passed"])))]
+    verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
+                 lambda r: bool(r.get("mlbench", {}).get("mlbench_passed", r["passed"])))]
     if executed:
-        verdicts.append(("ours", lambda r: bool(r["passed"])))
-    columns = ["tasks"] + [f"{who} {name}@{k}" for who, _ in verdicts for name in ("pass", "unbiased pass") for k in PASS_AT]
+        verdicts.append(("ours (only exit 0 passes)", lambda r: bool(r["passed"])))
+    columns = ["tasks"] + [f"pass@{k}" for k in PASS_AT] + [f"unbiased@{k}" for k in PASS_AT]
     groups = {}
     for attempts in tasks.values():
         groups.setdefault(attempts[0]["category"], []).append(attempts)
     fair = [attempts for attempts in tasks.values() if not attempts[0].get("caveats")]
-    rows = []
-    for label, chosen in [*sorted(groups.items()), ("overall", list(tasks.values())), ("overall, honest", fair)]:
-        cells = [str(len(chosen))]
-        for _, key in verdicts:
-            cells += ["-" if value is None else f"{value:.1f}" for value in figures(chosen, key)]
-        rows.append((label, cells))
-    notes = [f"pass@k: any of the first k samples passes, as ML-Bench counts it; unbiased pass@k: 1 - C(n-c,k)/C(n,k). "
-             f"{max(map(len, tasks.values()), default=0)} sample(s) per task."]
+    chosen = [*sorted(groups.items()), ("overall", list(tasks.values())), ("overall, honest", fair)]
+    blocks = [(title, columns, [(label, [str(len(group))] + ["-" if value is None else f"{value:.1f}" for value in figures(group, key)])
+                                for label, group in chosen]) for title, key in verdicts]
+    notes = [f"pass@k: any of the first k samples passes, as ML-Bench counts it; unbiased@k: 1 - C(n-c,k)/C(n,k) over the tasks "
+             f"with at least k samples. {max(map(len, tasks.values()), default=0)} sample(s) per task."]
     aside = len(tasks) - len(fair)
     if aside:
         notes.append(f"overall, honest: {aside} task(s) set aside whose reference output fails ML-Bench's own static check.")
     if executed:
         outcomes = {}
         for result in results:
-            outcome = result.get("mlbench", {}).get("outcome", "not executed (static check failed)")
+            outcome = result.get("mlbench", {}).get("outcome", "not run (static check failed)")
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
-        notes.append("ML-Bench's verdict counts a timeout as a pass; ours counts only exit 0. Outcomes: "
-                     + ", ".join(f"{name} {count}" for name, count in sorted(outcomes.items(), key=lambda item: -item[1])))
-    return columns, rows, notes
+        notes.append("Outcomes of the samples: " + ", ".join(f"{name} {count}" for name, count in sorted(outcomes.items(), key=lambda item: -item[1])))
+    return blocks, notes
 
 
 def table_text(results: list[dict]) -> str:
-    columns, rows, notes = table_rows(results)
-    width = max(len(name) for name, _ in rows)
-    widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(columns)]
-    lines = ["  ".join([" " * width, *(column.rjust(w) for column, w in zip(columns, widths))])]
-    lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
+    blocks, notes = table_blocks(results)
+    lines = []
+    for title, columns, rows in blocks:
+        width = max(len(name) for name, _ in rows)
+        widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(columns)]
+        lines += [f"{title}:", "  ".join([" " * width, *(column.rjust(w) for column, w in zip(columns, widths))])]
+        lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
     return "\n".join(lines + notes)
 
 
 def table_html(results: list[dict]) -> str:
     escape = pybench.escape
-    columns, rows, notes = table_rows(results)
-    header = "<tr><th>repository</th>" + "".join(f"<th class='n'>{escape(column)}</th>" for column in columns) + "</tr>"
-    body = "".join(f"<tr{' class=ours' if name.startswith('overall') else ''}><td>{escape(name)}</td>"
-                   + "".join(f"<td class='n'>{escape(cell)}</td>" for cell in cells) + "</tr>" for name, cells in rows)
-    return ("<h2>ML-Bench: pass@k per repository</h2><table>" + header + body + "</table>"
-            + "".join(f"<p class='note'>{escape(note)}</p>" for note in notes))
+    blocks, notes = table_blocks(results)
+    parts = []
+    for title, columns, rows in blocks:
+        header = "<tr><th>repository</th>" + "".join(f"<th class='n'>{escape(column)}</th>" for column in columns) + "</tr>"
+        body = "".join(f"<tr{' class=ours' if name.startswith('overall') else ''}><td>{escape(name)}</td>"
+                       + "".join(f"<td class='n'>{escape(cell)}</td>" for cell in cells) + "</tr>" for name, cells in rows)
+        parts.append(f"<h2>ML-Bench: pass@k (%) per repository, {escape(title)}</h2><table>{header}{body}</table>")
+    return "".join(parts) + "".join(f"<p class='note'>{escape(note)}</p>" for note in notes)
