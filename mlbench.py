@@ -585,11 +585,12 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
             ours_reason = "" if passed else f"executed: {outcome}"
             facts |= {"outcome": outcome, "run_output": run_output[-4000:]}
     facts["mlbench_passed"] = mlbench_passed
+    removed = pybench.tidy_output(work) if work.is_dir() else []
     return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": ours_reason,
             "caveats": task.caveats, "turns": sum(message["role"] == "assistant" for message in messages) or 1, "ended_by": ended_by,
             "cells": sum(piece is not None for piece in code), "worker_restarts": restarts,
             "seconds": round(time.monotonic() - started, 3), "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "output": str(output), "removed_from_output": [], "messages": messages, "code": code, "mlbench": facts}
+            "output": str(output), "removed_from_output": removed, "messages": messages, "code": code, "mlbench": facts}
 
 
 # --- tables: ML-Bench's pass@1/2/5 and the unbiased pass@k, per repository and overall ---------------------------
