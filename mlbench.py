@@ -294,11 +294,6 @@ def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
         if not Path(interpreter).is_file() or not os.access(interpreter, os.X_OK):
             raise UsageError(f"--repo-python {given!r}: {interpreter} is not an executable file")
         pythons[name] = Path(interpreter).absolute()
-    if needs_repos:
-        for task in tasks:
-            if not (repos / task.repo / task.folder).is_dir():
-                raise UsageError(f"task {task.id}: its folder {repos / task.repo / task.folder} is missing: check out {task.record['github']} "
-                                 f"as {repos / task.repo}, or leave the task out with --only")
     templates = checkout_templates(args.mlbench_checkout.resolve()) if args.mlbench_checkout else dict(OUR_TEMPLATES)
     return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons)
 
@@ -360,13 +355,19 @@ def replay_model(path: Path, task_ids: set[str]):
     return pybench.ReplayModel(path, task_ids)
 
 
-def tasks_to_run(tasks: list[MLBenchTask], model) -> list[MLBenchTask]:
-    """A replay in ML-Bench's output format scores the records it holds, as ML-Bench's evaluator does."""
+def tasks_to_run(tasks: list[MLBenchTask], model, setup: Setup) -> list[MLBenchTask]:
+    """The selected records that this run scores: a replay in ML-Bench's output format scores those it holds, as
+    ML-Bench's evaluator does. Where the repositories are needed, each of them must be there."""
     if isinstance(model, OutputReplay):
         left = [task for task in tasks if task.id not in model.answers]
         if left:
             print(f"note: {len(left)} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
-        return [task for task in tasks if task.id in model.answers]
+        tasks = [task for task in tasks if task.id in model.answers]
+    if setup.repos:
+        for task in tasks:
+            if not (setup.repos / task.repo / task.folder).is_dir():
+                raise UsageError(f"task {task.id}: its folder {setup.repos / task.repo / task.folder} is missing: check out "
+                                 f"{task.record['github']} as {setup.repos / task.repo}, or leave the task out with --only")
     return tasks
 
 
@@ -564,8 +565,9 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     else:
         if isinstance(model, OutputReplay):
             answer = model.answer(task.id, sample)
-            messages, ended_by = [], "replayed" if answer is not None else "no sample"
+            messages, ended_by = [], "replayed" if answer is not None else "no sample in the replay"
             answer = answer or ""
+            facts["samples_in_file"] = len(model.answers[task.id])
         else:
             prompt = setup.prompt(task)
             messages = [{"role": "user", "content": prompt}]
@@ -626,10 +628,21 @@ def table_blocks(results: list[dict]) -> tuple[list[tuple[str, list[str], list[t
         groups.setdefault(attempts[0]["category"], []).append(attempts)
     fair = [attempts for attempts in tasks.values() if not attempts[0].get("caveats")]
     chosen = [*sorted(groups.items()), ("overall", list(tasks.values())), ("overall, honest", fair)]
-    blocks = [(title, columns, [(label, [str(len(group))] + ["-" if value is None else f"{value:.1f}" for value in figures(group, key)])
-                                for label, group in chosen]) for title, key in verdicts]
+    # ML-Bench's evaluator drops a record of its output format that holds other than 5 samples: so does its count here
+    counted = lambda attempts: attempts[0].get("mlbench", {}).get("samples_in_file", SAMPLES) == SAMPLES  # noqa: E731
+    blocks = []
+    for number, (title, key) in enumerate(verdicts):
+        rows = []
+        for label, group in chosen:
+            group = [attempts for attempts in group if counted(attempts)] if number == 0 else group
+            rows.append((label, [str(len(group))] + ["-" if value is None else f"{value:.1f}" for value in figures(group, key)]))
+        blocks.append((title, columns, rows))
     notes = [f"pass@k: any of the first k samples passes, as ML-Bench counts it; unbiased@k: 1 - C(n-c,k)/C(n,k) over the tasks "
              f"with at least k samples. {max(map(len, tasks.values()), default=0)} sample(s) per task."]
+    dropped = sum(not counted(attempts) for attempts in tasks.values())
+    if dropped:
+        notes.append(f"{dropped} record(s) of the replay hold other than {SAMPLES} samples: ML-Bench's evaluator drops them, so its "
+                     "count leaves them out" + ("; ours scores the samples they have (a missing one fails)." if len(verdicts) > 1 else "."))
     aside = len(tasks) - len(fair)
     if aside:
         notes.append(f"overall, honest: {aside} task(s) set aside whose reference output fails ML-Bench's own static check.")

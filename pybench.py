@@ -2032,9 +2032,9 @@ def run_suite(args: argparse.Namespace) -> int:
         raise UsageError("no task matches --only/--category/--limit/--shard")
     if args.replay:
         model = (mlbench.replay_model if split else ReplayModel)(args.replay, {task.id for task in suite})
-        tasks = mlbench.tasks_to_run(tasks, model) if split else tasks
     else:
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens)
+    tasks = mlbench.tasks_to_run(tasks, model, protocol) if split else tasks
     stem = args.replay.stem if args.replay else model.name.removesuffix(".gguf")
     run_dir = (args.out or HERE / "runs" / f"{'replay-' if args.replay else ''}{stem}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout)

@@ -1,0 +1,223 @@
+"""ML-Bench: a split in ML-Bench's fields (our own fixture of tiny repositories), its static checks, replay of its output
+format, execution pass / fail / timeout in the real jail, an agent run that writes run.sh, and bad input."""
+import json
+import shutil
+
+import pytest
+
+from conftest import ROOT, run_pybench, write_jsonl
+from tiny_gguf import write_tiny_gguf
+
+import mlbench
+
+FIXTURE = ROOT / "tests" / "fixtures" / "mlbench"
+SPLIT = FIXTURE / "split.jsonl"
+REPOS = FIXTURE / "repos"
+
+
+def results_of(run_dir):
+    return {(r["id"], r["sample"]): r for r in map(json.loads, (run_dir / "results.jsonl").read_text().split("\n")[:-1])}
+
+
+def bash(source):
+    return f"Let me look.\n```bash\n{source}\n```"
+
+
+def python(source):
+    return f"Now write it.\n```python\n{source}\n```"
+
+
+def test_static_checks_are_ml_benchs():
+    arguments = {"dataset": "Cora", "epochs": 3, "lr": 0.05}
+    assert mlbench.static_verdict("python train.py --dataset cora --epochs 3 --lr 0.05", arguments, "Bash Script")[0]
+    assert mlbench.static_verdict("python train.py --DATASET CORA --EPOCHS 3 --LR 0.05", arguments, "Bash Script")[0]  # values: any case
+    assert not mlbench.static_verdict("PYTHON TRAIN.PY --DATASET CORA --EPOCHS 3 --LR 0.05", arguments, "Bash Script")[0]  # '.py ': exact
+    passed, reason = mlbench.static_verdict("python train.py --dataset cora --lr 0.05", arguments, "Bash Script")
+    assert not passed and "'3'" in reason
+    # the type rule is '.sh ' or '.py ' with the space: a script named last, or followed by a newline, is no call
+    assert not mlbench.static_verdict("cora 3 0.05 python train.py", arguments, "Bash Script")[0]
+    assert not mlbench.static_verdict("cora 3 0.05 python train.py\n", arguments, "Bash Script")[0]
+    assert mlbench.static_verdict("bash run.sh cora 3 0.05", arguments, "Bash Script")[0]
+    assert not mlbench.static_verdict("import os; os.system('python train.py cora 3 0.05')", arguments, "Python Code")[0]
+    assert mlbench.static_verdict("from graphkit import train\ntrain('Cora', 3, 0.05)", arguments, "Python Code")[0]
+    assert mlbench.static_verdict("train(lr=0.050)", {"lr": 0.05}, "Python Code")[0]  # str(0.05) occurs in it: a substring rule
+    assert mlbench.static_verdict("anything", {}, "Python Code")[0]
+
+
+def test_code_block_extraction_prefers_python_then_bash_then_script_then_bare():
+    assert mlbench.extract_answer("```bash\nls\n```\n```python\n\nprint(1)\n\n```") == "print(1)"
+    assert mlbench.extract_answer("```\nbare\n```\n```script\nrun it\n```") == "run it"
+    assert mlbench.extract_answer("```\n\npython a.py --x 1\n```") == "python a.py --x 1"
+    assert mlbench.extract_answer("python a.py --x 1") == ""  # no block: an empty answer
+    assert mlbench.extract_answer("```python\nunclosed") == ""
+
+
+def test_the_split_becomes_tasks_and_a_failing_reference_is_marked():
+    tasks = {task.id: task for task in mlbench.load_split(SPLIT)}
+    assert sorted(tasks) == ["1-1", "1-2", "1-3", "5-1", "9-1"]
+    assert tasks["1-1"].category == "graphkit" and tasks["1-1"].folder == "examples/gcn" and tasks["9-1"].folder == ""
+    assert tasks["1-1"].arguments == {"dataset": "citeseer", "epochs": 3}
+    assert tasks["1-3"].caveats and not any(tasks[i].caveats for i in ("1-1", "1-2", "5-1", "9-1"))
+
+
+def test_prompts_in_each_setting_and_from_an_ml_bench_checkout(tmp_path):
+    task = {task.id: task for task in mlbench.load_split(SPLIT)}["1-2"]
+    oracle = mlbench.Setup("oracle").prompt(task)
+    assert task.query in oracle and task.record["oracle"] in oracle
+    assert task.record["oracle"] not in mlbench.Setup("instruction").prompt(task)
+    bm25 = mlbench.Setup("bm25", repos=REPOS).prompt(task)
+    assert "--lr to set the learning rate" in bm25 and "# graphkit" not in bm25  # a window of the README, not all of it
+    assert "# graphkit" in mlbench.Setup("readme", repos=REPOS).prompt(task)
+    scripts = tmp_path / "ML-Bench" / "scripts" / "api"
+    scripts.mkdir(parents=True)
+    (scripts / "litellm_api.py").write_text("import fire\nTASK1_PROMPT = 'T1: {} / {}'\nTASK2_PROMPT = 'T2: {} / {}'\n"
+                                            "TASK3_PROMPT = 'T3: {} / {}'\nTASK4_PROMPT = 'T4: {}'\nfire.Fire(print)\n")
+    templates = mlbench.checkout_templates(tmp_path / "ML-Bench")
+    assert mlbench.Setup("oracle", templates).prompt(task) == f"T3: {task.query} / {task.record['oracle']}"
+    assert mlbench.Setup("instruction", templates).prompt(task) == f"T4: {task.query}"
+
+
+def test_output_format_replay_is_scored_as_ml_bench_scores_it(tmp_path):
+    replay = write_jsonl(tmp_path / "answers.jsonl", [
+        {"github_id": 1, "id": 1, "output": ["python train.py --dataset citeseer", "python train.py --dataset CITESEER --epochs 3",
+                                             "```bash\npython train.py --dataset citeseer --epochs 3\n```", "", "x"]},
+        {"github_id": 9, "id": 1, "output": ["from attnlib import TinyAttention\nTinyAttention(dim=8)"] * 5},
+        {"github_id": 9, "id": 1, "output": ["ignored: the first line for a record wins"] * 5},
+        {"github_id": 77, "id": 1, "output": ["a record the split does not have"] * 5}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    assert sorted({task for task, _ in results}) == ["1-1", "9-1"]  # only the records the file holds
+    assert [results["1-1", s]["passed"] for s in range(5)] == [False, True, True, False, False]  # the fenced one as it stands
+    assert results["1-1", 2]["mlbench"]["answer"].startswith("```bash")
+    assert all(results["9-1", s]["passed"] for s in range(5))
+    overall = next(line for line in finished.stdout.splitlines() if line.startswith("overall "))
+    assert overall.split()[1:5] == ["2", "50.0", "100.0", "100.0"]  # pass@1 50: only 9-1's first sample passes
+    assert "name no record of the split" in finished.stderr
+    report = run_pybench("report", out)
+    assert report.returncode == 0, report.stderr
+    page = (out / "report" / "report.html").read_text()
+    assert "ML-Bench: pass@k (%) per repository" in page and "graphkit" in page
+
+
+def test_a_replay_with_fewer_than_five_samples_is_left_out_of_ml_benchs_count(tmp_path):
+    replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": 1, "id": 1, "output": ["python train.py --dataset citeseer --epochs 3"]},
+                                                      {"github_id": 1, "id": 2, "output": ["python train.py --dataset cora --lr 0.05"] * 5}])
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--out", tmp_path / "run")
+    assert finished.returncode == 0, finished.stderr
+    overall = next(line for line in finished.stdout.splitlines() if line.startswith("overall "))
+    assert overall.split()[1] == "1" and "hold other than 5 samples" in finished.stdout
+
+
+def test_execute_passes_fails_and_times_out_in_the_jail(tmp_path):
+    replay = write_jsonl(tmp_path / "answers.jsonl", [
+        {"github_id": 1, "id": 1, "output": ["python train.py --dataset citeseer --epochs 3",
+                                             "python train.py --dataset CiteSeer --epochs 3 --bad-flag",
+                                             "python train.py --epochs 3",
+                                             "python train.py --dataset citeseer --epochs 3 && touch ../../README.md",
+                                             "python train.py --dataset citeseer --epochs 3 && curl -s http://example.com || exit 7"]},
+        {"github_id": 5, "id": 1, "output": ["python slow.py --frames 12"] * 5},
+        {"github_id": 9, "id": 1, "output": ["from attnlib import TinyAttention\nprint(open('setup.log').read().strip(), TinyAttention(dim=8).shape_of(2))"] * 5}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--execute", "--repos", REPOS, "--only", "1-1,5-1,9-1",
+                           "--samples", "5", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    outcomes = [results["1-1", s]["mlbench"].get("outcome") for s in range(5)]
+    assert outcomes[0] == "exit 0" and outcomes[1] == "exit 2" and outcomes[2] is None  # not run: it failed the static check
+    assert outcomes[3] not in (None, "exit 0", "timeout")  # the checkout is read-only outside the private copy of the task folder
+    assert outcomes[4] not in (None, "exit 0", "timeout")  # no network
+    assert "trained on citeseer for 3 epochs" in results["1-1", 0]["mlbench"]["run_output"]
+    assert (out / results["1-1", 0]["output"] / "out.txt").read_text() == "citeseer 3 0.01\n"  # written in the private copy
+    assert not (REPOS / "graphkit" / "examples" / "gcn" / "out.txt").exists()  # and not in the user's checkout
+    slow = results["5-1", 0]
+    assert slow["mlbench"]["outcome"] == "timeout" and slow["mlbench"]["mlbench_passed"] and not slow["passed"]
+    assert 3.5 < slow["seconds"] < 30  # ML-Bench's 4 s limit for github_id 5
+    attention = results["9-1", 0]
+    assert attention["passed"] and "ready (2, 8)" in attention["mlbench"]["run_output"]  # prefix_code ran first, in the task folder
+    ours = finished.stdout.split("ours (only exit 0 passes):")[1]
+    assert next(line for line in ours.splitlines() if line.startswith("slowvid")).split()[2] == "0.0"
+    theirs = finished.stdout.split("ours (only exit 0 passes):")[0]
+    assert next(line for line in theirs.splitlines() if line.startswith("slowvid")).split()[2] == "100.0"
+
+
+def test_repo_python_runs_the_repositorys_code_in_the_interpreter_named_for_it(tmp_path):
+    import subprocess
+    import sys
+
+    environment = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(environment)], check=True)
+    site = next(environment.glob("lib/python*/site-packages"))
+    (site / "graphdeps.py").write_text("VERSION = '1.0'\n")
+    replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": 1, "id": 1, "output": [
+        "python -c 'import graphdeps' && python train.py --dataset citeseer --epochs 3"] * 5}])
+    runs = {}
+    for name, extra in (("without", []), ("with", ["--repo-python", f"graphkit={environment / 'bin' / 'python'}"])):
+        finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--execute", "--repos", REPOS, "--samples", "1",
+                               "--out", tmp_path / name, *extra)
+        assert finished.returncode == 0, finished.stderr
+        runs[name] = results_of(tmp_path / name)["1-1", 0]
+    assert runs["with"]["passed"] and not runs["without"]["passed"]
+
+
+def test_an_agent_run_from_a_replay_leaves_run_sh_and_is_judged_in_a_fresh_jail(tmp_path):
+    replay = write_jsonl(tmp_path / "agent.jsonl", [
+        {"id": "1-1", "replies": [bash("ls; python train.py --help | head -1; pwd"),
+                                  python("open('run.sh', 'w').write('python train.py --dataset citeseer --epochs 3\\n')"), "run.sh is written."]},
+        {"id": "1-2", "replies": [bash("echo 'python train.py --dataset cora --lr 0.05 --oops' > run.sh"), "Done."]},
+        {"id": "9-1", "replies": ["I cannot do this."]}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--mlbench-agent", "--repos", REPOS, "--only", "1-1,1-2,9-1",
+                           "--samples", "1", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    first = results["1-1", 0]
+    assert first["passed"] and first["mlbench"]["outcome"] == "exit 0" and first["turns"] == 3 and first["ended_by"] == "final answer"
+    assert "usage: train.py" in first["messages"][3]["content"] and "/repo/graphkit/examples/gcn" in first["messages"][3]["content"]
+    assert first["code"][0].startswith("%%bash") and first["code"][2] is None
+    assert "trained on citeseer" in first["mlbench"]["run_output"]
+    assert (out / first["output"] / "run.sh").is_file() and not (REPOS / "graphkit" / "examples" / "gcn" / "run.sh").exists()
+    assert results["1-2", 0]["mlbench"]["outcome"] == "exit 2" and not results["1-2", 0]["passed"]
+    assert results["9-1", 0]["mlbench"]["outcome"] == "no run.sh" and not results["9-1", 0]["passed"]
+
+
+def test_a_live_model_is_asked_in_ml_benchs_setting(tmp_path):
+    model = write_tiny_gguf(tmp_path / "tiny.gguf")
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--model", model, "--only", "1-1", "--samples", "2", "--max-tokens", "8",
+                           "--ctx", "2048", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    assert len(results) == 2 and results["1-1", 0]["messages"][0]["content"].count("citeseer") >= 1
+    assert results["1-1", 0]["mlbench"]["answer"] == mlbench.extract_answer(results["1-1", 0]["messages"][1]["content"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["flags"]["temperature"] == 1.0 and manifest["flags"]["samples"] == 2
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    partial = tmp_path / "repos"
+    shutil.copytree(REPOS / "graphkit", partial / "graphkit")
+    replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": 5, "id": 1, "output": ["python slow.py"] * 5}])
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--execute", "--repos", partial, "--out", tmp_path / "a")
+    errors = [line for line in finished.stderr.splitlines() if line.startswith("error:")]
+    assert finished.returncode == 2 and len(errors) == 1 and "slowvid" in errors[0] and "Traceback" not in finished.stderr
+    finished = run_pybench("--tasks", SPLIT, "--execute", "--out", tmp_path / "b")
+    assert finished.returncode == 2 and "--repos" in finished.stderr
+
+    import pyarrow
+    import pyarrow.parquet
+
+    records = [json.loads(line) for line in SPLIT.read_text().splitlines()]
+    table = pyarrow.Table.from_pylist([{key: value for key, value in record.items() if key != "arguments"} for record in records])
+    pyarrow.parquet.write_table(table, tmp_path / "split.parquet")
+    finished = run_pybench("--tasks", tmp_path / "split.parquet", "--out", tmp_path / "c")
+    assert finished.returncode == 2 and "no column arguments" in finished.stderr and finished.stderr.count("\n") == 1
+
+    records[2]["arguments"] = "{'dataset': __import__('os').getcwd()}"
+    bad = write_jsonl(tmp_path / "bad.jsonl", records)
+    finished = run_pybench("--tasks", bad, "--out", tmp_path / "d")
+    assert finished.returncode == 2 and "bad.jsonl, line 3: field 'arguments'" in finished.stderr
+    records[2]["arguments"], records[3]["type"] = "{}", "Shell"
+    finished = run_pybench("--tasks", write_jsonl(tmp_path / "bad.jsonl", records), "--out", tmp_path / "e")
+    assert finished.returncode == 2 and "line 4: field 'type'" in finished.stderr
