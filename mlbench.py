@@ -373,15 +373,36 @@ def tasks_to_run(tasks: list[MLBenchTask], model, setup: Setup) -> list[MLBenchT
 
 # --- execution: a jail over the user's checkout, with a private writable copy of the task folder ----------------
 
+LINK_BYTES = 1 << 20            # files this large (weights, data) are hard-linked into the private copy, not copied
+
+
 def private_copy(task: MLBenchTask, repos: Path, work: Path) -> Path:
-    """A fresh copy of the task folder for one attempt (symlinks kept as links, .git left out), owned by the jail's user."""
+    """A fresh copy of the task folder for one attempt, owned by the jail's user (symlinks kept as links, .git left out).
+    A file of LINK_BYTES or more that everyone may read and nobody else may write is a hard link where the run directory
+    shares the checkout's file system: the jail can read it and replace it, never change it (it stays the user's
+    file); this keeps a repository with gigabytes of weights from being copied once per sample."""
     if work.exists():
         shutil.rmtree(work)
-    shutil.copytree(repos / task.repo / task.folder, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    linked = set()
+
+    def place(source: str, target: str) -> str:
+        info = os.stat(source)
+        if info.st_size >= LINK_BYTES and info.st_mode & 0o004 and not info.st_mode & 0o022:
+            try:
+                os.link(source, target)
+                linked.add(target)
+                return target
+            except OSError:  # another file system, or links forbidden: copy it
+                pass
+        return shutil.copy2(source, target)
+
+    shutil.copytree(repos / task.repo / task.folder, work, symlinks=True, ignore=shutil.ignore_patterns(".git"), copy_function=place)
     if os.geteuid() == 0:
         for parent, directories, files in os.walk(work):
             for name in [".", *directories, *files]:
-                os.lchown(os.path.join(parent, name), 65534, 65534)
+                path = os.path.join(parent, name)
+                if path not in linked:
+                    os.lchown(path, 65534, 65534)
     return work
 
 

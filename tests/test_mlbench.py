@@ -142,6 +142,24 @@ def test_execute_passes_fails_and_times_out_in_the_jail(tmp_path):
     assert next(line for line in theirs.splitlines() if line.startswith("slowvid")).split()[2] == "100.0"
 
 
+def test_large_files_are_linked_read_only_into_the_private_copy(tmp_path):
+    repos = tmp_path / "repos"
+    shutil.copytree(REPOS, repos)
+    weights = repos / "graphkit" / "examples" / "gcn" / "weights.bin"
+    weights.write_bytes(b"w" * (1 << 20))
+    weights.chmod(0o644)
+    replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": 1, "id": 1, "output": [
+        "python train.py --dataset citeseer --epochs 3 && test $(wc -c < weights.bin) = 1048576",
+        "python train.py --dataset citeseer --epochs 3 && echo changed >> weights.bin",
+        "python train.py --dataset citeseer --epochs 3 && rm weights.bin && echo new > weights.bin && cat weights.bin"]}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--execute", "--repos", repos, "--samples", "3", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    assert [results["1-1", s]["mlbench"]["outcome"] for s in range(3)] == ["exit 0", "exit 1", "exit 0"]
+    assert weights.read_bytes() == b"w" * (1 << 20)  # the user's file, unchanged
+
+
 def test_repo_python_runs_the_repositorys_code_in_the_interpreter_named_for_it(tmp_path):
     import subprocess
     import sys
