@@ -1234,7 +1234,8 @@ def model_facts(path: Path) -> dict:
     return {"file": path.name, "path": str(path), "size": path.stat().st_size, "sha256": sha256_of(path)} | gguf_facts(path)
 
 
-RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
+RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx",
+               "mlbench_setting", "execute", "mlbench_agent")
 
 
 def make_manifest(args: argparse.Namespace, model, model_path: Path | None, tasks_path: Path, suite: list[Task], limits: JailLimits,

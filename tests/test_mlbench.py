@@ -101,6 +101,23 @@ def test_output_format_replay_is_scored_as_ml_bench_scores_it(tmp_path):
     assert "ML-Bench: pass@k (%) per repository" in page and "graphkit" in page
 
 
+def test_shards_resume_and_refusal_to_mix_settings(tmp_path):
+    replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": r["github_id"], "id": r["id"], "output": [r["output"]] * 5}
+                                                      for r in map(json.loads, SPLIT.read_text().splitlines())])
+    out = tmp_path / "run"
+    for shard in ("1/2", "2/2"):
+        finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--shard", shard, "--out", out)
+        assert finished.returncode == 0, finished.stderr
+    assert len(results_of(out)) == 25
+    again = run_pybench("--tasks", SPLIT, "--replay", replay, "--out", out)
+    assert again.returncode == 0 and "0 to run (25 already done)" in again.stdout
+    other = run_pybench("--tasks", SPLIT, "--replay", replay, "--mlbench-setting", "instruction", "--out", out)
+    assert other.returncode == 2 and "mlbench_setting" in other.stderr
+    overall = next(line for line in again.stdout.splitlines() if line.startswith("overall "))
+    honest = next(line for line in again.stdout.splitlines() if line.startswith("overall, honest"))
+    assert overall.split()[1:3] == ["5", "80.0"] and honest.split()[2:4] == ["4", "100.0"]  # 1-3's reference fails: set aside
+
+
 def test_a_replay_with_fewer_than_five_samples_is_left_out_of_ml_benchs_count(tmp_path):
     replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": 1, "id": 1, "output": ["python train.py --dataset citeseer --epochs 3"]},
                                                       {"github_id": 1, "id": 2, "output": ["python train.py --dataset cora --lr 0.05"] * 5}])
