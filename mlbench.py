@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pybench
-from pybench import Jail, JailLimits, Reply, Task, UsageError
+from pybench import Jail, JailLimits, Task, UsageError
 
 # --- the split: records in ML-Bench's fields, from the user's parquet or JSONL ----------------------------------
 
@@ -41,6 +41,7 @@ EXEC_SECONDS = 10
 EXEC_SECONDS_BY_REPO = {("Bash Script", 5): 4, ("Python Code", 5): 4, ("Python Code", 11): 7}
 AGENT_SECONDS = 120             # ML-Agent-Bench: `bash run.sh` must exit 0 within this (a timeout counts there too)
 REPO_ROOT = "/repo"             # where the checkout of the task's repository is mounted in the jail
+JAIL_CACHE = "/tmp/.cache"      # the jail's ~/.cache (HOME is /tmp there): --model-cache is mounted here, read-only
 
 
 @dataclass
@@ -260,6 +261,7 @@ class Setup:
     execute: bool = False
     agent: bool = False
     pythons: dict = field(default_factory=dict)   # repository folder name -> interpreter path
+    cache: Path | None = None                     # the user's ~/.cache with downloaded weights, read-only in the jail
     max_turns: int | None = 10
     sampling: dict = field(default_factory=lambda: {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1000, "samples": SAMPLES})
 
@@ -295,7 +297,10 @@ def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
             raise UsageError(f"--repo-python {given!r}: {interpreter} is not an executable file")
         pythons[name] = Path(interpreter).absolute()
     templates = checkout_templates(args.mlbench_checkout.resolve()) if args.mlbench_checkout else dict(OUR_TEMPLATES)
-    return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons)
+    cache = args.model_cache.resolve() if args.model_cache else None
+    if cache and not cache.is_dir():
+        raise UsageError(f"--model-cache {cache} is not a folder")
+    return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons, cache)
 
 
 def mlbench_limits(limits: JailLimits) -> JailLimits:
@@ -412,6 +417,8 @@ def repo_binds(task: MLBenchTask, setup: Setup, work: Path) -> tuple[list[tuple[
     inside = f"{REPO_ROOT}/{task.repo}"
     folder = f"{inside}/{task.folder}" if task.folder else inside
     binds = [(str(setup.repos / task.repo), inside, False), (str(work), folder, True)]
+    if setup.cache:
+        binds.append((str(setup.cache), JAIL_CACHE, False))
     python = setup.pythons.get(task.repo)
     if python:
         covered = {sys.prefix, sys.base_prefix, "/usr", "/bin", "/lib"}
@@ -429,7 +436,8 @@ def bash_cell(script: str, cwd: str | None, seconds: float, path_first: str = ""
 import os, signal, subprocess
 class Outcome(Exception):
     pass
-_env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+_env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+            HF_DATASETS_OFFLINE="1")
 if {path_first!r}:
     _env["PATH"] = {path_first!r} + ":" + _env["PATH"]
 _cwd = {cwd!r} or os.getcwd()

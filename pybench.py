@@ -1966,6 +1966,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     mlbench_flags.add_argument("--repos", type=Path, help="the folder holding your checkouts of the repositories (ML-Bench's repos/)")
     mlbench_flags.add_argument("--repo-python", action="append", metavar="NAME=PATH",
                                help="the interpreter for repository NAME's code, e.g. esm=/opt/envs/esm/bin/python (repeatable)")
+    mlbench_flags.add_argument("--model-cache", type=Path, help="your ~/.cache with the weights the repositories download "
+                               "(huggingface, torch): the jail's ~/.cache, read-only")
     mlbench_flags.add_argument("--execute", action="store_true", help="run each statically passing answer in a jail over --repos")
     mlbench_flags.add_argument("--mlbench-agent", action="store_true", help="ML-Agent-Bench: the agent must leave run.sh in the task folder")
     args = parser.parse_args(argv)

@@ -177,7 +177,7 @@ def test_large_files_are_linked_read_only_into_the_private_copy(tmp_path):
     assert weights.read_bytes() == b"w" * (1 << 20)  # the user's file, unchanged
 
 
-def test_repo_python_runs_the_repositorys_code_in_the_interpreter_named_for_it(tmp_path):
+def test_repo_python_and_model_cache_reach_the_jail(tmp_path):
     import subprocess
     import sys
 
@@ -186,9 +186,12 @@ def test_repo_python_runs_the_repositorys_code_in_the_interpreter_named_for_it(t
     site = next(environment.glob("lib/python*/site-packages"))
     (site / "graphdeps.py").write_text("VERSION = '1.0'\n")
     replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": 1, "id": 1, "output": [
-        "python -c 'import graphdeps' && python train.py --dataset citeseer --epochs 3"] * 5}])
+        "python -c 'import graphdeps' && python train.py --dataset citeseer --epochs 3 && grep -q weights ~/.cache/hub/marker"] * 5}])
+    (tmp_path / "cache" / "hub").mkdir(parents=True)
+    (tmp_path / "cache" / "hub" / "marker").write_text("weights\n")
     runs = {}
-    for name, extra in (("without", []), ("with", ["--repo-python", f"graphkit={environment / 'bin' / 'python'}"])):
+    for name, extra in (("without", ["--model-cache", tmp_path / "cache"]),
+                        ("with", ["--repo-python", f"graphkit={environment / 'bin' / 'python'}", "--model-cache", tmp_path / "cache"])):
         finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--execute", "--repos", REPOS, "--samples", "1",
                                "--out", tmp_path / name, *extra)
         assert finished.returncode == 0, finished.stderr
