@@ -300,7 +300,10 @@ def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
     cache = args.model_cache.resolve() if args.model_cache else None
     if cache and not cache.is_dir():
         raise UsageError(f"--model-cache {cache} is not a folder")
-    return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons, cache)
+    setup = Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons, cache)
+    if args.mlbench_agent:  # ML-Agent-Bench makes one attempt per task
+        setup.sampling["samples"] = 1
+    return setup
 
 
 def mlbench_limits(limits: JailLimits) -> JailLimits:

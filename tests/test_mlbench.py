@@ -206,8 +206,7 @@ def test_an_agent_run_from_a_replay_leaves_run_sh_and_is_judged_in_a_fresh_jail(
         {"id": "1-2", "replies": [bash("echo 'python train.py --dataset cora --lr 0.05 --oops' > run.sh"), "Done."]},
         {"id": "9-1", "replies": ["I cannot do this."]}])
     out = tmp_path / "run"
-    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--mlbench-agent", "--repos", REPOS, "--only", "1-1,1-2,9-1",
-                           "--samples", "1", "--out", out)
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--mlbench-agent", "--repos", REPOS, "--only", "1-1,1-2,9-1", "--out", out)
     assert finished.returncode == 0, finished.stderr
     results = results_of(out)
     first = results["1-1", 0]
@@ -218,6 +217,7 @@ def test_an_agent_run_from_a_replay_leaves_run_sh_and_is_judged_in_a_fresh_jail(
     assert (out / first["output"] / "run.sh").is_file() and not (REPOS / "graphkit" / "examples" / "gcn" / "run.sh").exists()
     assert results["1-2", 0]["mlbench"]["outcome"] == "exit 2" and not results["1-2", 0]["passed"]
     assert results["9-1", 0]["mlbench"]["outcome"] == "no run.sh" and not results["9-1", 0]["passed"]
+    assert len(results) == 3  # one attempt per task by default, as ML-Agent-Bench makes
 
 
 def test_a_live_model_is_asked_in_ml_benchs_setting(tmp_path):
