@@ -277,6 +277,17 @@ class Setup:
         return self.templates[self.setting].format(*parts)
 
 
+MLBENCH_FLAGS = ("mlbench_checkout", "repos", "repo_python", "model_cache", "execute", "mlbench_agent")
+
+
+def refuse_flags(args) -> None:
+    """ML-Bench's flags given for a PyBench suite: say so rather than ignore them."""
+    given = [f"--{name.replace('_', '-')}" for name in MLBENCH_FLAGS if getattr(args, name)]
+    if given or args.mlbench_setting != "oracle":
+        given += ["--mlbench-setting"] if args.mlbench_setting != "oracle" else []
+        raise UsageError(f"{', '.join(given)} apply to an ML-Bench split only: give one with --tasks SPLIT.parquet (or .jsonl)")
+
+
 def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
     """The ML-Bench flags, checked against the records they will meet: one sentence per mistake."""
     if args.execute and args.mlbench_agent:
@@ -371,6 +382,8 @@ def tasks_to_run(tasks: list[MLBenchTask], model, setup: Setup) -> list[MLBenchT
         if left:
             print(f"note: {len(left)} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
         tasks = [task for task in tasks if task.id in model.answers]
+        if not tasks:
+            raise UsageError("--replay holds no line for any selected record (lines are matched on github_id and id)")
     if setup.repos:
         for task in tasks:
             if not (setup.repos / task.repo / task.folder).is_dir():

@@ -2022,6 +2022,8 @@ def run_suite(args: argparse.Namespace) -> int:
     tasks_path = args.tasks.resolve()
     original = tasks_path.is_dir()
     split = not original and mlbench.is_split(tasks_path)  # ML-Bench: its records, prompts, checks and attempts are mlbench.py's
+    if not split:
+        mlbench.refuse_flags(args)
     suite = load_original(tasks_path) if original else mlbench.load_split(tasks_path) if split else load_tasks(tasks_path)
     protocol = original_protocol(tasks_path, args.pybench_config) if original else mlbench.setup_from(args, suite) if split else Protocol()
     config = tasks_path / args.pybench_config if original else None

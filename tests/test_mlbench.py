@@ -242,6 +242,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert finished.returncode == 2 and len(errors) == 1 and "slowvid" in errors[0] and "Traceback" not in finished.stderr
     finished = run_pybench("--tasks", SPLIT, "--execute", "--out", tmp_path / "b")
     assert finished.returncode == 2 and "--repos" in finished.stderr
+    finished = run_pybench("--replay", ROOT / "checks" / "reference.jsonl", "--execute", "--repos", REPOS, "--out", tmp_path / "b2")
+    assert finished.returncode == 2 and "apply to an ML-Bench split only" in finished.stderr
+    elsewhere = write_jsonl(tmp_path / "elsewhere.jsonl", [{"github_id": 77, "id": 1, "output": ["x"] * 5}])
+    finished = run_pybench("--tasks", SPLIT, "--replay", elsewhere, "--out", tmp_path / "b3")
+    assert finished.returncode == 2 and "no line for any selected record" in finished.stderr
 
     import pyarrow
     import pyarrow.parquet
