@@ -605,6 +605,70 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
         send(*report)
 
 
+def restrict_unpickling() -> None:
+    """Runs in the check jail before any check code (stdlib only; its source is sent there): every unpickler, the C
+    one behind pickle.load/loads/Unpickler and the Python one (pickle._Unpickler) that joblib.load and pandas use,
+    resolves globals through one allow-list, so no file an agent wrote can run code in a check. Allowed: plain
+    builtins (containers, numbers, text, bytes), collections, datetime, decimal, fractions; classes defined in
+    numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper (constructed, never looked up as
+    arbitrary functions); the reconstructors those libraries pickle with (UNPICKLE_FUNCTIONS, and Cython's
+    __pyx_unpickle_* helpers); data (non-callables such as pandas.NA). Anything else raises UnpicklingError naming
+    the refused global, which fails the check."""
+    import _compat_pickle
+    import builtins
+    import io
+    import pickle
+
+    safe_builtins = {"list", "dict", "set", "frozenset", "tuple", "bytearray", "bytes", "complex", "float", "int", "str",
+                     "bool", "slice", "range", "object", "NoneType", "Ellipsis", "NotImplemented"}
+    safe_stdlib = {"collections": {"OrderedDict", "defaultdict", "deque", "Counter"}, "copyreg": {"_reconstructor"}, "_codecs": {"encode"}, "datetime": {"date", "time", "datetime", "timedelta", "timezone"},
+                   "decimal": {"Decimal"}, "fractions": {"Fraction"}}
+    functions = {"numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct", "numpy._core.multiarray.scalar",
+                 "numpy.core.multiarray.scalar", "numpy._core.numeric._frombuffer", "numpy.core.numeric._frombuffer",
+                 "numpy.ma.core._mareconstruct", "numpy.random._pickle.__bit_generator_ctor", "numpy.random._pickle.__generator_ctor",
+                 "numpy.random._pickle.__randomstate_ctor", "pandas._libs.internals._unpickle_block",
+                 "pandas._libs.tslibs.timedeltas._timedelta_unpickle", "pandas._libs.tslibs.timestamps._unpickle_timestamp",
+                 "pandas.core.indexes.base._new_Index", "pandas.core.indexes.datetimes._new_DatetimeIndex",
+                 "pandas.core.indexes.period._new_PeriodIndex",
+                 "pyarrow.lib._restore_array", "pyarrow.lib.py_buffer", "pyarrow.lib.type_for_alias",
+                 "sklearn.metrics._dist_metrics.newObj", "sklearn.neighbors._kd_tree.newObj", "sklearn.neighbors._ball_tree.newObj"}
+    packages = ("numpy", "pandas", "sklearn", "scipy", "pyarrow", "joblib.numpy_pickle")
+    closed = ("pandas.io", "pandas.core.computation", "numpy.f2py", "numpy.testing", "numpy.distutils", "scipy._lib._testutils")
+    resolve = pickle._Unpickler.find_class
+
+    def under(module: str, roots) -> bool:
+        return any(module == root or module.startswith(root + ".") for root in roots)
+
+    def find_class(self, module: str, name: str):
+        if getattr(self, "proto", 3) < 3 and getattr(self, "fix_imports", True):  # Python 2 names, as pickle maps them
+            module, name = _compat_pickle.NAME_MAPPING.get((module, name), (_compat_pickle.IMPORT_MAPPING.get(module, module), name))
+        if module == "builtins" and name in safe_builtins:
+            return resolve(self, module, name)
+        if name in safe_stdlib.get(module, ()):
+            return resolve(self, module, name)
+        if "." not in name and under(module, packages) and not under(module, closed):
+            found = resolve(self, module, name)
+            home = getattr(found, "__module__", None) or module
+            if isinstance(found, type) and under(home, packages) and not under(home, closed):
+                return found
+            if f"{module}.{name}" in functions or (name.startswith("__pyx_unpickle_") and callable(found)):
+                return found
+            if not callable(found) and not isinstance(found, type(builtins)):
+                return found
+        raise pickle.UnpicklingError(f"refused to load {module}.{name}: a check loads only numpy, pandas, scikit-learn "
+                                     "and plain Python data from pickles")
+
+    class Unpickler(pickle._Unpickler):
+        pass
+
+    pickle._Unpickler.find_class = find_class
+    pickle.Unpickler = Unpickler
+    pickle.load = lambda file, **options: Unpickler(file, **options).load()
+    pickle.loads = lambda data, /, **options: Unpickler(io.BytesIO(data), **options).load()
+    import _pickle
+    _pickle.load, _pickle.loads, _pickle.Unpickler = pickle.load, pickle.loads, Unpickler
+
+
 @dataclass
 class CellResult:
     output: str                # stdout and stderr, as printed (bounded: head and tail kept)
@@ -1102,6 +1166,26 @@ def run_agent(task: Task, model, protocol: Protocol, output_dir: Path, limits: J
 
 # --- checks: each in a fresh jail that sees the check module, the inputs and the outputs, read-only ---------
 
+UNPICKLING_GUARD = inspect.getsource(restrict_unpickling) + "restrict_unpickling()\ndel restrict_unpickling\n"
+
+
+def check_modules(checks_dir: Path, module: str) -> list[str]:
+    """The file names a check jail mounts: the check's module and the modules of checks_dir it imports, transitively;
+    never the replays, the other groups' modules or anything else in the folder."""
+    found, pending = [], [module]
+    while pending:
+        name = f"{pending.pop()}.py"
+        if name in found or not (checks_dir / name).is_file():
+            continue
+        found.append(name)
+        for node in ast.walk(ast.parse((checks_dir / name).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                pending += [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                pending.append(node.module.split(".")[0])
+    return found
+
+
 def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
     """(passed, reason). Our checks: the module is imported from a read-only /checks inside a new jail and called with
     the final answer; AssertionError fails the task with its message, a crash or a hang fails it too, with that.
@@ -1114,12 +1198,14 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
         call = f"import json\ncheck(json.loads({json.dumps(run.messages, ensure_ascii=False)!r}))"
         path = f"{JAIL_ROOT}/data/unit_test"
     else:
-        binds = task.input_binds() + [output, (str(task.checks_dir), "/checks", False)]
+        modules = check_modules(task.checks_dir, task.check_module)
+        binds = task.input_binds() + [output] + [(str(task.checks_dir / name), f"/checks/{name}", False) for name in modules]
         call = f"from pathlib import Path\ncheck({run.answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))"
         path = "/checks"
     jail = Jail(f"{task.id}.check", binds, CHECK_LIMITS, log_dir)
     try:
-        cell = jail.run(f"import sys\nsys.path.insert(0, {path!r})\nfrom {task.check_module} import {task.check_function} as check\n{call}")
+        cell = jail.run(f"{UNPICKLING_GUARD}\nimport sys\nsys.path.insert(0, {path!r})\n"
+                        f"from {task.check_module} import {task.check_function} as check\n{call}")
     finally:
         jail.kill()
     if cell.status == "ok":
