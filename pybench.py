@@ -1234,6 +1234,7 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
     run = run_agent(task, model, protocol, output_dir, limits, max_turns, log_dir, seed)
     removed = tidy_output(output_dir)
     passed, reason = run_check(task, run, log_dir)
+    reason = safe_text(reason, 2000)
     return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": reason,
             "caveats": task.caveats,
             "turns": run.turns, "ended_by": run.ended_by, "cells": run.cells, "worker_restarts": run.restarts,
@@ -1261,10 +1262,45 @@ def tidy_output(folder: Path) -> list[str]:
     return removed
 
 
+# What an agent controls reaches results.jsonl, the manifest and the terminal only through safe_text and safe_record:
+# a lone surrogate or an undecodable file name (Python's surrogateescape) is written as a visible escape, and
+# texts and lists are cut with a count of what was dropped, so no name, byte or size can stop the run.
+TEXT_KEEP = 100_000      # characters of one string kept in a record (head and tail)
+LIST_KEEP = 1_000        # items of one list kept in a record
+SURROGATES = re.compile("[\ud800-\udfff]")
+CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def safe_text(text: str, keep: int = TEXT_KEEP) -> str:
+    """text as valid UTF-8: a byte that was not UTF-8 (U+DC80..U+DCFF) shows as \\xNN, any other lone surrogate as
+    \\uXXXX; past `keep` characters the middle is cut and counted."""
+    if len(text) > keep:
+        half = keep // 2
+        text = f"{text[:half]}[... {len(text) - 2 * half} characters cut ...]{text[-half:]}"
+    return SURROGATES.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}" if 0xDC80 <= ord(m[0]) <= 0xDCFF else f"\\u{ord(m[0]):04x}", text)
+
+
+def terminal_text(text: str, keep: int = 200) -> str:
+    """safe_text with control characters (ESC, NUL, CR, ...) shown as escapes, for one line on a terminal."""
+    return CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", safe_text(text, keep))
+
+
+def safe_record(value, keep: int = TEXT_KEEP):
+    """A JSON-ready copy of value with every string made safe and every list bounded (a last item counts the rest)."""
+    if isinstance(value, str):
+        return safe_text(value, keep)
+    if isinstance(value, dict):
+        return {safe_text(str(key), 1000): safe_record(item, keep) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        kept = [safe_record(item, keep) for item in value[:LIST_KEEP]]
+        return kept + [f"[... {len(value) - LIST_KEEP} more items not kept ...]"] if len(value) > LIST_KEEP else kept
+    return value
+
+
 def append_result(path: Path, result: dict) -> None:
     """One whole line per attempt in a single write, on disk before the next attempt starts."""
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(result, ensure_ascii=False) + "\n")
+        handle.write(json.dumps(safe_record(result), ensure_ascii=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -1353,6 +1389,7 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
 
 def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     """Create the run directory, or resume one whose manifest matches (--force resumes one that does not)."""
+    lock_run_dir(run_dir)
     path = run_dir / "manifest.json"
     if path.exists():
         earlier = json.loads(path.read_text())
@@ -1366,9 +1403,33 @@ def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     write_manifest(run_dir, manifest)
 
 
+RUN_LOCKS = []  # the open lock files of this process's run directories: the kernel releases them when it dies
+
+
+def lock_run_dir(run_dir: Path) -> None:
+    """One run per run directory: an flock on DIR/lock, held until this process ends (kill -9 included, so a resume
+    after a crash finds it free); a second run on the same directory stops with the holder's pid."""
+    import fcntl
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(run_dir / "lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise UsageError(f"--out {run_dir} is in use by another pybench run (pid {holder}); wait for it to end, "
+                         "or choose another --out") from None
+    handle.truncate(0)
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    RUN_LOCKS.append(handle)
+
+
 def write_manifest(run_dir: Path, manifest: dict) -> None:
     temporary = run_dir / "manifest.json.tmp"
-    temporary.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    temporary.write_text(json.dumps(safe_record(manifest), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(temporary, run_dir / "manifest.json")
 
 
@@ -2128,7 +2189,7 @@ def run_suite(args: argparse.Namespace) -> int:
             status = f"passed {passed}/{len(results)} ({100 * passed / len(results):.0f}%), {tokens / max(elapsed, 1e-9):.1f} tokens/s"
             progress.set_postfix_str(status)
             if not interactive:
-                print(f"[{done}/{len(attempts)}] {task.id}{f' sample {sample}' if args.samples > 1 else ''}: "
+                print(f"[{done}/{len(attempts)}] {terminal_text(task.id)}{f' sample {sample}' if args.samples > 1 else ''}: "
                       f"{'pass' if result['passed'] else 'fail'} in {result['turns']} turn(s), {result['seconds']:.1f} s; {status}", flush=True)
     except KeyboardInterrupt:
         progress.close()
