@@ -881,6 +881,9 @@ class Jail:
 
     def output_over_cap(self) -> bool:
         size, files = folder_usage(self.output_dir, self.limits.output_files)
+        process = self.process  # the watcher thread looks while run() may restart the worker
+        if process is not None:
+            size += unlinked_bytes(process.pid, self.output_dir)
         if size > self.limits.output_mib * 2**20 or files > self.limits.output_files:
             self.over_cap = (f"./output/ grew past its cap of {self.limits.output_mib} MiB or {self.limits.output_files} files, "
                              "so the worker was killed and ./output/ emptied")
@@ -1024,9 +1027,130 @@ def remove_tree(folder: Path) -> None:
     folder.rmdir()
 
 
+def copy_tree(source: Path, target: Path, max_bytes: int) -> int:
+    """Copy what is under source into the empty folder target: folders, regular files (holes kept as holes) and links,
+    nothing else, at most max_bytes of data. Goes through fds on both sides (openat down, ".." up), so any depth
+    and any name copies. Returns the bytes of data copied."""
+    copied, depth, into = 0, 0, os.open(target, DIRECTORY)
+    try:
+        for fd, name, info, parts in walk_tree(source):
+            while depth > len(parts) - 1:  # the walk went back up: so do we
+                up = os.open("..", DIRECTORY, dir_fd=into)
+                os.close(into)
+                into, depth = up, depth - 1
+            mode = stat.S_IMODE(info.st_mode) & 0o777
+            if stat.S_ISDIR(info.st_mode):
+                os.mkdir(name, mode | 0o700, dir_fd=into)
+                down = os.open(name, DIRECTORY, dir_fd=into)
+                os.close(into)
+                into, depth = down, depth + 1
+            elif stat.S_ISLNK(info.st_mode):
+                with contextlib.suppress(OSError):
+                    os.symlink(os.readlink(name, dir_fd=fd), name, dir_fd=into)
+            elif stat.S_ISREG(info.st_mode):
+                copied += copy_file(fd, name, into, mode, max_bytes - copied)
+    finally:
+        os.close(into)
+    return copied
+
+
+def copy_file(from_dir: int, name: str, to_dir: int, mode: int, budget: int) -> int:
+    """One regular file from one folder fd to another, its holes kept; at most budget bytes of data."""
+    copied = 0
+    source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=from_dir)
+    target = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=to_dir)
+    try:
+        size, at = os.fstat(source).st_size, 0
+        while at < size and copied < budget:
+            try:
+                at = os.lseek(source, at, os.SEEK_DATA)
+            except OSError:  # no data after at: the rest is a hole
+                break
+            end = min(os.lseek(source, at, os.SEEK_HOLE), at + budget - copied)
+            while at < end:
+                chunk = os.pread(source, min(1 << 20, end - at), at)
+                if not chunk:
+                    break
+                os.pwrite(target, chunk, at)
+                at, copied = at + len(chunk), copied + len(chunk)
+        os.ftruncate(target, size if copied < budget else at)
+    finally:
+        os.close(source)
+        os.close(target)
+    return copied
+
+
+def mount_output(folder: Path, limits: JailLimits) -> bool:
+    """As root, ./output/ is a tmpfs of its own, sized just past the cap and charged to the memory cgroup of the jail
+    that writes it: the kernel refuses what goes beyond, however it is written (unlinked while open, deep, fallocated).
+    False where it cannot be (not root): then the watcher's walk and open-file count is the only cap."""
+    if os.geteuid() != 0:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    options = f"size={limits.output_mib + 1}m,nr_inodes={limits.output_files + 16},mode=0755,uid=65534,gid=65534"
+    return libc.mount(b"pybench-output", os.fsencode(folder), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) == 0
+
+
+def unmount(folder: Path) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.umount2(os.fsencode(folder), 0) != 0:
+        libc.umount2(os.fsencode(folder), MNT_DETACH)
+
+
+def keep_output(folder: Path, max_bytes: int) -> None:
+    """Move a tmpfs ./output/ onto the disk once the attempt is over (the check has read it): copy, unmount, rename."""
+    if not os.path.ismount(folder):
+        return
+    copy = folder.with_name(folder.name + ".copy")
+    if copy.exists():
+        remove_tree(copy)
+    copy.mkdir()
+    copy_tree(folder, copy, max_bytes)
+    unmount(folder)
+    folder.rmdir()
+    copy.rename(folder)
+
+
+MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
+
+
 def shown_path(parts: list[str], keep: int = 300) -> str:
     """A path inside ./output/ for a message or a record: joined for reading only, cut in the middle past keep."""
     return safe_text("/".join(parts), keep)
+
+
+def jailed_pids(nsjail_pid: int) -> list[int]:
+    """Every process below nsjail: the worker and all it started (orphans are re-parented to the worker, the init of
+    the jail's pid namespace)."""
+    found, pending = [], [nsjail_pid]
+    while pending:
+        pid = pending.pop()
+        with contextlib.suppress(OSError, ValueError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                children = [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+                found += children
+                pending += children
+    return found
+
+
+def unlinked_bytes(nsjail_pid: int, folder: Path) -> int:
+    """Bytes of the files on folder's filesystem that jailed processes hold open after unlinking them: no walk sees
+    them, yet they fill the disk. (Memory-mapped files whose fd was closed are not seen; on a tmpfs ./output/ the
+    kernel counts them anyway.)"""
+    try:
+        device = os.stat(folder).st_dev
+    except OSError:
+        return 0
+    seen, total = set(), 0
+    for pid in jailed_pids(nsjail_pid):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    info = os.stat(f"/proc/{pid}/fd/{fd}")
+                    if info.st_dev == device and info.st_nlink == 0 and stat.S_ISREG(info.st_mode) and info.st_ino not in seen:
+                        seen.add(info.st_ino)
+                        total += max(info.st_size, info.st_blocks * 512)
+    return total
 
 
 def folder_usage(folder: Path, max_entries: int) -> tuple[int, int]:
@@ -1358,12 +1482,15 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
     if output_dir.exists() or output_dir.is_symlink():  # left by an attempt that was killed before its result was written
         remove_tree(output_dir)
     output_dir.mkdir(parents=True)
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 and not mount_output(output_dir, limits):
         os.chown(output_dir, 65534, 65534)  # the jail's user writes here
     log_dir = run_dir / "jails"
-    run = run_agent(task, model, protocol, output_dir, limits, max_turns, log_dir, seed)
-    removed = tidy_output(output_dir)
-    passed, reason = run_check(task, run, log_dir)
+    try:
+        run = run_agent(task, model, protocol, output_dir, limits, max_turns, log_dir, seed)
+        removed = tidy_output(output_dir)
+        passed, reason = run_check(task, run, log_dir)
+    finally:
+        keep_output(output_dir, limits.output_mib * 2**20)
     reason = safe_text(reason, 2000)
     return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": reason,
             "caveats": task.caveats,
