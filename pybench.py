@@ -813,14 +813,18 @@ class Jail:
             self.start()
         timeout = timeout or self.limits.cell_timeout
         output = BoundedOutput(self.OUTPUT_KEEP)
-        if self.unfinished and not self.drain_until(self.unfinished, BoundedOutput(self.OUTPUT_KEEP), timeout):
-            return self.restart(output, "The previous cell never finished (it sent a result of its own making); the Python "
-                                        "worker was restarted, so all variables are gone.")
         token, marker = secrets.token_hex(16), f"\x00pybench-{secrets.token_hex(16)}\x00"
         message = frame(token, code, marker, str(self.limits.cpu_seconds or int(timeout) + 1))
+        if self.unfinished and not self.drain_until(self.unfinished, BoundedOutput(self.OUTPUT_KEEP), timeout):
+            self.kill()  # the previous cell is still running behind a result it forged: a fresh worker runs this one
+            self.start()
+            output.add(b"[The previous cell never finished; the Python worker was restarted, so all variables are gone.]\n")
         if not self.send_command(message, time.monotonic() + timeout):
-            return self.restart(output, "The Python worker had died or stopped reading before this cell; it was restarted, "
-                                        "so all variables are gone.")
+            self.kill()  # the worker died or stopped reading its commands: a fresh one runs this cell
+            self.start()
+            output.add(b"[The Python worker had died or stopped reading; it was restarted, so all variables are gone.]\n")
+            if not self.send_command(message, time.monotonic() + timeout):
+                return self.restart(output, "The Python worker could not take this cell; it was restarted, so all variables are gone.")
         deadline, interrupted, result = time.monotonic() + timeout, False, None
         watched = [self.output_fd, self.result_read]
         while result is None:
