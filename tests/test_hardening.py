@@ -465,3 +465,11 @@ def test_walks_survive_depth_loops_and_long_names(tmp_path):
     pybench.remove_tree(root)
     pybench.remove_tree(copy)
     assert not root.exists() and not copy.exists()
+
+
+def test_the_report_builds_after_every_attack(run):
+    assert run.finished is not None and run.finished.returncode == 0
+    report = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "report", str(run.out)], capture_output=True, text=True,
+                            timeout=600, cwd=ROOT)
+    assert report.returncode == 0, report.stderr[-2000:]
+    assert (run.out / "report" / "report.html").is_file()
