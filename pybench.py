@@ -629,10 +629,9 @@ def restrict_unpickling() -> None:
     builtins (containers, numbers, text, bytes), collections, datetime, decimal, fractions; classes defined in
     numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper (constructed, never looked up as
     arbitrary functions); the reconstructors those libraries pickle with (UNPICKLE_FUNCTIONS, and Cython's
-    __pyx_unpickle_* helpers); data (non-callables such as pandas.NA). Anything else raises UnpicklingError naming
-    the refused global, which fails the check."""
+    __pyx_unpickle_* helpers); constants and pandas.NA / pandas.NaT (never a mutable global such as a config
+    dict). Anything else raises UnpicklingError naming the refused global, which fails the check."""
     import _compat_pickle
-    import builtins
     import io
     import pickle
 
@@ -664,14 +663,17 @@ def restrict_unpickling() -> None:
         if name in safe_stdlib.get(module, ()):
             return resolve(self, module, name)
         if "." not in name and under(module, packages) and not under(module, closed):
-            found = resolve(self, module, name)
+            try:
+                found = resolve(self, module, name)
+            except (ImportError, AttributeError):
+                found = None
             home = getattr(found, "__module__", None) or module
             if isinstance(found, type) and under(home, packages) and not under(home, closed):
                 return found
             if f"{module}.{name}" in functions or (name.startswith("__pyx_unpickle_") and callable(found)):
                 return found
-            if not callable(found) and not isinstance(found, type(builtins)):
-                return found
+            if isinstance(found, (int, float, complex, str, bytes)) or type(found).__name__ in ("NAType", "NaTType"):
+                return found  # constants and pandas' missing-value singletons, never a mutable global
         raise pickle.UnpicklingError(f"refused to load {module}.{name}: a check loads only numpy, pandas, scikit-learn "
                                      "and plain Python data from pickles")
 

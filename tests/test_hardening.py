@@ -158,6 +158,8 @@ except (KeyError, TypeError):
     worker["send"]("ok")
 '''
 
+IGNORE_SIGNALS = "import signal\nfor sig in (signal.SIGINT, signal.SIGXCPU):\n    signal.signal(sig, signal.SIG_IGN)\n"
+
 DEEP = '''
 import os
 fd = os.open("output", os.O_RDONLY)
@@ -192,9 +194,9 @@ def attacks(run_dir: Path, model: str) -> dict[str, tuple[list[str], str]]:
                                 "    os.unlink(f'output/held{i}')\n    held.append(fd)\n    os.posix_fallocate(fd, 0, 2**30 - 4096)\n"
                                 "time.sleep(2.5)\nprint('held 3 GiB')"), followup("unlinked_held"), "DONE"], "after_written"),
         "send_desync": ([code(FIND_SEND + "raise ValueError('ERROR OF THE ATTACK CELL')"), followup("send_desync"), "DONE"], "after_written"),
-        "send_stall": ([code("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n" + FIND_SEND + "while True:\n    pass"),
+        "send_stall": ([code(IGNORE_SIGNALS + FIND_SEND + "while True:\n    pass"),
                         followup("send_stall", "# " + "x" * 100_000), "DONE"], "after_written"),
-        "marker_stall": ([code("import os, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n" + FIND_SEND +
+        "marker_stall": ([code("import os\n" + IGNORE_SIGNALS + FIND_SEND +
                                "os.write(1, worker['marker'].encode())\nwhile True:\n    pass"),
                           followup("marker_stall", "# " + "x" * 100_000), "DONE"], "after_written"),
         "huge_exception": ([code("raise ValueError('x' * 200_000_000)"), followup("huge_exception"), "DONE"], "after_written"),
@@ -473,3 +475,27 @@ def test_the_report_builds_after_every_attack(run):
                             timeout=600, cwd=ROOT)
     assert report.returncode == 0, report.stderr[-2000:]
     assert (run.out / "report" / "report.html").is_file()
+
+
+def test_the_allow_list_refuses_functions_modules_and_mutable_globals():
+    """The unpickling guard on its own, in a plain interpreter: each crafted pickle names one global."""
+    probe = '''
+import pickle, pybench
+exec(pybench.UNPICKLING_GUARD)
+for module, name in [("os", "system"), ("builtins", "eval"), ("builtins", "getattr"), ("numpy", "load"), ("numpy", "f2py"),
+                     ("sklearn._config", "_global_config"), ("pandas.io.clipboard", "clipboard_get"), ("subprocess", "Popen"),
+                     ("numpy.testing", "assert_equal"), ("pandas.core.computation.eval", "eval"), ("numpy", "sys"),
+                     ("pandas", "NA"), ("numpy", "ndarray"), ("sklearn.linear_model", "LinearRegression"), ("builtins", "dict")]:
+    try:
+        pickle.loads(f"c{module}\\n{name}\\n.".encode())
+        print(module, name, "loaded")
+    except pickle.UnpicklingError as error:
+        print(module, name, "refused" if f"refused to load {module}.{name}" in str(error) else error)
+    except Exception as error:
+        print(module, name, type(error).__name__)
+'''
+    seen = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
+    verdicts = dict(((line.rsplit(" ", 1)[0]), line.rsplit(" ", 1)[1]) for line in seen.splitlines())
+    assert all(verdicts.get(name) == "loaded" for name in ("pandas NA", "numpy ndarray", "sklearn.linear_model LinearRegression", "builtins dict")), seen
+    refused = {name: verdict for name, verdict in verdicts.items() if name not in ("pandas NA", "numpy ndarray", "sklearn.linear_model LinearRegression", "builtins dict")}
+    assert len(refused) == 11 and set(refused.values()) == {"refused"}, seen
