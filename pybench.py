@@ -628,7 +628,7 @@ def restrict_unpickling() -> None:
     resolves globals through one allow-list, so no file an agent wrote can run code in a check. Allowed: plain
     builtins (containers, numbers, text, bytes), collections, datetime, decimal, fractions; classes defined in
     numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper (constructed, never looked up as
-    arbitrary functions); the reconstructors those libraries pickle with (UNPICKLE_FUNCTIONS, and Cython's
+    arbitrary functions); the reconstructors those libraries pickle with (`functions` below, and Cython's
     __pyx_unpickle_* helpers); constants and pandas.NA / pandas.NaT (never a mutable global such as a config
     dict). Anything else raises UnpicklingError naming the refused global, which fails the check."""
     import _compat_pickle
@@ -637,7 +637,8 @@ def restrict_unpickling() -> None:
 
     safe_builtins = {"list", "dict", "set", "frozenset", "tuple", "bytearray", "bytes", "complex", "float", "int", "str",
                      "bool", "slice", "range", "object", "NoneType", "Ellipsis", "NotImplemented"}
-    safe_stdlib = {"collections": {"OrderedDict", "defaultdict", "deque", "Counter"}, "copyreg": {"_reconstructor"}, "_codecs": {"encode"}, "datetime": {"date", "time", "datetime", "timedelta", "timezone"},
+    safe_stdlib = {"collections": {"OrderedDict", "defaultdict", "deque", "Counter"}, "copyreg": {"_reconstructor"},
+                   "_codecs": {"encode"}, "datetime": {"date", "time", "datetime", "timedelta", "timezone"},
                    "decimal": {"Decimal"}, "fractions": {"Fraction"}}
     functions = {"numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct", "numpy._core.multiarray.scalar",
                  "numpy.core.multiarray.scalar", "numpy._core.numeric._frombuffer", "numpy.core.numeric._frombuffer",
