@@ -759,8 +759,10 @@ class Jail:
 
         config_path = self.log_dir / f"{self.name}.cfg"
         config_path.write_text(to_textproto(config) + "\n")
+        # util-linux's setpriv makes the kernel kill nsjail, and with it the jail, if the harness dies (kill -9 included)
+        dies_with_us = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
         with open(log_path, "ab") as log:
-            self.process = subprocess.Popen([nsjail_binary(), "--config", str(config_path)], stdin=subprocess.DEVNULL,
+            self.process = subprocess.Popen([*dies_with_us, nsjail_binary(), "--config", str(config_path)], stdin=subprocess.DEVNULL,
                                             stdout=subprocess.PIPE, stderr=log, pass_fds=(command_read, result_write))
         os.close(command_read)
         os.close(result_write)

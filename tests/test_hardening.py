@@ -443,29 +443,31 @@ def test_walks_survive_depth_loops_and_long_names(tmp_path):
     sys.path.insert(0, str(ROOT))
     import pybench
 
-    root = tmp_path / "tree"
-    root.mkdir()
-    fd = os.open(root, os.O_RDONLY)
-    for _ in range(3000):
-        os.mkdir("d" * 250, dir_fd=fd)
-        down = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+    root, copy = tmp_path / "tree", tmp_path / "copy"
+    try:
+        root.mkdir()
+        fd = os.open(root, os.O_RDONLY)
+        for _ in range(3000):
+            os.mkdir("d" * 250, dir_fd=fd)
+            down = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = down
+        os.symlink("/etc/passwd", "out", dir_fd=fd)
+        os.symlink(".", "loop", dir_fd=fd)
+        os.close(os.open(b"bad\xff", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+        os.chmod(root / ("d" * 250), 0o000)
         os.close(fd)
-        fd = down
-    os.symlink("/etc/passwd", "out", dir_fd=fd)
-    os.symlink(".", "loop", dir_fd=fd)
-    os.close(os.open(b"bad\xff", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
-    os.chmod(root / ("d" * 250), 0o000)
-    os.close(fd)
-    size, entries = pybench.folder_usage(root, 10**6)
-    assert entries == 3003, entries
-    removed = pybench.tidy_output(root)
-    assert len(removed) == 1 and removed[0].endswith("/out -> /etc/passwd") and "characters cut" in removed[0], removed
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    pybench.copy_tree(root, copy, 2**20)
-    assert pybench.folder_usage(copy, 10**6)[1] == 3002
-    pybench.remove_tree(root)
-    pybench.remove_tree(copy)
+        size, entries = pybench.folder_usage(root, 10**6)
+        assert entries == 3003, entries
+        removed = pybench.tidy_output(root)
+        assert len(removed) == 1 and removed[0].endswith("/out -> /etc/passwd") and "characters cut" in removed[0], removed
+        copy.mkdir()
+        pybench.copy_tree(root, copy, 2**20)
+        assert pybench.folder_usage(copy, 10**6)[1] == 3002
+    finally:  # pytest's own cleanup recurses, and a 3000-level tree left here would defeat it
+        for folder in (root, copy):
+            if folder.exists():
+                pybench.remove_tree(folder)
     assert not root.exists() and not copy.exists()
 
 
@@ -499,3 +501,36 @@ for module, name in [("os", "system"), ("builtins", "eval"), ("builtins", "getat
     assert all(verdicts.get(name) == "loaded" for name in ("pandas NA", "numpy ndarray", "sklearn.linear_model LinearRegression", "builtins dict")), seen
     refused = {name: verdict for name, verdict in verdicts.items() if name not in ("pandas NA", "numpy ndarray", "sklearn.linear_model LinearRegression", "builtins dict")}
     assert len(refused) == 11 and set(refused.values()) == {"refused"}, seen
+
+
+def test_kill_9_takes_the_jail_with_it_and_the_resume_runs(tmp_path):
+    """A harness killed with SIGKILL mid-cell leaves no jail behind (a cell that ignores every signal would burn a core
+    for good), releases the run directory's lock, and the same command resumes."""
+    suite = make_suite(tmp_path)
+    duration = f"4247.{os.getpid()}"
+    write_jsonl(suite / "tasks.jsonl", [{"id": "busy", "category": "math", "query": "Sum ./data/numbers.csv.", "files": ["numbers.csv"],
+                                         "check": "suite:total"}])
+    busy = code(f"import subprocess\nsubprocess.Popen(['sleep', '{duration}'])\n{IGNORE_SIGNALS}while True:\n    pass")
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "busy", "replies": [busy, "The sum is 10"]}])
+    out = tmp_path / "run"
+    command = [sys.executable, str(ROOT / "pybench.py"), "--tasks", str(suite / "tasks.jsonl"), "--replay", str(replay), "--out", str(out),
+               "--cell-timeout", "60"]
+    first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def sleeping() -> bool:
+        return subprocess.run(["pgrep", "-f", f"sleep {duration}"], capture_output=True).returncode == 0
+
+    deadline = time.monotonic() + 60
+    while not sleeping() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sleeping(), "the busy cell never started"
+    first.kill()
+    first.wait()
+    deadline = time.monotonic() + 5
+    while sleeping() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sleeping(), "the jail outlived the harness killed with SIGKILL"
+    replay.write_text(json.dumps({"id": "busy", "replies": [CANARY, "The sum is 10"]}) + "\n")
+    resumed = subprocess.run(command + ["--force"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((out / "results.jsonl").read_text())["passed"]
