@@ -534,3 +534,26 @@ def test_kill_9_takes_the_jail_with_it_and_the_resume_runs(tmp_path):
     resumed = subprocess.run(command + ["--force"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((out / "results.jsonl").read_text())["passed"]
+
+
+def test_an_original_checkouts_pickle_test_goes_through_the_guard(tmp_path):
+    """An original-layout checkout (our fixture) whose test reads the agent's pickle with plain pickle.load, as the
+    original's .pkl tests do: the forged pickle fails that test instead of writing its verdict."""
+    import shutil
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "pybench_checkout", checkout)
+    meta = checkout / "data" / "meta" / "task.json"
+    records = json.loads(meta.read_text())
+    records.append({"index": "60", "category1": "", "category2": "", "category3": "", "user": "Train a model; save it to ./output/60.pkl",
+                    "file_paths": [], "attachments": []})
+    meta.write_text(json.dumps(records, ensure_ascii=False))
+    tests = checkout / "data" / "unit_test" / "tests.py"
+    tests.write_text(tests.read_text() + "\n\nimport pickle\n\n\ndef test_task_60(trajectory):\n"
+                     "    with open('./output/60.pkl', 'rb') as handle:\n        pickle.load(handle)\n    assert False, 'this test always fails'\n")
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "60", "replies": [code(FORGE.replace("output/forged.pkl", "output/60.pkl")), "Finished."]}])
+    finished = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--tasks", str(checkout), "--replay", str(replay), "--only", "60",
+                               "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    result = json.loads((tmp_path / "run" / "results.jsonl").read_text())
+    assert result["passed"] is False and "refused to load builtins.exec" in result["reason"], result["reason"]
