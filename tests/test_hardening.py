@@ -557,3 +557,27 @@ def test_an_original_checkouts_pickle_test_goes_through_the_guard(tmp_path):
     assert finished.returncode == 0, finished.stderr[-2000:]
     result = json.loads((tmp_path / "run" / "results.jsonl").read_text())
     assert result["passed"] is False and "refused to load builtins.exec" in result["reason"], result["reason"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="./output/ is a tmpfs only when run as root")
+def test_a_tmpfs_output_left_by_a_crash_is_unmounted_and_removed(tmp_path):
+    """What a resume finds after kill -9 mid-attempt: outputs/<id> still a tmpfs mount, holding a deep tree."""
+    sys.path.insert(0, str(ROOT))
+    import pybench
+
+    folder = tmp_path / "outputs" / "task"
+    folder.mkdir(parents=True)
+    assert pybench.mount_output(folder, pybench.JailLimits(output_mib=8, output_files=2000))
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+        for _ in range(1500):
+            os.mkdir("d" * 200, dir_fd=fd)
+            down = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = down
+        os.close(fd)
+        with pytest.raises(OSError, match="No space left"):
+            (folder / "big").write_bytes(b"x" * (10 << 20))
+    finally:
+        pybench.remove_tree(folder)
+    assert not folder.exists() and not os.path.ismount(folder)
