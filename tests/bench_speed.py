@@ -46,7 +46,14 @@ def bench_jail(rounds: int = 40, cells: int = 300):
     jail.start()
     round_trips = [timed(lambda: jail.run("pass")) for _ in range(cells)]
     restart = [timed(lambda: jail.restart(pybench.BoundedOutput(1024), "bench")) for _ in range(5)]
+    guarded = [timed(lambda: jail.run(pybench.UNPICKLING_GUARD)) for _ in range(20)]  # what each check cell runs first
     jail.kill()
+    plain_dir, tmpfs_dir = [], []
+    for _ in range(20):  # ./output/ per attempt: a plain folder, or (as root) a tmpfs kept on disk when the attempt ends
+        folder = work / "attempt"
+        plain_dir.append(timed(lambda: (folder.mkdir(), (folder / "out.csv").write_text("a\n"), pybench.remove_tree(folder))))
+        tmpfs_dir.append(timed(lambda: (folder.mkdir(), pybench.mount_output(folder, pybench.JailLimits()), (folder / "out.csv").write_text("a\n"),
+                                        pybench.keep_output(folder, 2**20), pybench.remove_tree(folder))))
     echo = subprocess.Popen([sys.executable, "-I", "-c", "import sys\nfor line in sys.stdin: print(line, end='', flush=True)"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
     pipe = []
@@ -60,6 +67,9 @@ def bench_jail(rounds: int = 40, cells: int = 300):
           "(the difference: the kernel attaching a process to a new cgroup)")
     print(f"cell round-trip (pass)     {median_ms(round_trips):7.2f} ms (median of {cells}); plain pipe round-trip {median_ms(pipe):.2f} ms")
     print(f"worker restart             {median_ms(restart):7.1f} ms (median of 5)")
+    print(f"check cell's unpickling guard {median_ms(guarded):5.2f} ms (median of 20; the round-trip of `pass` included)")
+    print(f"./output/ as a tmpfs       {median_ms(tmpfs_dir):7.2f} ms per attempt (mount, one file, copy to disk, unmount) beside "
+          f"{median_ms(plain_dir):.2f} ms for a plain folder{'' if os.geteuid() == 0 else ' (not root: no tmpfs, both plain)'}")
 
 
 def bench_jupyter(rounds: int = 5):
