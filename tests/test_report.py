@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import pybench
+import report as pybench_report
 from conftest import ROOT, run_pybench, write_jsonl
 
 TASKS = [json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
@@ -74,7 +74,7 @@ def test_report_escapes_agent_text_and_opens_no_link_or_fifo(report):
             image = (page.parent / html.unescape(source)).resolve()
             assert image.is_file() and image.is_relative_to(html_dir), (page, source)
     hostile = (html_dir / "tasks" / f"{task_ids[3]}.html").read_text()
-    assert "&lt;script&gt;document.title = &#x27;pwned&#x27;&lt;/script&gt;" in hostile
+    assert "&lt;script&gt;document.title = &#39;pwned&#39;&lt;/script&gt;" in hostile
     outputs = hostile.split("<h2>Outputs</h2>")[1]
     assert "&lt;b&gt;bold&lt;i&gt;.png" in outputs  # listed as a file, not shown as an image
     assert "link.png" not in outputs and "fifo.png" not in outputs
@@ -165,23 +165,23 @@ def test_report_merges_shards_with_samples_and_keeps_to_the_output_folders(tmp_p
     assert "fake.png" in page and "huge.png" in page and "outside.png" not in page
     assert "No output folder" in (html_dir / "tasks" / "B.s0.html").read_text()
     assert "No output folder" in (html_dir / "tasks" / "D.s0.html").read_text()
-    assert "the rerun&#x27;s reason" in (html_dir / "tasks" / "C.s0.html").read_text()
+    assert "the rerun&#39;s reason" in (html_dir / "tasks" / "C.s0.html").read_text()
     overview = (html_dir / "report.html").read_text()
     # pass@1 = (1/3 + 1 + 0 + 2/3) / 4; pass@3 = 3/4; pass^3 = 1/4 (only B passed all three)
     for row, figure in (("this run pass@1", "50.0"), ("this run pass@3", "75.0"), ("this run pass^3", "25.0")):
-        assert re.search(rf"<td>{re.escape(row)}</td><td class='n'>{figure}</td>", overview), row
+        assert re.search(rf'<td>{re.escape(row)}</td><td class="n">{figure}<span class="ci">', overview), row
     assert "pass@k (%): k=1 50.0, k=2 66.7, k=3 75.0" in overview and "pass^k (%): k=1 50.0, k=2 33.3, k=3 25.0" in overview
     assert "shards 1/2, 2/2" in overview and "4 tasks" in overview and "12 attempts" in overview
 
 
 def test_pass_at_k_and_the_terminal_table():
-    assert pybench.pass_at_k(3, 1, 2) == pytest.approx(2 / 3) and pybench.pass_at_k(3, 0, 3) == 0 and pybench.pass_at_k(5, 5, 1) == 1
-    assert pybench.pass_hat_k(3, 2, 2) == pytest.approx(1 / 3) and pybench.pass_hat_k(4, 4, 4) == 1
+    assert pybench_report.pass_at_k(3, 1, 2) == pytest.approx(2 / 3) and pybench_report.pass_at_k(3, 0, 3) == 0 and pybench_report.pass_at_k(5, 5, 1) == 1
+    assert pybench_report.pass_hat_k(3, 2, 2) == pytest.approx(1 / 3) and pybench_report.pass_hat_k(4, 4, 4) == 1
     results = [{"id": f"t{i}", "category": category, "passed": passed, "turns": 3}
                for i, (category, passed) in enumerate([("chart", True), ("chart", False), ("math", True), ("text", False)])]
-    table = pybench.table3_text(results, 10, ["GPT-4o"])
+    table = pybench_report.table3_text(results, 10, ["GPT-4o"])
     ours = next(line for line in table.splitlines() if line.startswith("this run")).split()
     assert ours[2:] == ["50.0", "0.0", "-", "100.0", "-", "50.0", "6.50"]  # avg turns: (3 + 10 + 3 + 10) / 4
     assert "paper: GPT-4o" in table and "79.7" in table and "1/2" in table
-    with pytest.raises(pybench.UsageError, match="no row 'GPT-5'"):
-        pybench.table3_text(results, 10, ["GPT-5"])
+    with pytest.raises(pybench_report.UsageError, match="no row 'GPT-5'"):
+        pybench_report.table3_text(results, 10, ["GPT-5"])
