@@ -522,7 +522,7 @@ def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
                             copy = "_" + copy
                         shown = copy_image(descriptor, entry.name, pages_dir / stem / copy)
                         used.add(copy) if shown else None
-                        listed.append({"name": short(name, 300), "size": human_size(info.st_size),
+                        listed.append({"name": name if len(name) <= 300 else f"{name[:80]} … {name[-200:]}", "size": human_size(info.st_size),
                                        "image": href(f"{stem}/{copy}") if shown else None})
                     else:
                         more += 1

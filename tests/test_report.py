@@ -1,6 +1,7 @@
 """The HTML report: built from a small replay run and from hand-made shards with three samples each; every page
 escaped, nothing followed out of an output folder, every image loaded in headless Chromium, pass@k unbiased."""
 import html
+import os
 import json
 import re
 import shutil
@@ -185,3 +186,79 @@ def test_pass_at_k_and_the_terminal_table():
     assert "paper: GPT-4o" in table and "79.7" in table and "1/2" in table
     with pytest.raises(pybench_report.UsageError, match="no row 'GPT-5'"):
         pybench_report.table3_text(results, 10, ["GPT-5"])
+
+
+def test_report_survives_names_that_are_not_utf8_deep_trees_and_shows_control_bytes(tmp_path):
+    from PIL import Image
+
+    attempt = fake_attempt("T", "chart", 0, False, "outputs/T", reason="bad \ud800 surrogate and \x1b[31mred")
+    attempt["messages"][4]["content"] = "Output:\n\x1b[31mred\x1b[0m, a NUL \x00 and a bell \x07"
+    fake_shard(tmp_path / "run", "", [attempt])
+    folder = tmp_path / "run" / "outputs" / "T"
+    folder.mkdir(parents=True)
+    Image.new("RGB", (20, 20), "blue").save(folder / "blue.png")
+    os.rename(folder / "blue.png", os.fsencode(folder) + b"/bad\xff<i>.png")     # a name that is not UTF-8
+    deep = folder.joinpath(*(f"level_{level:08d}" for level in range(20)))   # 20 x 15 bytes: a flattened name past 255
+    deep.mkdir(parents=True)
+    Image.new("RGB", (20, 20), "red").save(deep / "deep.png")
+    descriptor = os.open(deep, os.O_RDONLY)
+    for level in range(300):                                               # 300 x 18 bytes more: past PATH_MAX (4096)
+        os.mkdir(f"deeper_{level:04d}_level", dir_fd=descriptor)
+        inner = os.open(f"deeper_{level:04d}_level", os.O_RDONLY, dir_fd=descriptor)
+        os.close(descriptor)
+        descriptor = inner
+    os.close(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, dir_fd=descriptor))
+    os.close(descriptor)
+
+    built = run_pybench("report", tmp_path / "run", "--out", tmp_path / "html")
+    assert built.returncode == 0, built.stderr
+    page = (tmp_path / "html" / "tasks" / "T.s0.html").read_bytes()  # fake_shard says 3 samples
+    assert b"\x1b" not in page and b"\x00" not in page and b"\x07" not in page
+    text = page.decode("utf-8")
+    assert "␛[31mred␛[0m, a NUL ␀ and a bell ␇" in text and "bad \\ud800 surrogate" in text
+    assert "bad\\xff&lt;i&gt;.png" in text
+    copies = sorted(path.name for path in (tmp_path / "html" / "tasks" / "T.s0").iterdir())
+    assert len(copies) == 2 and all(len(name.encode()) <= 255 for name in copies), copies
+    assert any(name.endswith("deep.png") for name in copies) and "deep.png" in text
+    assert "bottom.txt" in text  # reached through 320 folders, by descriptors
+
+
+def test_two_runs_are_compared_with_flips_a_paired_interval_and_mcnemar(tmp_path):
+    # run A passes tasks 0-4, run B passes 2-8: 2 tasks pass only in A, 4 only in B
+    for name, passing in (("a", range(0, 5)), ("b", range(2, 9))):
+        attempts = [fake_attempt(f"t{i}", "chart" if i < 6 else "math", 0, i in passing, f"outputs/t{i}") for i in range(10)]
+        fake_shard(tmp_path / name, "", attempts)
+        manifest = json.loads((tmp_path / name / "manifest.json").read_text())
+        manifest["model"]["name"], manifest["model_sha256"], manifest["flags"]["samples"] = f"Model-{name.upper()}", name * 64, 1
+        (tmp_path / name / "manifest.json").write_text(json.dumps(manifest))
+    built = run_pybench("report", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "html")
+    assert built.returncode == 0, built.stderr
+    assert "Model-B minus Model-A: +20.0 points" in built.stdout
+    assert "4 pass only in the second, 2 only in the first; McNemar exact p = 0.688" in built.stdout   # 2 * (1 + 6 + 15) / 64
+    rows = [line for line in built.stdout.splitlines() if line.startswith(("Model-A", "Model-B"))]
+    assert [line.split()[6] for line in rows[:2]] == ["50.0", "70.0"]
+    overview = (tmp_path / "html" / "report.html").read_text()
+    assert "PyBench comparison: 2 runs" in overview and "0.688" in overview and "+20.0" in overview
+    flips = overview.split("<h2>Tasks that flip</h2>")[1].split("<h2>")[0]
+    assert sorted(re.findall(r"<tr><td>(t\d)</td>", flips)) == ["t0", "t1", "t5", "t6", "t7", "t8"]
+    assert 'href="tasks/r1_t0.html"' in overview and 'href="tasks/r2_t0.html"' in overview
+    assert (tmp_path / "html" / "tasks" / "r2_t9.html").is_file() and (tmp_path / "html" / "comparison.png").is_file()
+    low, high = re.search(r'<td class="n">\+20\.0</td><td class="n">([-+]\d+\.\d) to ([-+]\d+\.\d)</td>', overview).groups()
+    assert float(low) < 0 < 20 < float(high)  # 6 discordant tasks of 10: not a significant difference
+
+
+def test_intervals_against_known_values():
+    assert pybench_report.wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert pybench_report.wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert pybench_report.wilson(81, 263) == pytest.approx((0.2553, 0.3662), abs=1e-4)  # Newcombe (1998), example (a)
+    assert pybench_report.mcnemar(2, 4) == pytest.approx(44 / 64) and pybench_report.mcnemar(0, 6) == pytest.approx(2 / 64)
+    assert pybench_report.mcnemar(3, 3) == 1.0
+    even = pybench_report.paired_difference([True] * 5 + [False] * 5, [False] * 5 + [True] * 5)  # equal flips: a centred interval
+    assert even["difference"] == 0 and even["low"] == pytest.approx(-even["high"]) and even["mcnemar_p"] == 1.0
+    same = pybench_report.paired_difference([True, False] * 10, [True, False] * 10)
+    assert same["difference"] == 0 and same["low"] <= 0 <= same["high"] and same["only_first"] == same["only_second"] == 0
+    assert pybench_report.bootstrap([1.0] * 20) == (1.0, 1.0)
+    low, high = pybench_report.bootstrap([0.0, 1.0] * 50)
+    assert 0.39 < low < 0.45 and 0.55 < high < 0.61  # about 0.5 +- 1.96 * 0.05
+    table = pybench_report.table3_text([{"id": f"t{i}", "category": "chart", "passed": i < 5, "turns": 3} for i in range(10)], 10, [])
+    assert "95% interval" in table and "23.7-76.3" in table
