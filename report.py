@@ -330,8 +330,10 @@ def original_figures_text(results: list[dict], suite_size: int) -> str:
     return "\n".join(lines + aside)
 
 
-def is_original(results: list[dict]) -> bool:
-    return any("caveats" in result for result in results)
+def is_original(results: list[dict], manifests: list[dict]) -> bool:
+    """A run of an original checkout: its suite is a folder (ours is a tasks.jsonl), or its results carry caveats."""
+    return (any(Path(str(manifest.get("suite", ""))).is_dir() for manifest in manifests)
+            or any(result.get("caveats") or result.get("corrected") for result in results))
 
 
 def suite_size_of(results: list[dict], manifests: list[dict]) -> int:
@@ -809,7 +811,7 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str]) -> 
     headline = {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
                 "passed": sum(bool(result["passed"]) for result in results), "attempts": len(results), "turns": f"{figures[6]:.2f}",
                 "more": [f"{name.removeprefix('this run ')} {row[5]:.1f}% (95% {percent_interval(bounds[5])})" for name, row, bounds in rows[1:]]}
-    original = original_figures(results, suite_size_of(results, manifests)) if is_original(results) else None
+    original = original_figures(results, suite_size_of(results, manifests)) if is_original(results, manifests) else None
     title = f"PyBench run: {models[0] if len(models) == 1 else 'several models' if models else 'unknown model'}"
     page = out_dir / "report.html"
     write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, original=original,
@@ -894,7 +896,7 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
         cards.append({"name": name, "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
                       "passed": sum(bool(r["passed"]) for r in results), "attempts": len(results),
                       "label": "pass@1" if samples > 1 else "pass rate", "facts": facts, "warnings": warnings,
-                      "original": original_figures(results, suite_size_of(results, manifests)) if is_original(results) else None})
+                      "original": original_figures(results, suite_size_of(results, manifests)) if is_original(results, manifests) else None})
     pairs = []
     for number in range(1, len(runs)):
         pair = compare_pair(runs[0][0], runs[number][0])
@@ -931,14 +933,14 @@ def summary_text(run_dirs: list[Path], paper_rows: list[str]) -> str:
     if len(runs) == 1:
         results, manifests, _ = runs[0]
         lines = [table3_text(results, run_max_turns(manifests), paper_rows)]
-        if is_original(results):
+        if is_original(results, manifests):
             lines.append(original_figures_text(results, suite_size_of(results, manifests)))
         return "\n".join(lines)
     names = run_names(runs)
     table_runs = [(name, results, run_max_turns(manifests)) for name, (results, manifests, _) in zip(names, runs)]
     lines = [table3_text([], 10, paper_rows, table_runs), *comparison_text(names, [results for results, _, _ in runs])]
     for name, (results, manifests, _) in zip(names, runs):
-        if is_original(results):
+        if is_original(results, manifests):
             lines += [f"{name}:", original_figures_text(results, suite_size_of(results, manifests))]
     return "\n".join(lines)
 
