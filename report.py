@@ -306,7 +306,8 @@ def original_figures(results: list[dict], suite_size: int) -> list[dict]:
     """An original checkout's score three ways, each with a Wilson interval: as published (its tests' verdicts over all
     its tasks); honestly (tasks whose test is defective, that need the internet or miss an input set aside: not model
     failures); and corrected (our own checks, checks/original.py, in place of the defective tests, so that only the
-    tasks nobody can score fairly are set aside)."""
+    tasks nobody can score fairly are set aside). With several samples, each task's first attempt counts."""
+    results = [min(attempts, key=lambda result: result.get("sample", 0)) for attempts in attempts_by_task(results).values()]
     passed = sum(bool(result["passed"]) for result in results)
     fair = [result for result in results if not result.get("caveats")]
     corrected = [(result["corrected"]["passed"] if result.get("corrected") else result["passed"])
@@ -332,7 +333,7 @@ def original_figures_text(results: list[dict], suite_size: int) -> str:
 
 def is_original(results: list[dict], manifests: list[dict]) -> bool:
     """A run of an original checkout: its suite is a folder (ours is a tasks.jsonl), or its results carry caveats."""
-    return (any(Path(str(manifest.get("suite", ""))).is_dir() for manifest in manifests)
+    return (any(manifest.get("suite") and Path(str(manifest["suite"])).is_dir() for manifest in manifests)
             or any(result.get("caveats") or result.get("corrected") for result in results))
 
 
