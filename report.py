@@ -264,8 +264,8 @@ def pass_at_k_lines(results: list[dict]) -> list[str]:
         figures = []
         for k in range(1, samples + 1):
             scores = [score(n, c, k) for _, n, c in tasks if n >= k]
-            figures.append(f"k={k} {100 * sum(scores) / len(scores):.1f}")
-        lines.append(f"{name} (%): {', '.join(figures)}")
+            figures.append(f"k={k} {100 * sum(scores) / len(scores):.1f} ({percent_interval(bootstrap(scores))})")
+        lines.append(f"{name} (%, 95% interval): {', '.join(figures)}")
     return lines
 
 

@@ -171,7 +171,9 @@ def test_report_merges_shards_with_samples_and_keeps_to_the_output_folders(tmp_p
     # pass@1 = (1/3 + 1 + 0 + 2/3) / 4; pass@3 = 3/4; pass^3 = 1/4 (only B passed all three)
     for row, figure in (("this run pass@1", "50.0"), ("this run pass@3", "75.0"), ("this run pass^3", "25.0")):
         assert re.search(rf'<td>{re.escape(row)}</td><td class="n">{figure}<span class="ci">', overview), row
-    assert "pass@k (%): k=1 50.0, k=2 66.7, k=3 75.0" in overview and "pass^k (%): k=1 50.0, k=2 33.3, k=3 25.0" in overview
+    pass_k = re.sub(r" \(\d+\.\d-\d+\.\d\)", "", overview)  # each figure followed by its interval
+    assert "pass@k (%, 95% interval): k=1 50.0, k=2 66.7, k=3 75.0" in pass_k and "pass^k (%, 95% interval): k=1 50.0, k=2 33.3, k=3 25.0" in pass_k
+    assert "k=3 25.0 (0.0-75.0)" in overview  # pass^3 per task: 0, 1, 0, 0
     assert "shards 1/2, 2/2" in overview and "4 tasks" in overview and "12 attempts" in overview
 
 
