@@ -190,16 +190,51 @@ def test_pass_at_k_and_the_terminal_table():
         pybench_report.table3_text(results, 10, ["GPT-5"])
 
 
-def test_report_survives_names_that_are_not_utf8_deep_trees_and_shows_control_bytes(tmp_path):
-    from PIL import Image
-
-    attempt = fake_attempt("T", "chart", 0, False, "outputs/T", reason="bad \ud800 surrogate and \x1b[31mred")
-    attempt["messages"][4]["content"] = "Output:\n\x1b[31mred\x1b[0m, a NUL \x00 and a bell \x07"
+def one_attempt_run(tmp_path, **changes):
+    """A run directory of one failed attempt T, its output folder made and empty; returns that folder."""
+    attempt = fake_attempt("T", "chart", 0, False, "outputs/T") | changes
     fake_shard(tmp_path / "run", "", [attempt])
     folder = tmp_path / "run" / "outputs" / "T"
     folder.mkdir(parents=True)
+    return folder
+
+
+def report_page(tmp_path) -> str:
+    built = run_pybench("report", tmp_path / "run", "--out", tmp_path / "html")
+    assert built.returncode == 0, built.stderr
+    return (tmp_path / "html" / "tasks" / "T.s0.html").read_text(encoding="utf-8")  # fake_shard says 3 samples
+
+
+def test_report_shows_control_bytes_and_lone_surrogates_visibly(tmp_path):
+    one_attempt_run(tmp_path, reason="bad \ud800 surrogate and \x1b[31mred")
+    results = tmp_path / "run" / "results.jsonl"
+    attempt = json.loads(results.read_text())
+    attempt["messages"][4]["content"] = "Output:\n\x1b[31mred\x1b[0m, a NUL \x00 and a bell \x07"
+    results.write_text(json.dumps(attempt) + "\n")  # ensure_ascii: the lone surrogate is kept as \ud800
+    page = report_page(tmp_path)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", page), "a raw control character reached the page"
+    assert "␛[31mred␛[0m, a NUL ␀ and a bell ␇" in page and "bad \\ud800 surrogate and ␛[31mred" in page
+    notebook = (tmp_path / "html" / "notebooks" / "T.s0.ipynb").read_text(encoding="utf-8")
+    assert "\\u001b[31mred" in notebook  # JSON-escaped in the notebook
+
+
+def test_report_lists_output_names_that_are_not_utf8(tmp_path):
+    from PIL import Image
+
+    folder = one_attempt_run(tmp_path)
     Image.new("RGB", (20, 20), "blue").save(folder / "blue.png")
-    os.rename(folder / "blue.png", os.fsencode(folder) + b"/bad\xff<i>.png")     # a name that is not UTF-8
+    os.rename(folder / "blue.png", os.fsencode(folder) + b"/bad\xff<i>.png")
+    (folder / "plain.txt").write_bytes(b"x")
+    os.rename(folder / "plain.txt", os.fsencode(folder) + b"/\xfe\xfd.txt")
+    page = report_page(tmp_path)
+    assert "bad\\xff&lt;i&gt;.png" in page and "\\xfe\\xfd.txt" in page
+    assert [path.name for path in (tmp_path / "html" / "tasks" / "T.s0").iterdir()] == ["bad__i_.png"]  # shown, safely named
+
+
+def test_report_survives_a_tree_deeper_than_a_copy_name_and_past_path_max(tmp_path):
+    from PIL import Image
+
+    folder = one_attempt_run(tmp_path)
     deep = folder.joinpath(*(f"level_{level:08d}" for level in range(20)))   # 20 x 15 bytes: a flattened name past 255
     deep.mkdir(parents=True)
     Image.new("RGB", (20, 20), "red").save(deep / "deep.png")
@@ -212,9 +247,12 @@ def test_report_survives_names_that_are_not_utf8_deep_trees_and_shows_control_by
     os.close(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, dir_fd=descriptor))
     os.close(descriptor)
     try:
-        check_hostile_tree_report(tmp_path)
+        page = report_page(tmp_path)
     finally:
         remove_chain(deep, 300)  # pytest's own clean-up recurses, and 300 levels are too deep for it
+    copies = [path.name for path in (tmp_path / "html" / "tasks" / "T.s0").iterdir()]
+    assert len(copies) == 1 and len(copies[0].encode()) <= 255 and copies[0].endswith("deep.png"), copies
+    assert "deep.png" in page and "bottom.txt" in page  # reached through 320 folders, by descriptors
 
 
 def remove_chain(top, levels):
@@ -227,20 +265,6 @@ def remove_chain(top, levels):
         os.close(descriptors.pop())
         os.rmdir(f"deeper_{level:04d}_level", dir_fd=descriptors[-1])
     os.close(descriptors.pop())
-
-
-def check_hostile_tree_report(tmp_path):
-    built = run_pybench("report", tmp_path / "run", "--out", tmp_path / "html")
-    assert built.returncode == 0, built.stderr
-    page = (tmp_path / "html" / "tasks" / "T.s0.html").read_bytes()  # fake_shard says 3 samples
-    assert b"\x1b" not in page and b"\x00" not in page and b"\x07" not in page
-    text = page.decode("utf-8")
-    assert "␛[31mred␛[0m, a NUL ␀ and a bell ␇" in text and "bad \\ud800 surrogate" in text
-    assert "bad\\xff&lt;i&gt;.png" in text
-    copies = sorted(path.name for path in (tmp_path / "html" / "tasks" / "T.s0").iterdir())
-    assert len(copies) == 2 and all(len(name.encode()) <= 255 for name in copies), copies
-    assert any(name.endswith("deep.png") for name in copies) and "deep.png" in text
-    assert "bottom.txt" in text  # reached through 320 folders, by descriptors
 
 
 def test_two_runs_are_compared_with_flips_a_paired_interval_and_mcnemar(tmp_path):
