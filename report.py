@@ -307,7 +307,7 @@ def original_figures(results: list[dict], suite_size: int) -> list[dict]:
     its tasks); honestly (tasks whose test is defective, that need the internet or miss an input set aside: not model
     failures); and corrected (our own checks, checks/original.py, in place of the defective tests, so that only the
     tasks nobody can score fairly are set aside). With several samples, each task's first attempt counts."""
-    results = [min(attempts, key=lambda result: result.get("sample", 0)) for attempts in attempts_by_task(results).values()]
+    results = list(first_attempts(results).values())
     passed = sum(bool(result["passed"]) for result in results)
     fair = [result for result in results if not result.get("caveats")]
     corrected = [(result["corrected"]["passed"] if result.get("corrected") else result["passed"])
@@ -853,15 +853,19 @@ def run_names(runs: list[tuple[list[dict], list[dict], list[Path]]]) -> list[str
     return [name if names.count(name) == 1 else f"{name} ({runs[number][2][0].name})" for number, name in enumerate(names)]
 
 
+def first_attempts(results: list[dict]) -> dict[str, dict]:
+    """Each task's first attempt (its lowest sample)."""
+    return {task: min(attempts, key=lambda result: result["sample"]) for task, attempts in attempts_by_task(results).items()}
+
+
 def compare_pair(first: list[dict], second: list[dict]) -> dict:
     """Two runs over their common tasks: the paired difference of pass rates (second minus first) with its interval
-    and McNemar's test, on each task's first attempt (sample 0); and the tasks that flip."""
-    one = {result["id"]: result for result in first if result["sample"] == min(r["sample"] for r in first if r["id"] == result["id"])}
-    two = {result["id"]: result for result in second if result["sample"] == min(r["sample"] for r in second if r["id"] == result["id"])}
+    and McNemar's test, on each task's first attempt; and the tasks that flip, with those attempts."""
+    one, two = first_attempts(first), first_attempts(second)
     common = [task for task in one if task in two]
     figures = paired_difference([bool(one[task]["passed"]) for task in common], [bool(two[task]["passed"]) for task in common])
-    flips = [{"id": task, "first": bool(one[task]["passed"]), "second": bool(two[task]["passed"])}
-             for task in common if bool(one[task]["passed"]) != bool(two[task]["passed"])]
+    flips = [{"id": task, "first": bool(one[task]["passed"]), "second": bool(two[task]["passed"]), "first_sample": one[task]["sample"],
+              "second_sample": two[task]["sample"]} for task in common if bool(one[task]["passed"]) != bool(two[task]["passed"])]
     return figures | {"flips": flips, "only_in_one": len(set(one) ^ set(two))}
 
 
@@ -901,8 +905,8 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
     pairs = []
     for number in range(1, len(runs)):
         pair = compare_pair(runs[0][0], runs[number][0])
-        pair["flips"] = [flip | {"first_href": href(f"tasks/{stems[0][flip['id'], min(r['sample'] for r in runs[0][0] if r['id'] == flip['id'])]}.html"),
-                                 "second_href": href(f"tasks/{stems[number][flip['id'], min(r['sample'] for r in runs[number][0] if r['id'] == flip['id'])]}.html")}
+        pair["flips"] = [flip | {"first_href": href(f"tasks/{stems[0][flip['id'], flip['first_sample']]}.html"),
+                                 "second_href": href(f"tasks/{stems[number][flip['id'], flip['second_sample']]}.html")}
                          for flip in pair["flips"]]
         pairs.append(pair | {"first": names[0], "second": names[number], "difference_text": f"{100 * pair['difference']:+.1f}",
                              "interval_text": f"{100 * pair['low']:+.1f} to {100 * pair['high']:+.1f}", "p_text": f"{pair['mcnemar_p']:.3g}"})
