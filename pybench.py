@@ -1378,10 +1378,16 @@ def solution_rounds(records: list[dict]) -> list[list[dict]]:
 
 def replay_records(tasks: dict[str, Task], records: list[dict], run_dir: Path, max_turns: int = 10) -> list[tuple[dict, dict]]:
     """Every record replayed through the agent's jail and its task's check, round by round: (record, result)."""
+    from tqdm import tqdm
+
     (run_dir / "jails").mkdir(parents=True, exist_ok=True)
     outcomes = []
     rounds = solution_rounds(records)
+    interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per round
+    progress = tqdm(total=len(records), unit="replay", dynamic_ncols=True, disable=not interactive)
     for number, chosen in enumerate(rounds):
+        if not interactive:
+            print(f"round {number + 1}/{len(rounds)}: {len(chosen)} replay(s)", flush=True)
         replay = run_dir / f"round{number}.jsonl"
         replay.write_text("".join(json.dumps({"id": r["id"], "replies": r["replies"]}, ensure_ascii=False) + "\n" for r in chosen),
                           encoding="utf-8")
@@ -1390,6 +1396,8 @@ def replay_records(tasks: dict[str, Task], records: list[dict], run_dir: Path, m
             result = run_one(tasks[record["id"]], number, len(rounds) + 1, 0, model, Protocol(), run_dir, JailLimits(),
                              max(max_turns, len(record["replies"])))
             outcomes.append((record, result))
+            progress.update(1)
+    progress.close()
     return outcomes
 
 
