@@ -923,7 +923,7 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
             for category, task in every]
     page = out_dir / "report.html"
     write_page(page, render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
-                            table=table, plot=plot, grid=grid, paper=paper,
+                            table=table, plot=plot, grid=grid, paper=paper, max_turns=max(turns for _, _, turns in table_runs),
                             pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)]))
     return page
 
