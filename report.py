@@ -343,6 +343,9 @@ def suite_size_of(results: list[dict], manifests: list[dict]) -> int:
 
 # --- report: safe text and names, for pages and notebooks ---
 
+INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # controls (tab and newline kept), DEL, C1, surrogates
+
+
 def visible(text) -> str:
     """Text with its control characters, NUL, ESC, DEL and C1 codes shown as symbols or escapes, and lone surrogates
     (invalid UTF-8 in a file name, read with surrogateescape) shown as \\xNN: nothing raw reaches a page."""
@@ -350,31 +353,23 @@ def visible(text) -> str:
 
     if not isinstance(text, str) or isinstance(text, Markup):  # Markup: a macro's output, made of values already made safe
         return text
-    if text.isprintable():
-        return text
-    out = []
-    for char in text:
-        code = ord(char)
-        if char in "\n\t":
-            out.append(char)
-        elif code < 0x20:
-            out.append(chr(0x2400 + code))        # ␀ ␁ … ␛ …
-        elif code == 0x7F:
-            out.append("\u2421")                  # ␡
-        elif 0x80 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif 0xDC80 <= code <= 0xDCFF:
-            out.append(f"\\x{code - 0xDC00:02x}")  # a byte that was not UTF-8
-        elif 0xD800 <= code <= 0xDFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(char)
-    return "".join(out)
+    return INVISIBLE.sub(lambda match: shown(match.group()), text)
+
+
+def shown(char: str) -> str:
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)        # ␀ ␁ … ␛ …
+    if code == 0x7F:
+        return "\u2421"                  # ␡
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"  # a byte that was not UTF-8
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def notebook_text(text: str) -> str:
     """Text a notebook (UTF-8 JSON) can hold: lone surrogates as \\xNN or \\uNNNN; control characters are JSON-escaped."""
-    return text if not re.search("[\ud800-\udfff]", text) else re.sub("[\ud800-\udfff]", lambda m: visible(m.group()), text)
+    return re.sub("[\ud800-\udfff]", lambda match: shown(match.group()), text)
 
 
 def safe_name(name: str) -> str:
