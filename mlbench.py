@@ -402,8 +402,8 @@ def private_copy(task: MLBenchTask, repos: Path, work: Path) -> Path:
     A file of LINK_BYTES or more that everyone may read and nobody else may write is a hard link where the run directory
     shares the checkout's file system: the jail can read it and replace it, never change it (it stays the user's
     file); this keeps a repository with gigabytes of weights from being copied once per sample."""
-    if work.exists():
-        shutil.rmtree(work)
+    if work.exists() or work.is_symlink():  # left by an attempt that was killed: the agent's tree, removed without recursion
+        pybench.remove_tree(work)
     linked = set()
 
     def place(source: str, target: str) -> str:
@@ -653,7 +653,7 @@ def figures(attempts: list[list[dict]], key) -> list[float | None]:
     for k in PASS_AT:
         row.append(100 * sum(any(key(r) for r in task if r["sample"] < k) for task in attempts) / len(attempts) if attempts else None)
     for k in PASS_AT:
-        scored = [pybench.pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]
+        scored = [pybench.report_module().pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]
         row.append(100 * sum(scored) / len(scored) if scored else None)
     return row
 
@@ -661,7 +661,7 @@ def figures(attempts: list[list[dict]], key) -> list[float | None]:
 def table_blocks(results: list[dict]) -> tuple[list[tuple[str, list[str], list[tuple[str, list[str]]]]], list[str]]:
     """The ML-Bench tables, one per verdict (ML-Bench's; and ours, where answers were executed): (title, columns, rows),
     and the notes beneath."""
-    tasks = pybench.attempts_by_task(results)
+    tasks = pybench.report_module().attempts_by_task(results)
     executed = any("outcome" in result.get("mlbench", {}) for result in results)
     verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
                  lambda r: bool(r.get("mlbench", {}).get("mlbench_passed", r["passed"])))]
@@ -710,14 +710,3 @@ def table_text(results: list[dict]) -> str:
         lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
     return "\n".join(lines + notes)
 
-
-def table_html(results: list[dict]) -> str:
-    escape = pybench.escape
-    blocks, notes = table_blocks(results)
-    parts = []
-    for title, columns, rows in blocks:
-        header = "<tr><th>repository</th>" + "".join(f"<th class='n'>{escape(column)}</th>" for column in columns) + "</tr>"
-        body = "".join(f"<tr{' class=ours' if name.startswith('overall') else ''}><td>{escape(name)}</td>"
-                       + "".join(f"<td class='n'>{escape(cell)}</td>" for cell in cells) + "</tr>" for name, cells in rows)
-        parts.append(f"<h2>ML-Bench: pass@k (%) per repository, {escape(title)}</h2><table>{header}{body}</table>")
-    return "".join(parts) + "".join(f"<p class='note'>{escape(note)}</p>" for note in notes)

@@ -28,6 +28,9 @@ def test_default_model_runs_a_task_end_to_end(tmp_path):
     finished = run_pybench("--only", FIRST_TASK["id"], "--max-turns", "2", "--max-tokens", "160", "--out", out)
     assert finished.returncode == 0, finished.stderr
     assert "model: SmolLM2-135M-Instruct.Q4_1.gguf" in finished.stdout
+    first = finished.stdout.splitlines()[:2]  # a newcomer is told what the embedded model is before it runs
+    assert "135M-parameter smoke test" in first[0] and "about 0%" in first[0] and "1 attempt(s)" in first[0]
+    assert "--model path/to/model.gguf" in first[1] and "--limit 5" in first[1]
     result = read_results(out)[FIRST_TASK["id"]]
     assert 1 <= result["turns"] <= 2 and result["completion_tokens"] > 0
     assert result["ended_by"] in ("final answer", "turn limit")

@@ -1,6 +1,7 @@
 """The HTML report: built from a small replay run and from hand-made shards with three samples each; every page
 escaped, nothing followed out of an output folder, every image loaded in headless Chromium, pass@k unbiased."""
 import html
+import os
 import json
 import re
 import shutil
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import pybench
+import report as pybench_report
 from conftest import ROOT, run_pybench, write_jsonl
 
 TASKS = [json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
@@ -74,7 +75,7 @@ def test_report_escapes_agent_text_and_opens_no_link_or_fifo(report):
             image = (page.parent / html.unescape(source)).resolve()
             assert image.is_file() and image.is_relative_to(html_dir), (page, source)
     hostile = (html_dir / "tasks" / f"{task_ids[3]}.html").read_text()
-    assert "&lt;script&gt;document.title = &#x27;pwned&#x27;&lt;/script&gt;" in hostile
+    assert "&lt;script&gt;document.title = &#39;pwned&#39;&lt;/script&gt;" in hostile
     outputs = hostile.split("<h2>Outputs</h2>")[1]
     assert "&lt;b&gt;bold&lt;i&gt;.png" in outputs  # listed as a file, not shown as an image
     assert "link.png" not in outputs and "fifo.png" not in outputs
@@ -110,10 +111,10 @@ window.addEventListener("load", () => {{
 def test_report_renders_in_chromium_with_every_image_loaded(report, tmp_path):
     assert CHROMIUM, "Chromium is missing: `python3.12 pybench.py setup --tests` installs Debian's chromium"
     html_dir, task_ids = report
-    pages = [html_dir / "report.html", html_dir / "tasks" / f"{task_ids[0]}.html", html_dir / "tasks" / f"{task_ids[3]}.html"]
-    overview, image_page, hostile = images_in_chromium(pages, tmp_path)
+    pages = [html_dir / "report.html"] + [html_dir / "tasks" / f"{task_id}.html" for task_id in task_ids]  # every page
+    overview, image_page, _, _, hostile = images_in_chromium(pages, tmp_path)
     assert len(overview["images"]) == 3 and len(image_page["images"]) >= 1 and hostile["images"] == []
-    for page in (overview, image_page, hostile):
+    for page in images_in_chromium(pages, tmp_path):
         assert page["scripts"] == 0, page
         assert all(image["width"] > 0 for image in page["images"]), f"an image did not load: {page}"
     assert overview["title"].startswith("PyBench run") and hostile["title"] == f"{task_ids[3]}: failed"
@@ -165,23 +166,146 @@ def test_report_merges_shards_with_samples_and_keeps_to_the_output_folders(tmp_p
     assert "fake.png" in page and "huge.png" in page and "outside.png" not in page
     assert "No output folder" in (html_dir / "tasks" / "B.s0.html").read_text()
     assert "No output folder" in (html_dir / "tasks" / "D.s0.html").read_text()
-    assert "the rerun&#x27;s reason" in (html_dir / "tasks" / "C.s0.html").read_text()
+    assert "the rerun&#39;s reason" in (html_dir / "tasks" / "C.s0.html").read_text()
     overview = (html_dir / "report.html").read_text()
     # pass@1 = (1/3 + 1 + 0 + 2/3) / 4; pass@3 = 3/4; pass^3 = 1/4 (only B passed all three)
     for row, figure in (("this run pass@1", "50.0"), ("this run pass@3", "75.0"), ("this run pass^3", "25.0")):
-        assert re.search(rf"<td>{re.escape(row)}</td><td class='n'>{figure}</td>", overview), row
-    assert "pass@k (%): k=1 50.0, k=2 66.7, k=3 75.0" in overview and "pass^k (%): k=1 50.0, k=2 33.3, k=3 25.0" in overview
+        assert re.search(rf'<td>{re.escape(row)}</td><td class="n">{figure}<span class="ci">', overview), row
+    pass_k = re.sub(r" \(\d+\.\d-\d+\.\d\)", "", overview)  # each figure followed by its interval
+    assert "pass@k (%, 95% interval): k=1 50.0, k=2 66.7, k=3 75.0" in pass_k and "pass^k (%, 95% interval): k=1 50.0, k=2 33.3, k=3 25.0" in pass_k
+    assert "k=3 25.0 (0.0-75.0)" in overview  # pass^3 per task: 0, 1, 0, 0
     assert "shards 1/2, 2/2" in overview and "4 tasks" in overview and "12 attempts" in overview
 
 
 def test_pass_at_k_and_the_terminal_table():
-    assert pybench.pass_at_k(3, 1, 2) == pytest.approx(2 / 3) and pybench.pass_at_k(3, 0, 3) == 0 and pybench.pass_at_k(5, 5, 1) == 1
-    assert pybench.pass_hat_k(3, 2, 2) == pytest.approx(1 / 3) and pybench.pass_hat_k(4, 4, 4) == 1
+    assert pybench_report.pass_at_k(3, 1, 2) == pytest.approx(2 / 3) and pybench_report.pass_at_k(3, 0, 3) == 0 and pybench_report.pass_at_k(5, 5, 1) == 1
+    assert pybench_report.pass_hat_k(3, 2, 2) == pytest.approx(1 / 3) and pybench_report.pass_hat_k(4, 4, 4) == 1
     results = [{"id": f"t{i}", "category": category, "passed": passed, "turns": 3}
                for i, (category, passed) in enumerate([("chart", True), ("chart", False), ("math", True), ("text", False)])]
-    table = pybench.table3_text(results, 10, ["GPT-4o"])
+    table = pybench_report.table3_text(results, 10, ["GPT-4o"])
     ours = next(line for line in table.splitlines() if line.startswith("this run")).split()
     assert ours[2:] == ["50.0", "0.0", "-", "100.0", "-", "50.0", "6.50"]  # avg turns: (3 + 10 + 3 + 10) / 4
     assert "paper: GPT-4o" in table and "79.7" in table and "1/2" in table
-    with pytest.raises(pybench.UsageError, match="no row 'GPT-5'"):
-        pybench.table3_text(results, 10, ["GPT-5"])
+    with pytest.raises(pybench_report.UsageError, match="no row 'GPT-5'"):
+        pybench_report.table3_text(results, 10, ["GPT-5"])
+
+
+def one_attempt_run(tmp_path, **changes):
+    """A run directory of one failed attempt T, its output folder made and empty; returns that folder."""
+    attempt = fake_attempt("T", "chart", 0, False, "outputs/T") | changes
+    fake_shard(tmp_path / "run", "", [attempt])
+    folder = tmp_path / "run" / "outputs" / "T"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def report_page(tmp_path) -> str:
+    built = run_pybench("report", tmp_path / "run", "--out", tmp_path / "html")
+    assert built.returncode == 0, built.stderr
+    return (tmp_path / "html" / "tasks" / "T.s0.html").read_text(encoding="utf-8")  # fake_shard says 3 samples
+
+
+def test_report_shows_control_bytes_and_lone_surrogates_visibly(tmp_path):
+    one_attempt_run(tmp_path, reason="bad \ud800 surrogate and \x1b[31mred")
+    results = tmp_path / "run" / "results.jsonl"
+    attempt = json.loads(results.read_text())
+    attempt["messages"][4]["content"] = "Output:\n\x1b[31mred\x1b[0m, a NUL \x00 and a bell \x07"
+    results.write_text(json.dumps(attempt) + "\n")  # ensure_ascii: the lone surrogate is kept as \ud800
+    page = report_page(tmp_path)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", page), "a raw control character reached the page"
+    assert "␛[31mred␛[0m, a NUL ␀ and a bell ␇" in page and "bad \\ud800 surrogate and ␛[31mred" in page
+    notebook = (tmp_path / "html" / "notebooks" / "T.s0.ipynb").read_text(encoding="utf-8")
+    assert "\\u001b[31mred" in notebook  # JSON-escaped in the notebook
+
+
+def test_report_lists_output_names_that_are_not_utf8(tmp_path):
+    from PIL import Image
+
+    folder = one_attempt_run(tmp_path)
+    Image.new("RGB", (20, 20), "blue").save(folder / "blue.png")
+    os.rename(folder / "blue.png", os.fsencode(folder) + b"/bad\xff<i>.png")
+    (folder / "plain.txt").write_bytes(b"x")
+    os.rename(folder / "plain.txt", os.fsencode(folder) + b"/\xfe\xfd.txt")
+    page = report_page(tmp_path)
+    assert "bad\\xff&lt;i&gt;.png" in page and "\\xfe\\xfd.txt" in page
+    assert [path.name for path in (tmp_path / "html" / "tasks" / "T.s0").iterdir()] == ["bad__i_.png"]  # shown, safely named
+
+
+def test_report_survives_a_tree_deeper_than_a_copy_name_and_past_path_max(tmp_path):
+    from PIL import Image
+
+    folder = one_attempt_run(tmp_path)
+    deep = folder.joinpath(*(f"level_{level:08d}" for level in range(20)))   # 20 x 15 bytes: a flattened name past 255
+    deep.mkdir(parents=True)
+    Image.new("RGB", (20, 20), "red").save(deep / "deep.png")
+    descriptor = os.open(deep, os.O_RDONLY)
+    for level in range(300):                                               # 300 x 18 bytes more: past PATH_MAX (4096)
+        os.mkdir(f"deeper_{level:04d}_level", dir_fd=descriptor)
+        inner = os.open(f"deeper_{level:04d}_level", os.O_RDONLY, dir_fd=descriptor)
+        os.close(descriptor)
+        descriptor = inner
+    os.close(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, dir_fd=descriptor))
+    os.close(descriptor)
+    try:
+        page = report_page(tmp_path)
+    finally:
+        remove_chain(deep, 300)  # pytest's own clean-up recurses, and 300 levels are too deep for it
+    copies = [path.name for path in (tmp_path / "html" / "tasks" / "T.s0").iterdir()]
+    assert len(copies) == 1 and len(copies[0].encode()) <= 255 and copies[0].endswith("deep.png"), copies
+    assert "deep.png" in page and "bottom.txt" in page  # reached through 320 folders, by descriptors
+
+
+def remove_chain(top, levels):
+    """Remove the chain of folders deeper_NNNN_level under top, bottom first, through descriptors."""
+    descriptors = [os.open(top, os.O_RDONLY)]
+    for level in range(levels):
+        descriptors.append(os.open(f"deeper_{level:04d}_level", os.O_RDONLY, dir_fd=descriptors[-1]))
+    os.unlink("bottom.txt", dir_fd=descriptors[-1])
+    for level in reversed(range(levels)):
+        os.close(descriptors.pop())
+        os.rmdir(f"deeper_{level:04d}_level", dir_fd=descriptors[-1])
+    os.close(descriptors.pop())
+
+
+def test_two_runs_are_compared_with_flips_a_paired_interval_and_mcnemar(tmp_path):
+    # run A passes tasks 0-4, run B passes 2-8: 2 tasks pass only in A, 4 only in B
+    for name, passing in (("a", range(0, 5)), ("b", range(2, 9))):
+        attempts = [fake_attempt(f"t{i}", "chart" if i < 6 else "math", 0, i in passing, f"outputs/t{i}") for i in range(10)]
+        fake_shard(tmp_path / name, "", attempts)
+        manifest = json.loads((tmp_path / name / "manifest.json").read_text())
+        manifest["model"]["name"], manifest["model_sha256"], manifest["flags"]["samples"] = f"Model-{name.upper()}", name * 64, 1
+        (tmp_path / name / "manifest.json").write_text(json.dumps(manifest))
+    built = run_pybench("report", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "html")
+    assert built.returncode == 0, built.stderr
+    assert "Model-B minus Model-A: +20.0 points" in built.stdout
+    assert "4 pass only in the second, 2 only in the first; McNemar exact p = 0.688" in built.stdout   # 2 * (1 + 6 + 15) / 64
+    rows = [line for line in built.stdout.splitlines() if line.startswith(("Model-A", "Model-B"))]
+    assert [line.split()[6] for line in rows[:2]] == ["50.0", "70.0"]
+    overview = (tmp_path / "html" / "report.html").read_text()
+    assert "PyBench comparison: 2 runs" in overview and "0.688" in overview and "+20.0" in overview
+    flips = overview.split("<h2>Tasks that flip</h2>")[1].split("<h2>")[0]
+    assert sorted(re.findall(r"<tr><td>(t\d)</td>", flips)) == ["t0", "t1", "t5", "t6", "t7", "t8"]
+    assert 'href="tasks/r1_t0.html"' in overview and 'href="tasks/r2_t0.html"' in overview
+    assert (tmp_path / "html" / "tasks" / "r2_t9.html").is_file() and (tmp_path / "html" / "comparison.png").is_file()
+    low, high = re.search(r'<td class="n">\+20\.0</td><td class="n">([-+]\d+\.\d) to ([-+]\d+\.\d)</td>', overview).groups()
+    assert float(low) < 0 < 20 < float(high)  # 6 discordant tasks of 10: not a significant difference
+    if CHROMIUM:
+        (page,) = images_in_chromium([tmp_path / "html" / "report.html"], tmp_path)
+        assert page["scripts"] == 0 and [image["src"] for image in page["images"]] == ["comparison.png"] and page["images"][0]["width"] > 0
+
+
+def test_intervals_against_known_values():
+    assert pybench_report.wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert pybench_report.wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert pybench_report.wilson(81, 263) == pytest.approx((0.2553, 0.3662), abs=1e-4)  # Newcombe (1998), example (a)
+    assert pybench_report.mcnemar(2, 4) == pytest.approx(44 / 64) and pybench_report.mcnemar(0, 6) == pytest.approx(2 / 64)
+    assert pybench_report.mcnemar(3, 3) == 1.0
+    even = pybench_report.paired_difference([True] * 5 + [False] * 5, [False] * 5 + [True] * 5)  # equal flips: a centred interval
+    assert even["difference"] == 0 and even["low"] == pytest.approx(-even["high"]) and even["mcnemar_p"] == 1.0
+    same = pybench_report.paired_difference([True, False] * 10, [True, False] * 10)
+    assert same["difference"] == 0 and same["low"] <= 0 <= same["high"] and same["only_first"] == same["only_second"] == 0
+    assert pybench_report.bootstrap([1.0] * 20) == (1.0, 1.0)
+    low, high = pybench_report.bootstrap([0.0, 1.0] * 50)
+    assert 0.39 < low < 0.45 and 0.55 < high < 0.61  # about 0.5 +- 1.96 * 0.05
+    table = pybench_report.table3_text([{"id": f"t{i}", "category": "chart", "passed": i < 5, "turns": 3} for i in range(10)], 10, [])
+    assert "95% interval" in table and "23.7-76.3" in table

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+import pybench
 from conftest import ROOT, read_results, run_pybench, write_jsonl
 
 TASKS = [json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
@@ -33,12 +34,8 @@ def test_every_task_has_alternative_correct_and_several_wrong_solutions():
 
 @pytest.mark.parametrize("path", SOLUTION_FILES, ids=[path.stem for path in SOLUTION_FILES])
 def test_solutions_get_the_verdict_they_expect(path, tmp_path):
-    # Round r replays the r-th solution of every task that has one; two rounds run at a time (one per core).
-    rounds = defaultdict(list)
-    seen = defaultdict(int)
-    for record in solutions(path):
-        rounds[seen[record["id"]]].append(record)
-        seen[record["id"]] += 1
+    # Round r replays the r-th solution of every task that has one (as `validate` does); two rounds at a time (one per core).
+    rounds = pybench.solution_rounds(solutions(path))
 
     def replay(number):
         records = rounds[number]
@@ -50,7 +47,7 @@ def test_solutions_get_the_verdict_they_expect(path, tmp_path):
         return [(r, results[r["id"]]) for r in records]
 
     with ThreadPoolExecutor(2) as pool:
-        outcomes = [pair for pairs in pool.map(replay, sorted(rounds)) for pair in pairs]
+        outcomes = [pair for pairs in pool.map(replay, range(len(rounds))) for pair in pairs]
     wrong = [f"{r['id']} [{r['kind']}] expected {r['expect']}, got {'pass' if got['passed'] else 'fail'}: {got['reason']}"
              for r, got in outcomes if got["passed"] != (r["expect"] == "pass")]
     assert not wrong, "\n".join(wrong)

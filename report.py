@@ -1,0 +1,954 @@
+"""pybench's reports: Table 3 beside the paper's rows with 95% intervals, static HTML pages rendered by jinja2 from
+templates/ (autoescape on; no script), one run (or its shards) or several runs compared, and an original checkout's
+score three ways. Imported by pybench.py's `report` command and at the end of a run; it reads run directories and
+never changes them.
+
+Everything shown in a page goes through the templates, so every value is escaped once, by jinja2; control
+characters, NUL, ESC and lone surrogates are first made visible (␀, ␛, \\xff) by the environment's finalize.
+"""
+import json
+import math
+import os
+import re
+import shutil
+import stat
+import urllib.parse
+from datetime import datetime
+from pathlib import Path
+
+from pybench import CATEGORIES, NO_OUTPUT, ORIGINAL_INTERPRETER, RESUME_KEYS, Protocol, UsageError, read_results
+
+HERE = Path(__file__).resolve().parent
+
+# Table 3 of the paper (arXiv 2407.16732): unit-test pass rate (%) for Chart, Text, Image & Audio, Math, Software and
+# Overall, and average turns. For 8 rows the categories do not add up to Overall: compare reproductions on Overall.
+PAPER_TABLE3 = {
+    "GPT-3.5 Turbo": (72.6, 60.9, 70.8, 100.0, 0.0, 62.9, 5.2),
+    "GPT-4o": (80.6, 82.6, 77.1, 100.0, 100.0, 79.7, 4.3),
+    "GPT-4o-mini": (77.4, 69.6, 87.5, 100.0, 100.0, 81.1, 4.5),
+    "Llama3-Instruct 70B": (38.7, 34.8, 72.9, 33.3, 50.0, 78.3, 4.0),
+    "CodeLlama-Instruct 70B": (24.2, 17.4, 41.7, 16.7, 0.0, 37.8, 7.5),
+    "Deepseek-llm-chat 67B": (21.0, 17.4, 37.5, 33.3, 25.0, 26.6, 9.2),
+    "Deepseek-coder-Instruct 33B": (22.6, 0.0, 4.2, 16.7, 0.0, 37.0, 6.7),
+    "CodeLlama-Instruct 34B": (8.1, 13.0, 0.0, 16.7, 0.0, 6.3, 8.9),
+    "Yi-1.5-Chat-16K 34B": (33.9, 34.8, 56.3, 50.0, 0.0, 41.3, 9.0),
+    "Qwen-1.5-Chat 32B": (12.9, 39.1, 10.4, 50.0, 75.0, 19.6, 9.3),
+    "Gemma-2-Instruct 27B": (58.1, 56.5, 87.5, 83.3, 75.0, 69.2, 5.0),
+    "Llama3-Instruct 8B": (43.5, 26.1, 72.9, 66.7, 50.0, 49.7, 6.7),
+    "Mistral-Instruct-v0.2 7B": (17.7, 17.4, 18.8, 16.7, 0.0, 17.5, 8.9),
+    "Gemma-2-Instruct 9B": (37.1, 30.4, 70.1, 83.3, 50.0, 49.7, 7.2),
+    "Qwen2-Instruct 7B": (59.7, 47.8, 58.3, 83.3, 75.0, 58.7, 5.9),
+    "CodeQwen1.5-chat 7B": (48.4, 43.5, 66.7, 83.3, 25.0, 54.5, 7.9),
+    "CodeActAgent-Llama2 7B": (16.1, 21.7, 20.8, 33.3, 0.0, 18.9, 8.1),
+    "CodeActAgent-Mistral-v0.1 7B": (17.7, 4.3, 20.8, 16.7, 0.0, 16.1, 8.8),
+    "OpenCodeInterpreter-DS 6.7B": (11.3, 21.7, 75.0, 66.7, 25.0, 51.7, 6.8),
+    "InternLM2_5-chat 7B": (32.3, 13.0, 4.17, 50.0, 25.0, 20.27, 9.84),
+    "PyLlama3 (w/o cpt) 8B": (58.0, 52.2, 73.0, 50.0, 50.0, 58.7, 6.3),
+    "PyLlama3 8B": (62.9, 65.2, 56.3, 66.7, 50.0, 60.8, 6.1),
+}
+PAPER_ROWS_SHOWN = ("GPT-4o", "Llama3-Instruct 8B")  # beside ours, unless --paper-rows says otherwise
+PAPER_TASKS = (62, 23, 48, 6, 4, 143)  # the paper's tasks per category, and in all
+TABLE3_COLUMNS = ("Chart", "Text", "Image", "Math", "Software", "Overall", "Avg turns")
+REPORT_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+REPORT_IMAGE_BYTES = 5 * 2**20     # a larger output image is listed, not shown
+REPORT_FILES_LISTED = 200          # output files listed per page; the rest are counted
+REPORT_FOLDERS_OPEN = 256          # folders of an output tree waiting to be read at once; beyond, they are counted
+REPORT_NAME_BYTES = 120            # a flattened copy name longer than this keeps its tail behind a short digest
+# The pages hold no script, and this policy would refuse one anyway: only inline styles and images from disk.
+REPORT_CSP = "default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'"
+Z95 = 1.959963984540054            # the normal quantile of a two-sided 95% interval
+BOOTSTRAP_DRAWS = 2000             # resamples over tasks for the intervals of pass@k (seeded: the same report twice)
+
+
+# --- report: 95% intervals, Wilson for a proportion, a bootstrap over tasks for pass@k, paired for two runs ---
+
+def wilson(passed: int, total: int) -> tuple[float, float]:
+    """Wilson's score interval (95%) for passed/total, as fractions; (0, 1) when total is 0."""
+    if total == 0:
+        return 0.0, 1.0
+    share, z2 = passed / total, Z95 ** 2
+    centre = (share + z2 / (2 * total)) / (1 + z2 / total)
+    half = Z95 * math.sqrt(share * (1 - share) / total + z2 / (4 * total ** 2)) / (1 + z2 / total)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def bootstrap(per_task: list[float], draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> tuple[float, float]:
+    """Percentile interval (95%) of the mean of per-task scores, resampling tasks with replacement."""
+    import numpy as np
+
+    values = np.asarray(per_task, dtype=float)
+    if len(values) == 0:
+        return 0.0, 1.0
+    means = np.random.default_rng(seed).choice(values, size=(draws, len(values)), replace=True).mean(axis=1)
+    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def paired_difference(first: list[bool], second: list[bool]) -> dict:
+    """second's pass rate minus first's over the same tasks, Newcombe's score interval for paired proportions (his
+    method 10), and McNemar's exact test on the discordant tasks. Fractions, not percents."""
+    n = len(first)
+    both = sum(a and b for a, b in zip(first, second))
+    only_first = sum(a and not b for a, b in zip(first, second))
+    only_second = sum(b and not a for a, b in zip(first, second))
+    neither = n - both - only_first - only_second
+    p1, p2 = (both + only_second) / max(n, 1), (both + only_first) / max(n, 1)   # second's rate, first's rate
+    l1, u1 = wilson(both + only_second, n)
+    l2, u2 = wilson(both + only_first, n)
+    denominator = math.sqrt((both + only_second) * (neither + only_first) * (both + only_first) * (neither + only_second))
+    phi = (both * neither - only_first * only_second) / denominator if denominator else 0.0
+    low = (p1 - p2) - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    high = (p1 - p2) + math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return {"tasks": n, "difference": p1 - p2, "low": low, "high": high, "only_first": only_first, "only_second": only_second,
+            "mcnemar_p": mcnemar(only_first, only_second)}
+
+
+def mcnemar(only_first: int, only_second: int) -> float:
+    """McNemar's exact two-sided p-value: the discordant tasks as a binomial(b + c, 1/2)."""
+    discordant = only_first + only_second
+    if discordant == 0:
+        return 1.0
+    tail = sum(math.comb(discordant, i) for i in range(min(only_first, only_second) + 1)) / 2 ** discordant
+    return min(1.0, 2 * tail)
+
+
+def percent_interval(interval: tuple[float, float] | None) -> str:
+    return "" if interval is None else f"{100 * interval[0]:.1f}-{100 * interval[1]:.1f}"
+
+
+# --- report: reading run directories; shards of one run merge, different runs are compared ---
+
+def read_run(run_dir: Path) -> tuple[list[dict], dict]:
+    """The finished attempts of one run directory and its manifest, read without changing anything: a last line
+    still being written is left out. Each attempt gets its sample (0 when not recorded) and its output folder."""
+    run_dir = run_dir.resolve()
+    path = run_dir / "results.jsonl"
+    if not path.is_file():
+        raise UsageError(f"report: {run_dir} holds no results.jsonl: give run directories made by pybench.py")
+    attempts = []
+    for result in read_results(path):
+        result.setdefault("sample", 0)
+        result.setdefault("output", f"outputs/{result['id']}")
+        attempts.append(result | {"run_dir": run_dir})
+    manifest_path = run_dir / "manifest.json"
+    return attempts, json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+
+
+def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
+    """Attempts of several run directories (shards of one run, usually), one per (id, sample), the last one read
+    winning; sorted by category, id and sample. And the manifests."""
+    attempts, manifests = {}, []
+    for run_dir in run_dirs:
+        results, manifest = read_run(run_dir)
+        manifests.append(manifest)
+        attempts |= {(result["id"], result["sample"]): result for result in results}
+    order = {category: number for number, category in enumerate(CATEGORIES)}
+    merged = sorted(attempts.values(), key=lambda r: (order.get(r["category"], len(order)), r["id"], r["sample"]))
+    return merged, manifests
+
+
+def run_key(run_dir: Path) -> tuple:
+    """What makes run directories one run: the same model, suite and settings (the manifest's resume keys). Shards
+    and resumed parts share it; a directory without a manifest is a run of its own."""
+    path = run_dir / "manifest.json"
+    if not path.is_file():
+        return ("directory", str(run_dir.resolve()))
+    manifest = json.loads(path.read_text())
+    return tuple(json.dumps(manifest.get(key), sort_keys=True) for key in RESUME_KEYS)
+
+
+def group_runs(run_dirs: list[Path]) -> list[list[Path]]:
+    """The run directories grouped into runs, in the order first given."""
+    groups: dict[tuple, list[Path]] = {}
+    for run_dir in run_dirs:
+        if not (run_dir / "results.jsonl").is_file():
+            raise UsageError(f"report: {run_dir.resolve()} holds no results.jsonl: give run directories made by pybench.py")
+        groups.setdefault(run_key(run_dir), []).append(run_dir)
+    return list(groups.values())
+
+
+def run_max_turns(manifests: list[dict]) -> int:
+    return max((manifest.get("flags", {}).get("max_turns") or 10 for manifest in manifests), default=10)
+
+
+# --- report: Table 3 with intervals ---
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Chance that at least one of k attempts drawn from n (c of them passed) passes: 1 - C(n-c, k) / C(n, k)."""
+    return 1 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Chance that all k attempts drawn from n (c of them passed) pass: C(c, k) / C(n, k)."""
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def attempts_by_task(results: list[dict]) -> dict[str, list[dict]]:
+    tasks: dict[str, list[dict]] = {}
+    for result in results:
+        tasks.setdefault(result["id"], []).append(result)
+    return tasks
+
+
+def tally(results: list[dict]) -> dict[str, tuple[str, int, int]]:
+    """Task id -> (category, attempts, passed attempts)."""
+    counts: dict[str, tuple[str, int, int]] = {}
+    for result in results:
+        _, n, c = counts.get(result["id"], (result["category"], 0, 0))
+        counts[result["id"]] = (result["category"], n + 1, c + bool(result["passed"]))
+    return counts
+
+
+def table3_row(results: list[dict], max_turns: int, score=pass_at_k, k: int = 1) -> tuple[list[float | None], list[tuple | None]]:
+    """A row of Table 3 and its 95% intervals: score (%) per category and overall, averaged over the tasks with at least
+    k attempts (None where there are none), and average turns counted as the paper does (a failed attempt counts
+    max_turns; no interval). With one attempt per task the interval is Wilson's; with several, a bootstrap over tasks."""
+    tasks = tally(results).values()
+    single = all(n == 1 for _, n, _ in tasks) and k == 1
+    figures, intervals = [], []
+    for category in (*CATEGORIES, None):
+        scores = [score(n, c, k) for task_category, n, c in tasks if n >= k and category in (None, task_category)]
+        figures.append(100 * sum(scores) / len(scores) if scores else None)
+        intervals.append(None if not scores else wilson(round(sum(scores)), len(scores)) if single else bootstrap(scores))
+    turns = [result["turns"] if result["passed"] else max_turns for result in results]
+    return figures + [sum(turns) / len(turns) if turns else None], intervals + [None]
+
+
+def our_rows(results: list[dict], max_turns: int, name: str = "this run") -> list[tuple[str, list, list]]:
+    """A run's rows of Table 3 (name, figures, intervals): pass rate; with K attempts per task, pass@1, pass@K, pass^K."""
+    samples = max((n for _, n, _ in tally(results).values()), default=1)
+    if samples == 1:
+        return [(name, *table3_row(results, max_turns))]
+    rows = [(f"{name} pass@1", *table3_row(results, max_turns))]
+    for label, score in ((f"pass@{samples}", pass_at_k), (f"pass^{samples}", pass_hat_k)):
+        figures, intervals = table3_row(results, max_turns, score, samples)
+        rows.append((f"{name} {label}", figures[:6] + [None], intervals))
+    return rows
+
+
+def paper_row_names(names: list[str]) -> list[str]:
+    """Rows of the paper's Table 3, named case-insensitively."""
+    known = {name.lower(): name for name in PAPER_TABLE3}
+    unknown = [name for name in names if name.strip().lower() not in known]
+    if unknown:
+        raise UsageError(f"--paper-rows: no row {', '.join(map(repr, unknown))} in the paper's Table 3; "
+                         f"its rows are: {', '.join(PAPER_TABLE3)}")
+    return [known[name.strip().lower()] for name in names]
+
+
+def paper_intervals(name: str) -> list[tuple | None]:
+    """Wilson intervals for a paper row, taking its rates as passed shares of the paper's tasks per category."""
+    return [wilson(round(value * count / 100), count) for value, count in zip(PAPER_TABLE3[name][:6], PAPER_TASKS)] + [None]
+
+
+def passed_of_attempts(results: list[dict]) -> list[str]:
+    """'passed/attempts' per category and overall ('-' for a category with none)."""
+    cells = []
+    for category in (*CATEGORIES, None):
+        chosen = [result["passed"] for result in results if category in (None, result["category"])]
+        cells.append(f"{sum(chosen)}/{len(chosen)}" if chosen else "-")
+    return cells
+
+
+def our_figure(value: float | None, column: int) -> str:
+    return "-" if value is None else f"{value:.2f}" if column == 6 else f"{value:.1f}"
+
+
+def pass_at_k_lines(results: list[dict]) -> list[str]:
+    """pass@k and pass^k overall for k = 1..K, when some task has more than one attempt."""
+    tasks = tally(results).values()
+    samples = max((n for _, n, _ in tasks), default=1)
+    if samples == 1:
+        return []
+    lines = []
+    for name, score in (("pass@k", pass_at_k), ("pass^k", pass_hat_k)):
+        figures = []
+        for k in range(1, samples + 1):
+            scores = [score(n, c, k) for _, n, c in tasks if n >= k]
+            figures.append(f"k={k} {100 * sum(scores) / len(scores):.1f} ({percent_interval(bootstrap(scores))})")
+        lines.append(f"{name} (%, 95% interval): {', '.join(figures)}")
+    return lines
+
+
+def table3_rows(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> list[dict]:
+    """Table 3's rows for runs (name, results, max_turns) and the paper's chosen rows, each with its figures shown, its
+    95% intervals shown ('lo-hi') and its kind (ours, counts, paper)."""
+    rows = []
+    for name, results, max_turns in runs:
+        for row_name, figures, intervals in our_rows(results, max_turns, name):
+            rows.append({"name": row_name, "kind": "ours", "cells": [our_figure(value, column) for column, value in enumerate(figures)],
+                         "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
+        rows.append({"name": "  passed/attempts", "kind": "counts", "cells": passed_of_attempts(results) + [""], "intervals": [""] * 7})
+    for name in paper_row_names(paper_rows):
+        rows.append({"name": f"paper: {name}", "kind": "paper", "cells": [str(value) for value in PAPER_TABLE3[name]],
+                     "intervals": [percent_interval(interval) for interval in paper_intervals(name)],
+                     "figures": list(PAPER_TABLE3[name]), "raw_intervals": paper_intervals(name)})
+    return rows
+
+
+def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs: list[tuple[str, list[dict], int]] | None = None) -> str:
+    """Table 3's columns for a run, or for several, (pass rate %, its 95% interval beneath, average turns with a failed
+    attempt counting max_turns) and the paper's chosen rows, as printed in the terminal."""
+    rows = []
+    for row in table3_rows(runs or [("this run", results, max_turns)], paper_rows):
+        rows.append((row["name"], row["cells"]))
+        if row["kind"] == "ours":
+            rows.append(("  95% interval", row["intervals"]))
+    width = max(len(name) for name, _ in rows)
+    widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(TABLE3_COLUMNS)]
+    lines = ["  ".join([" " * width, *(column.rjust(w) for column, w in zip(TABLE3_COLUMNS, widths))])]
+    lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
+    return "\n".join(lines + [line for _, run_results, _ in (runs or [("", results, 0)]) for line in pass_at_k_lines(run_results)])
+
+
+# --- report: an original checkout's score three ways ---
+
+def original_figures(results: list[dict], suite_size: int) -> list[dict]:
+    """An original checkout's score three ways, each with a Wilson interval: as published (its tests' verdicts over all
+    its tasks); honestly (tasks whose test is defective, that need the internet or miss an input set aside: not model
+    failures); and corrected (our own checks, checks/original.py, in place of the defective tests, so that only the
+    tasks nobody can score fairly are set aside). With several samples, each task's first attempt counts."""
+    results = list(first_attempts(results).values())
+    passed = sum(bool(result["passed"]) for result in results)
+    fair = [result for result in results if not result.get("caveats")]
+    corrected = [(result["corrected"]["passed"] if result.get("corrected") else result["passed"])
+                 for result in results if not (result["corrected"]["caveats"] if result.get("corrected") else result.get("caveats"))]
+    figures = [("original way", "published", passed, suite_size, "the original's tests over all its tasks"),
+               ("honest way", "honest", sum(bool(result["passed"]) for result in fair), len(fair),
+                f"{len(results) - len(fair)} task(s) set aside, not counted as model failures"),
+               ("corrected way", "corrected", sum(map(bool, corrected)), len(corrected),
+                f"our corrected checks for {sum(bool(result.get('corrected')) for result in results)} defective test(s); "
+                f"{len(results) - len(corrected)} task(s) still set aside")]
+    return [{"label": label, "name": name, "passed": count, "total": total, "rate": 100 * count / max(total, 1),
+             "interval": percent_interval(wilson(count, total)), "note": note} for label, name, count, total, note in figures]
+
+
+def original_figures_text(results: list[dict], suite_size: int) -> str:
+    lines = [f"{(figure['label'] + ':').ljust(14)}{figure['passed']}/{figure['total']} = {figure['rate']:.1f}% "
+             f"(95% {figure['interval']}; {figure['note']})" for figure in original_figures(results, suite_size)]
+    aside = [f"  {result['id']}: {'; '.join(result['caveats'])}"
+             + (f" [corrected check: {'pass' if result['corrected']['passed'] else 'fail'}]" if result.get("corrected") else "")
+             for result in results if result.get("caveats")]
+    return "\n".join(lines + aside)
+
+
+def is_original(results: list[dict], manifests: list[dict]) -> bool:
+    """A run of an original checkout: its suite is a folder (ours is a tasks.jsonl), or its results carry caveats."""
+    return (any(manifest.get("suite") and Path(str(manifest["suite"])).is_dir() for manifest in manifests)
+            or any(result.get("caveats") or result.get("corrected") for result in results))
+
+
+def suite_size_of(results: list[dict], manifests: list[dict]) -> int:
+    return max((manifest.get("suite_size") or 0 for manifest in manifests), default=0) or len({r["id"] for r in results})
+
+
+# --- report: safe text and names, for pages and notebooks ---
+
+INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # controls (tab and newline kept), DEL, C1, surrogates
+
+
+def visible(text) -> str:
+    """Text with its control characters, NUL, ESC, DEL and C1 codes shown as symbols or escapes, and lone surrogates
+    (invalid UTF-8 in a file name, read with surrogateescape) shown as \\xNN: nothing raw reaches a page."""
+    from markupsafe import Markup
+
+    if not isinstance(text, str) or isinstance(text, Markup):  # Markup: a macro's output, made of values already made safe
+        return text
+    return INVISIBLE.sub(lambda match: shown(match.group()), text)
+
+
+def shown(char: str) -> str:
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)        # ␀ ␁ … ␛ …
+    if code == 0x7F:
+        return "\u2421"                  # ␡
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"  # a byte that was not UTF-8
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def notebook_text(text: str) -> str:
+    """Text a notebook (UTF-8 JSON) can hold: lone surrogates as \\xNN or \\uNNNN; control characters are JSON-escaped."""
+    return re.sub("[\ud800-\udfff]", lambda match: shown(match.group()), text)
+
+
+def safe_name(name: str) -> str:
+    """A flattened, portable file name for a copy: letters, digits, '.', '_' and '-', at most REPORT_NAME_BYTES (a longer
+    one keeps its tail behind a digest of the whole), never hidden."""
+    import hashlib
+
+    flat = re.sub(r"[^A-Za-z0-9._-]", "_", name).replace("..", "__").lstrip(".") or "_"
+    if len(flat) <= REPORT_NAME_BYTES:
+        return flat
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return f"{digest}-{flat[-(REPORT_NAME_BYTES - 13):]}"
+
+
+def attempt_stem(result: dict, samples: int, prefix: str = "") -> str:
+    """File name (no suffix) of an attempt's page and notebook: the task id made safe, with .s<k> when K > 1."""
+    stem = prefix + safe_name(str(result["id"]))
+    return f"{stem}.s{result['sample']}" if samples > 1 else stem
+
+
+def href(path: str) -> str:
+    """A link to one of our own files, whose names we made safe."""
+    return urllib.parse.quote(path)
+
+
+def human_size(size: int) -> str:
+    return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB" if size < 2**20 else f"{size / 2**20:.1f} MB"
+
+
+def short(text: str, limit: int = 100) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def templates():
+    """The jinja2 environment of templates/: autoescape on for every template, every value made visible first."""
+    import jinja2
+
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+                                     undefined=jinja2.StrictUndefined, finalize=visible, trim_blocks=True, lstrip_blocks=True)
+    environment.filters["href"] = href
+    environment.globals.update(csp=REPORT_CSP, columns=TABLE3_COLUMNS, paper_tasks=PAPER_TASKS)
+    return environment
+
+
+def render(name: str, **values) -> str:
+    return templates().get_template(name).render(**values)
+
+
+def write_page(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8", errors="backslashreplace")
+
+
+# --- report: one attempt, as a page and as a notebook ---
+
+def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple[str, list[str], list[tuple[str, str | None, str, str | None]]]:
+    """The system prompt; the user messages before the first reply (the uploaded files, then the query); and per
+    assistant reply: its prose before the code that ran, that code (None for a final answer), its prose after,
+    and the interpreter's answer to the code (None if the task ended first). The code that ran is the attempt's
+    record of it (results without one are read with our own protocol's rule)."""
+    first_reply = next((i for i, message in enumerate(messages) if message["role"] == "assistant"), len(messages))
+    system = "\n\n".join(message["content"] for message in messages[:first_reply] if message["role"] == "system")
+    asked = [message["content"] for message in messages[:first_reply] if message["role"] == "user"]
+    replies = [i for i in range(first_reply, len(messages)) if messages[i]["role"] == "assistant"]
+    code = code if code is not None and len(code) == len(replies) else [Protocol().code_in(messages[i]["content"]) for i in replies]
+    steps = []
+    for i, ran in zip(replies, code):
+        reply = messages[i]["content"]
+        if ran is None:
+            steps.append((reply, None, "", None))
+            continue
+        answer = messages[i + 1]["content"] if i + 1 < len(messages) and messages[i + 1]["role"] == "user" else None
+        at = reply.find(ran)
+        before, after = (reply[:at], reply[at + len(ran):]) if at >= 0 else (reply, "")
+        steps.append((before, ran, after, answer))
+    return system, asked, steps
+
+
+def printed_output(answer: str) -> str:
+    """What a cell printed, from the interpreter's answer as the model read it (see Protocol.observation)."""
+    if answer == NO_OUTPUT:
+        return ""
+    return answer.removeprefix(Protocol.interpreter_prefix).removeprefix(ORIGINAL_INTERPRETER)
+
+
+def attempt_notebook(result: dict):
+    """The trajectory as a Jupyter notebook, as the original PyBench writes them: the query, then per reply its
+    prose as markdown and its code as a code cell holding the interpreter's output. Validated once, on write."""
+    import nbformat
+
+    _, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
+    cells = [{"cell_type": "markdown", "source": "\n\n".join(asked)}]
+    executed = 0
+    for before, code, after, answer in steps:
+        prose = "\n\n".join(part.strip() for part in (before, after) if part.strip())
+        if prose:
+            cells.append({"cell_type": "markdown", "source": prose})
+        if code is not None:
+            executed += 1
+            printed = printed_output(answer) if answer is not None else ""
+            outputs = [{"output_type": "stream", "name": "stdout", "text": notebook_text(printed)}] if printed else []
+            cells.append({"cell_type": "code", "execution_count": executed, "outputs": outputs, "source": code})
+    for cell in cells:
+        cell["source"] = notebook_text(cell["source"])
+    facts = {key: result.get(key) for key in ("id", "category", "sample", "seed", "passed", "reason", "turns", "ended_by")}
+    facts = {key: notebook_text(value) if isinstance(value, str) else value for key, value in facts.items()}
+    return nbformat.from_dict({
+        "nbformat": 4, "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                     "language_info": {"name": "python"}, "pybench": facts},
+        "cells": [cell | {"id": f"cell-{number}", "metadata": {}} for number, cell in enumerate(cells)]})
+
+
+def attempt_output_dir(result: dict) -> Path | None:
+    """The attempt's output folder, if it is a real folder inside its run directory."""
+    run_dir = result["run_dir"]
+    folder = run_dir / str(result["output"])
+    if folder.is_symlink() or not folder.is_dir() or not folder.resolve().is_relative_to(run_dir):
+        return None
+    return folder
+
+
+def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
+    """Regular files under an attempt's output folder, walked with directory descriptors (never a path longer than one
+    name, so depth, loops and names of any bytes cannot stop it; links are never followed): at most REPORT_FILES_LISTED
+    listed, PNG/JPEG/GIF/WebP images copied beside the page; how many more files there are, and how many entries were
+    skipped as not regular files."""
+    listed, more, skipped, used = [], 0, 0, set()
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    pending = [(os.open(folder, flags), "")]
+    try:
+        while pending:
+            descriptor, prefix = pending.pop()
+            try:
+                with os.scandir(descriptor) as entries:
+                    children = sorted(entries, key=lambda entry: entry.name)
+                folders = []
+                for entry in children:
+                    name = prefix + entry.name
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(info.st_mode):
+                        folders.append(entry.name)
+                    elif not stat.S_ISREG(info.st_mode):
+                        skipped += 1
+                    elif len(listed) < REPORT_FILES_LISTED:
+                        copy = safe_name(name)
+                        while copy in used:
+                            copy = "_" + copy
+                        shown = copy_image(descriptor, entry.name, pages_dir / stem / copy)
+                        used.add(copy) if shown else None
+                        listed.append({"name": name if len(name) <= 300 else f"{name[:80]} … {name[-200:]}", "size": human_size(info.st_size),
+                                       "image": href(f"{stem}/{copy}") if shown else None})
+                    else:
+                        more += 1
+                for name in reversed(folders):
+                    if len(pending) >= REPORT_FOLDERS_OPEN:
+                        skipped += 1
+                        continue
+                    try:
+                        pending.append((os.open(name, flags, dir_fd=descriptor), f"{prefix}{name}/"))
+                    except OSError:
+                        skipped += 1
+            finally:
+                os.close(descriptor)
+    finally:
+        for descriptor, _ in pending:
+            os.close(descriptor)
+    return {"files": listed, "more": more, "skipped": skipped}
+
+
+def copy_image(directory: int, name: str, destination: Path) -> bool:
+    """Copy an output file for a page if it is a PNG, JPEG, GIF or WebP image of at most REPORT_IMAGE_BYTES, opened
+    relative to its folder's descriptor without following a link."""
+    if os.path.splitext(name)[1].lower() not in REPORT_IMAGE_SUFFIXES:
+        return False
+    try:
+        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
+    except OSError:
+        return False
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return False
+        data = handle.read(REPORT_IMAGE_BYTES + 1)
+    is_image = (data.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a"))
+                or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"))
+    if len(data) > REPORT_IMAGE_BYTES or not is_image:
+        return False
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    destination.write_bytes(data)
+    return True
+
+
+def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]], pages_dir: Path, run_name: str = "") -> str:
+    """One attempt: verdict, facts, query, the trajectory step by step, and its outputs."""
+    system, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
+    samples = [{"label": f"s{sample}", "href": href(f"{other}.html"), "passed": passed, "current": other == stem}
+               for sample, other, passed in siblings] if len(siblings) > 1 or result["sample"] else []
+    sample_text = f" · sample {result['sample']} (seed {result.get('seed', '?')})" if samples else ""
+    facts = (f"{result['turns']} turns · ended by {result.get('ended_by', '?')} · {result.get('cells', '?')} cells · "
+             f"{result.get('worker_restarts', 0)} worker restarts · {result.get('seconds', 0):.1f} s · "
+             f"{result.get('prompt_tokens', 0)} prompt + {result.get('completion_tokens', 0)} completion tokens")
+    folder = attempt_output_dir(result)
+    outputs = output_files(folder, pages_dir, stem) if folder else None
+    return render("attempt.html", result=result, stem=stem, samples=samples, sample_text=sample_text, facts=facts, run_name=run_name,
+                  system=system, asked=asked, steps=steps, folder=folder, outputs=outputs,
+                  title=f"{result['id']}{sample_text}: {'passed' if result['passed'] else 'failed'}")
+
+
+def write_attempts(results: list[dict], out_dir: Path, samples: int, prefix: str = "", run_name: str = "") -> dict:
+    """A page and a notebook per attempt; returns (id, sample) -> stem."""
+    import nbformat
+
+    stems = {(result["id"], result["sample"]): attempt_stem(result, samples, prefix) for result in results}
+    tasks = attempts_by_task(results)
+    for result in results:
+        stem = stems[result["id"], result["sample"]]
+        siblings = [(other["sample"], stems[other["id"], other["sample"]], other["passed"]) for other in tasks[result["id"]]]
+        write_page(out_dir / "tasks" / f"{stem}.html", attempt_page(result, stem, siblings, out_dir / "tasks", run_name))
+        nbformat.write(attempt_notebook(result), out_dir / "notebooks" / f"{stem}.ipynb")
+    return stems
+
+
+# --- report: plots ---
+
+def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir: Path) -> list[tuple[str, str]]:
+    """Three PNGs beside report.html: pass rate per category with 95% intervals beside the paper's rows, a histogram
+    of turns, and seconds and tokens per task. Returns (file name, description) pairs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    plots = []
+    name, figures, intervals = our_rows(results, max_turns)[0]
+    series = [(name, figures[:6], intervals[:6])] + [(f"paper: {row}", PAPER_TABLE3[row][:6], paper_intervals(row)[:6]) for row in paper]
+    figure, axes = plt.subplots(figsize=(10, 3.6))
+    width = 0.8 / len(series)
+    for number, (label, row, bounds) in enumerate(series):
+        heights = [np.nan if value is None else value for value in row]
+        errors = np.array([[0, 0] if value is None or bound is None else [max(0, value - 100 * bound[0]), max(0, 100 * bound[1] - value)]
+                           for value, bound in zip(row, bounds)]).T
+        axes.bar(np.arange(6) + (number - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=2,
+                 error_kw={"elinewidth": 0.8}, label=label)
+    axes.set_xticks(np.arange(6), TABLE3_COLUMNS[:6])
+    axes.set_ylabel("pass rate (%), 95% interval")
+    axes.set_ylim(0, 119)
+    axes.set_yticks(range(0, 101, 20))
+    axes.legend(fontsize=8, ncols=min(len(series), 4), loc="upper center")
+    axes.set_title("Pass rate per category: this run (pass@1) and the paper's Table 3, with 95% intervals")
+    plots.append(save_plot(figure, out_dir / "categories.png", "pass rate per category with 95% intervals beside the paper's rows"))
+
+    figure, axes = plt.subplots(figsize=(6, 3.2))
+    bins = np.arange(-0.5, max(max_turns, max(result["turns"] for result in results)) + 1.5)
+    turns = [[result["turns"] for result in results if result["passed"] == passed] for passed in (True, False)]
+    axes.hist(turns, bins=bins, stacked=True, color=["#22a355", "#d9443a"], label=["passed", "failed"])
+    axes.set_xlabel("assistant turns in the attempt")
+    axes.set_ylabel("attempts")
+    axes.legend()
+    axes.set_title("Turns per attempt")
+    plots.append(save_plot(figure, out_dir / "turns.png", "histogram of turns per attempt, passed and failed"))
+
+    attempts = list(attempts_by_task(results).values())
+
+    def mean(key: str) -> list[float]:
+        return [float(np.mean([result.get(key) or 0 for result in task])) for task in attempts]
+
+    tasks = range(len(attempts))
+    passed = mean("passed")
+    colours = ["#22a355" if share == 1 else "#d9443a" if share == 0 else "#e0a526" for share in passed]
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(12, 5.2), sharex=True)
+    top.bar(tasks, mean("seconds"), color=colours, width=0.85)
+    top.set_ylabel("seconds")
+    top.set_title("Seconds and tokens per task (green passed, red failed, amber some samples passed)")
+    prompt, completion = mean("prompt_tokens"), mean("completion_tokens")
+    if any(prompt) or any(completion):
+        bottom.bar(tasks, prompt, color="#9db4e0", width=0.85, label="prompt")
+        bottom.bar(tasks, completion, bottom=prompt, color="#3357a8", width=0.85, label="completion")
+        bottom.set_ylim(0, 1.3 * max(p + c for p, c in zip(prompt, completion)))
+        bottom.legend(fontsize=8, ncols=2, loc="upper right")
+    else:
+        bottom.text(0.5, 0.5, "no tokens counted (a replay run)", ha="center", va="center", transform=bottom.transAxes)
+    bottom.set_ylabel("tokens")
+    categories = [task[0]["category"] for task in attempts]
+    starts = [i for i, category in enumerate(categories) if i == 0 or categories[i - 1] != category]
+    bottom.set_xticks([(start + end) / 2 - 0.5 for start, end in zip(starts, starts[1:] + [len(tasks)])],
+                      [("\n" if number % 2 else "") + categories[start] for number, start in enumerate(starts)])  # apart
+    for axes in (top, bottom):
+        for start in starts[1:]:
+            axes.axvline(start - 0.5, color="#999", linewidth=0.6)
+        axes.set_xlim(-0.6, len(tasks) - 0.4)
+    plots.append(save_plot(figure, out_dir / "per_task.png", "seconds and tokens per task, in the order of the table below"))
+    return plots
+
+
+def comparison_plot(rows: list[dict], out_dir: Path) -> tuple[str, str]:
+    """One plot for a comparison: each run's overall pass rate (pass@1) and each paper row's, with 95% intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [row for row in rows if row["kind"] == "paper" or (row["kind"] == "ours" and not re.search(r" pass[@^]\d+$", row["name"])
+                                                                  or row["name"].endswith(" pass@1"))]
+    figure, axes = plt.subplots(figsize=(9, 0.45 * len(shown) + 1.4))
+    for number, row in enumerate(reversed(shown)):
+        value, bound = row["figures"][5], row["raw_intervals"][5]
+        if value is None:
+            continue
+        colour = "#1d4ed8" if row["kind"] == "ours" else "#888"
+        axes.errorbar([value], [number], xerr=[[value - 100 * bound[0]], [100 * bound[1] - value]], fmt="o", color=colour, capsize=4)
+        axes.annotate(f"{value:.1f}", (value, number), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=8)
+    axes.set_yticks(range(len(shown)), [row["name"] for row in reversed(shown)], fontsize=8)
+    axes.set_xlim(0, 100)
+    axes.set_xlabel("overall pass rate (%), 95% interval (paper rows: Wilson over its 143 tasks)")
+    axes.set_title("Runs compared, beside the paper's Table 3")
+    axes.grid(axis="x", color="#ddd")
+    return save_plot(figure, out_dir / "comparison.png", "overall pass rate of each run and of the paper's rows, with 95% intervals")
+
+
+def save_plot(figure, path: Path, description: str) -> tuple[str, str]:
+    import matplotlib.pyplot as plt
+
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path.name, description
+
+
+# --- report: the facts of a run, for its first screen ---
+
+def distinct(values) -> list:
+    return list(dict.fromkeys(value for value in values if value not in (None, "", {})))
+
+
+def model_text(model: dict) -> str:
+    if "replay" in model:
+        return f"replay of {Path(model['replay']).name}"
+    size = f"{model['size'] / 1e9:.2f} GB" if model.get("size") else None
+    sha = f"sha256 {model['sha256'][:12]}" if model.get("sha256") else None
+    return " · ".join(str(part) for part in (model.get("name") or model.get("file"), model.get("quantization"),
+                                              model.get("architecture"), size, sha) if part)
+
+
+def run_dates(manifests: list[dict], run_dirs: list[Path]) -> str:
+    """When the run started and finished, from the manifests (or when results.jsonl was last written)."""
+    started = [datetime.fromisoformat(manifest["started"]) for manifest in manifests if manifest.get("started")]
+    finished = [datetime.fromisoformat(manifest["finished"]) if manifest.get("finished") else None for manifest in manifests]
+    if not started:
+        written = max(datetime.fromtimestamp((run_dir / "results.jsonl").stat().st_mtime).astimezone() for run_dir in run_dirs)
+        return f"no manifest; results last written {written:%Y-%m-%d %H:%M:%S %z}"
+    text = f"{min(started):%Y-%m-%d %H:%M:%S %z}"
+    if None in finished:
+        return text + " (not finished: still running, or interrupted)"
+    end = max(finished)
+    return text + f" to {end:%Y-%m-%d %H:%M:%S} ({(end - min(started)).total_seconds() / 60:.1f} minutes)"
+
+
+def settings_text(manifests: list[dict], names=("temperature", "top_p", "max_tokens", "max_turns", "ctx", "seed")) -> str:
+    flags = [manifest.get("flags", {}) for manifest in manifests]
+    return " · ".join(f"{name} {', '.join(map(str, values))}" for name in names if (values := distinct(flag.get(name) for flag in flags)))
+
+
+def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], samples: int) -> tuple[list[tuple[str, str]], list[str]]:
+    """The facts and warnings shown on a run's first screen."""
+    flags = [manifest.get("flags", {}) for manifest in manifests]
+    counts = tally(results)
+    models = distinct(model_text(manifest["model"]) for manifest in manifests if manifest.get("model"))
+    shards = distinct(flag.get("shard") for flag in flags)
+    endings: dict[str, int] = {}
+    for result in results:
+        ending = str(result.get("ended_by", "?")).split(" (")[0]
+        endings[ending] = endings.get(ending, 0) + 1
+    per_category = ", ".join(f"{category} {sum(c == category for c, _, _ in counts.values())}" for category in CATEGORIES)
+    facts = [
+        ("Model", "; ".join(models) or "unknown (no manifest.json)"),
+        ("Device", "; ".join(distinct(manifest.get("device") for manifest in manifests)) or "unknown"),
+        ("llama-cpp-python", ", ".join(distinct(manifest.get("llama_cpp_python") for manifest in manifests)) or "unknown"),
+        ("Date", run_dates(manifests, run_dirs)),
+        ("Suite", ", ".join(f"sha256 {sha[:12]}" for sha in distinct(manifest.get("suite_sha256") for manifest in manifests)) or "unknown"),
+        ("Tasks", f"{len(counts)} tasks ({per_category}) × {samples} sample{'s' if samples > 1 else ''} = "
+                  f"{len(results)} attempts; the paper has 143 tasks"),
+        ("Settings", settings_text(manifests) or "unknown"),
+        ("Endings", " · ".join(f"{ending} {count}" for ending, count in sorted(endings.items(), key=lambda item: -item[1]))),
+        ("Run directories", "; ".join(str(run_dir.resolve()) for run_dir in run_dirs) + (f" (shards {', '.join(shards)})" if shards else "")),
+    ]
+    warnings = [f"These run directories differ in {what}: their attempts are merged anyway."
+                for what, values in (("model", models), ("suite", distinct(m.get("suite_sha256") for m in manifests)),
+                                     ("max_turns", distinct(flag.get("max_turns") for flag in flags))) if len(values) > 1]
+    if not all(manifests):
+        warnings.append("Some run directories have no manifest.json: their model and settings are unknown.")
+    short_tasks = sum(n < samples for _, n, _ in counts.values())
+    if short_tasks:
+        warnings.append(f"{short_tasks} tasks have fewer than {samples} attempts (a run still going, or a shard missing).")
+    return facts, warnings
+
+
+def samples_of(results: list[dict], manifests: list[dict]) -> int:
+    return max(max((manifest.get("flags", {}).get("samples") or 1 for manifest in manifests), default=1),
+               max(n for _, n, _ in tally(results).values()))
+
+
+def prepare_out_dir(out_dir: Path) -> Path:
+    out_dir = out_dir.resolve()
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").is_file():
+        raise UsageError(f"report --out {out_dir} holds other files: give a new folder, or one a report was written to before")
+    for folder in ("tasks", "notebooks"):  # ours to rewrite: no page of an earlier build is left behind
+        shutil.rmtree(out_dir / folder, ignore_errors=True)
+        (out_dir / folder).mkdir(parents=True)
+    return out_dir
+
+
+# --- report: one run (or its shards) ---
+
+def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str]) -> Path:
+    """A static report in out_dir: of one run or its shards (report.html: the run's facts, Table 3 with intervals
+    beside the paper's rows, plots, every attempt), or of several runs compared (see build_comparison); a page per
+    attempt in tasks/ and a notebook per attempt in notebooks/. It has no script and loads nothing from the network:
+    it opens from disk. Returns the path of report.html."""
+    groups = group_runs(run_dirs)
+    if len(groups) > 1:
+        return build_comparison(groups, out_dir, paper_rows)
+    results, manifests = merge_runs(run_dirs)
+    if not results:
+        raise UsageError(f"report: no finished attempt in {', '.join(map(str, run_dirs))}")
+    paper = paper_row_names(paper_rows)
+    max_turns, samples = run_max_turns(manifests), samples_of(results, manifests)
+    out_dir = prepare_out_dir(out_dir)
+    stems = write_attempts(results, out_dir, samples)
+    plots = report_plots(results, paper, max_turns, out_dir)
+    facts, warnings = run_facts(results, manifests, run_dirs, samples)
+    models = distinct(model_text(manifest["model"]) for manifest in manifests if manifest.get("model"))
+    rows = our_rows(results, max_turns)
+    _, figures, intervals = rows[0]
+    headline = {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
+                "passed": sum(bool(result["passed"]) for result in results), "attempts": len(results), "turns": f"{figures[6]:.2f}",
+                "more": [f"{name.removeprefix('this run ')} {row[5]:.1f}% (95% {percent_interval(bounds[5])})" for name, row, bounds in rows[1:]]}
+    original = original_figures(results, suite_size_of(results, manifests)) if is_original(results, manifests) else None
+    import mlbench
+
+    benchmark = mlbench.table_blocks(results) if mlbench.is_mlbench(results) else None  # ML-Bench's tables replace Table 3
+    title = (f"{'ML-Bench' if benchmark else 'PyBench'} run: "
+             f"{models[0] if len(models) == 1 else 'several models' if models else 'unknown model'}")
+    page = out_dir / "report.html"
+    write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, original=original, mlbench=benchmark,
+                            table=table3_rows([("this run", results, max_turns)], paper), max_turns=max_turns,
+                            pass_at_k=pass_at_k_lines(results), plots=plots, tasks=task_rows(results, stems)))
+    return page
+
+
+def task_rows(results: list[dict], stems: dict) -> list[dict]:
+    """Every task, one row each: its attempts' verdicts (each a link to its page), mean turns and seconds, ending and
+    the first failing reason."""
+    rows = []
+    for task, attempts in attempts_by_task(results).items():
+        failed = next((result for result in attempts if not result["passed"]), None)
+        rows.append({"id": task, "category": attempts[0]["category"], "href": href(f"tasks/{stems[task, attempts[0]['sample']]}.html"),
+                     "badges": [{"href": href(f"tasks/{stems[task, result['sample']]}.html"), "passed": result["passed"],
+                                 "label": ("pass" if result["passed"] else "fail") if len(attempts) == 1 else f"s{result['sample']}"}
+                                for result in attempts],
+                     "turns": f"{sum(r['turns'] for r in attempts) / len(attempts):.1f}",
+                     "seconds": f"{sum(r.get('seconds') or 0 for r in attempts) / len(attempts):.1f}",
+                     "endings": ", ".join(distinct(str(result.get("ended_by", "")).split(" (")[0] for result in attempts)),
+                     "reason": failed.get("reason", "") if failed else "", "short_reason": short(failed.get("reason", "")) if failed else ""})
+    return rows
+
+
+# --- report: several runs compared ---
+
+def run_names(runs: list[tuple[list[dict], list[dict], list[Path]]]) -> list[str]:
+    """A short, distinct name per run: its model, and the settings in which the runs differ."""
+    bases = []
+    for _, manifests, run_dirs in runs:
+        model = manifests[0].get("model", {}) if manifests and manifests[0] else {}
+        bases.append((Path(model["replay"]).stem if "replay" in model else model.get("name") or model.get("file")) or run_dirs[0].name)
+    flags = [manifests[0].get("flags", {}) if manifests and manifests[0] else {} for _, manifests, _ in runs]
+    varying = [key for key in ("temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
+               if len({json.dumps(flag.get(key)) for flag in flags}) > 1]
+    names = [" · ".join([base] + [f"{key} {flag.get(key)}" for key in varying]) for base, flag in zip(bases, flags)]
+    return [name if names.count(name) == 1 else f"{name} ({runs[number][2][0].name})" for number, name in enumerate(names)]
+
+
+def first_attempts(results: list[dict]) -> dict[str, dict]:
+    """Each task's first attempt (its lowest sample)."""
+    return {task: min(attempts, key=lambda result: result["sample"]) for task, attempts in attempts_by_task(results).items()}
+
+
+def compare_pair(first: list[dict], second: list[dict]) -> dict:
+    """Two runs over their common tasks: the paired difference of pass rates (second minus first) with its interval
+    and McNemar's test, on each task's first attempt; and the tasks that flip, with those attempts."""
+    one, two = first_attempts(first), first_attempts(second)
+    common = [task for task in one if task in two]
+    figures = paired_difference([bool(one[task]["passed"]) for task in common], [bool(two[task]["passed"]) for task in common])
+    flips = [{"id": task, "first": bool(one[task]["passed"]), "second": bool(two[task]["passed"]), "first_sample": one[task]["sample"],
+              "second_sample": two[task]["sample"]} for task in common if bool(one[task]["passed"]) != bool(two[task]["passed"])]
+    return figures | {"flips": flips, "only_in_one": len(set(one) ^ set(two))}
+
+
+def comparison_text(names: list[str], results: list[list[dict]]) -> list[str]:
+    lines = []
+    for number in range(1, len(results)):
+        pair = compare_pair(results[0], results[number])
+        lines.append(f"{names[number]} minus {names[0]}: {100 * pair['difference']:+.1f} points (95% {100 * pair['low']:+.1f} to "
+                     f"{100 * pair['high']:+.1f}) over {pair['tasks']} common tasks; {pair['only_second']} pass only in the second, "
+                     f"{pair['only_first']} only in the first; McNemar exact p = {pair['mcnemar_p']:.3g}")
+    return lines
+
+
+def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[str]) -> Path:
+    """report.html for several runs: each run's headline on the first screen with the paired difference against the
+    first run (interval, McNemar), Table 3 with a row per run beside the paper's rows, one plot of all of them with
+    intervals, the tasks that flip, and a grid of every task's verdict per run linking to its attempt page."""
+    paper = paper_row_names(paper_rows)
+    runs = [(*merge_runs(group), group) for group in groups]
+    for results, _, group in runs:
+        if not results:
+            raise UsageError(f"report: no finished attempt in {', '.join(map(str, group))}")
+    names = run_names(runs)
+    out_dir = prepare_out_dir(out_dir)
+    stems, cards, table_runs = [], [], []
+    for number, ((results, manifests, group), name) in enumerate(zip(runs, names), 1):
+        samples = samples_of(results, manifests)
+        stems.append(write_attempts(results, out_dir, samples, prefix=f"r{number}_", run_name=name))
+        max_turns = run_max_turns(manifests)
+        table_runs.append((name, results, max_turns))
+        _, figures, intervals = our_rows(results, max_turns, name)[0]
+        facts, warnings = run_facts(results, manifests, group, samples)
+        cards.append({"name": name, "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
+                      "passed": sum(bool(r["passed"]) for r in results), "attempts": len(results),
+                      "label": "pass@1" if samples > 1 else "pass rate", "facts": facts, "warnings": warnings,
+                      "original": original_figures(results, suite_size_of(results, manifests)) if is_original(results, manifests) else None})
+    pairs = []
+    for number in range(1, len(runs)):
+        pair = compare_pair(runs[0][0], runs[number][0])
+        pair["flips"] = [flip | {"first_href": href(f"tasks/{stems[0][flip['id'], flip['first_sample']]}.html"),
+                                 "second_href": href(f"tasks/{stems[number][flip['id'], flip['second_sample']]}.html")}
+                         for flip in pair["flips"]]
+        pairs.append(pair | {"first": names[0], "second": names[number], "difference_text": f"{100 * pair['difference']:+.1f}",
+                             "interval_text": f"{100 * pair['low']:+.1f} to {100 * pair['high']:+.1f}", "p_text": f"{pair['mcnemar_p']:.3g}"})
+    table = table3_rows(table_runs, paper)
+    plot = comparison_plot(table, out_dir)
+    order = {category: number for number, category in enumerate(CATEGORIES)}
+    every = sorted({(result["category"], result["id"]) for results, _, _ in runs for result in results}, key=lambda item: (order.get(item[0], 9), item[1]))
+    by_run = [attempts_by_task(results) for results, _, _ in runs]
+    grid = [{"id": task, "category": category,
+             "cells": [[{"href": href(f"tasks/{stems[number][task, result['sample']]}.html"), "passed": result["passed"],
+                         "label": ("pass" if result["passed"] else "fail") if len(attempts) == 1 else f"s{result['sample']}"}
+                        for result in attempts] for number, attempts in enumerate(by_run_task.get(task, []) for by_run_task in by_run)],
+             "differs": len({tuple(bool(r["passed"]) for r in by_run_task.get(task, [])) for by_run_task in by_run}) > 1}
+            for category, task in every]
+    page = out_dir / "report.html"
+    write_page(page, render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
+                            table=table, plot=plot, grid=grid, paper=paper, max_turns=max(turns for _, _, turns in table_runs),
+                            pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)]))
+    return page
+
+
+# --- report: what the CLI prints ---
+
+def summary_text(run_dirs: list[Path], paper_rows: list[str]) -> str:
+    """What `report` prints before building the pages: Table 3 with intervals (a row per run when the directories
+    are different runs), the paired comparisons, and an original checkout's three figures."""
+    import mlbench
+
+    groups = group_runs(run_dirs)
+    runs = [(*merge_runs(group), group) for group in groups]
+    if len(runs) == 1:
+        results, manifests, _ = runs[0]
+        if mlbench.is_mlbench(results):
+            return mlbench.table_text(results)
+        lines = [table3_text(results, run_max_turns(manifests), paper_rows)]
+        if is_original(results, manifests):
+            lines.append(original_figures_text(results, suite_size_of(results, manifests)))
+        return "\n".join(lines)
+    names = run_names(runs)
+    table_runs = [(name, results, run_max_turns(manifests)) for name, (results, manifests, _) in zip(names, runs)]
+    lines = [table3_text([], 10, paper_rows, table_runs), *comparison_text(names, [results for results, _, _ in runs])]
+    for name, (results, manifests, _) in zip(names, runs):
+        if is_original(results, manifests):
+            lines += [f"{name}:", original_figures_text(results, suite_size_of(results, manifests))]
+    return "\n".join(lines)
+
