@@ -605,9 +605,10 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
 
     def image_of(image) -> dict:
         array = image.get_array()
+        grid = array is not None and array.ndim == 2  # a value grid drawn through a colour map (imshow, matshow, specgram)
         return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
-                "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if array is not None and array.ndim == 2 else None,
-                "clim": numbers(image.get_clim())}
+                "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
+                "clim": numbers(image.get_clim()), "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else []}
 
     def axes_of(ax) -> dict:
         bars, members = bars_of(ax)
