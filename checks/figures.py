@@ -134,6 +134,8 @@ class Axes:
     def bars(self) -> list[dict]:
         """Every visible bar, with "group" (its container's label) and "index" (its container's number) added."""
         labels = [group.get("label", "") for group in self.record.get("bars", []) if any(b.get("visible", True) for b in group.get("bars", []))]
+        if any(label.startswith("_") for label in labels) and len(self.legend) == len(labels):  # seaborn's hue: named in the legend
+            labels = list(self.legend)
         return [dict(bar, group=labels[number], index=number) for number, group in enumerate(self.bar_groups) for bar in group
                 if _finite(bar["width"]) and _finite(bar["height"])]
 
