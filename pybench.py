@@ -599,16 +599,29 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
             entry["array_shape"] = list(getattr(array, "shape", ()))
             entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
             entry["cmap"] = item.get_cmap().name
+            if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
+                corners = item.get_coordinates()
+                entry["xcoords"], entry["ycoords"] = numbers(corners[0, :, 0]), numbers(corners[:, 0, 1])
+                entry["coarse"] = coarse(array) if array.size > 4 * max_points else None
         if entry["kind"] in ("PolyCollection", "FillBetweenPolyCollection", "LineCollection"):
             entry["paths"] = [[numbers(point) for point in path.vertices[:max_points]] for path in item.get_paths()[:64]]
         return entry
+
+    def coarse(array, side=64) -> dict:
+        """A large value grid as block means, at most side x side (a spectrogram's shape, not its every cell)."""
+        rows, columns = array.shape
+        fy, fx = -(-rows // side), -(-columns // side)
+        cut = array[:rows // fy * fy, :columns // fx * fx].astype(float)
+        blocks = cut.reshape(rows // fy, fy, columns // fx, fx).mean(axis=(1, 3))
+        return {"shape": list(blocks.shape), "block": [fy, fx], "values": numbers(blocks.ravel(), side * side)}
 
     def image_of(image) -> dict:
         array = image.get_array()
         grid = array is not None and array.ndim == 2  # a value grid drawn through a colour map (imshow, matshow, specgram)
         return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
                 "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
-                "clim": numbers(image.get_clim()), "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else []}
+                "clim": numbers(image.get_clim()), "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
+                "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
 
     def axes_of(ax) -> dict:
         bars, members = bars_of(ax)
