@@ -290,9 +290,12 @@ def loudest_second(answer: str, output: Path, data: Path) -> None:
 
 
 def trailing_silence(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the answer gives 4.35 s (+-0.06 s, or the same in ms) as the start of recording.wav's trailing silence."""
-    ok = _numbers_near(answer, 4.35, 0.06) or _numbers_near(answer, 4350, 60)
-    assert ok, "the answer does not give 4.35 s (about 4.3-4.4 s) as the start of the final silence"
+    """Verifies: the first time the answer states is 4.35 s (+-0.06 s, or the same in ms), the start of recording.wav's
+    trailing silence; an answer that lists several candidate times is judged by the first."""
+    nums = numbers_in(answer)
+    assert nums, "the answer gives no time"
+    ok = abs(nums[0] - 4.35) <= 0.06 or abs(nums[0] - 4350) <= 60
+    assert ok, f"the answer gives {nums[0]:g}, not 4.35 s (about 4.3-4.4 s), as the start of the final silence"
 
 
 def normalized(answer: str, output: Path, data: Path) -> None:
