@@ -535,7 +535,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
 
     def numbers(values, limit=max_points) -> list:
         out = []
-        for value in list(values)[:limit]:
+        for value in values[:limit] if hasattr(values, "__getitem__") else list(values)[:limit]:  # cut before converting
             try:
                 out.append(round(float(value), 9))
             except (TypeError, ValueError):
@@ -544,7 +544,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
 
     def colours(array, limit=64) -> list:
         seen = []
-        for rgba in list(array):
+        for rgba in array[:4096]:
             hexed = colour(rgba)
             if hexed not in seen:
                 seen.append(hexed)
@@ -591,7 +591,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
         try:
             offsets = item.get_offsets()
             entry["n"] = len(offsets)
-            entry["offsets"] = [numbers(point) for point in list(offsets)[:max_points]]
+            entry["offsets"] = [numbers(point) for point in offsets[:max_points]]
         except Exception:
             pass
         array = item.get_array()
@@ -632,10 +632,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
             "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "visible": ax.get_visible(), "axis_on": ax.axison,
             "legend": [text.get_text() for text in legend.get_texts()] if legend is not None else None,
             "bars": bars,
-            "lines": [{"label": str(line.get_label() or ""), "color": colour(line_colour(line)), "linestyle": str(line.get_linestyle()),
-                       "marker": str(line.get_marker()), "linewidth": line.get_linewidth(), "visible": line.get_visible(),
-                       "n": len(line.get_xydata()), "x": numbers(line.get_xydata()[:, 0]), "y": numbers(line.get_xydata()[:, 1])}
-                      for line in ax.get_lines()],
+            "lines": [line_of(line) for line in ax.get_lines()[:256]],
             "patches": [patch_of(patch) for patch in ax.patches[:max_points] if id(patch) not in members],
             "collections": [collection_of(item) for item in ax.collections[:256]],
             "images": [image_of(image) for image in ax.get_images()[:16]],
@@ -649,10 +646,13 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
             entry[f"{axis}units"] = type(getattr(ax, f"{axis}axis").get_converter()).__name__ if hasattr(getattr(ax, f"{axis}axis"), "get_converter") else ""
         return entry
 
-    def line_colour(line):
+    def line_of(line) -> dict:
         from matplotlib.colors import to_rgba
 
-        return to_rgba(line.get_color(), line.get_alpha())
+        points = line.get_xydata()
+        return {"label": str(line.get_label() or ""), "color": colour(to_rgba(line.get_color(), line.get_alpha())),
+                "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
+                "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
 
     def record(figure, file, kwargs) -> None:
         from matplotlib import rcParams
