@@ -279,14 +279,17 @@ def loudest_second(answer: str, output: Path, data: Path) -> None:
     assert _numbers_near(answer, best, 1e-9), f"the answer does not give {best} s as the loudest window's start"
     figure = saved_figure(output, "loudness.png")
     ax = figure.single_axes("bar chart")
-    bars = ax.bars_in_display_order()
-    if ax.horizontal:
-        bars = bars[::-1]
+    bars = ax.bars_in_display_order()  # left to right, or top to bottom
     assert len(bars) in (len(rms), len(rms) + (len(x) % sr > 0)), f"./output/loudness.png has {len(bars)} bars, expected one per 1-second window ({len(rms)})"
-    shown = np.array([ax.bar_value(b) for b in bars[:len(rms)]])
-    linear = np.allclose(shown, rms, rtol=0.02, atol=1e-4)
-    ordered = np.array_equal(np.argsort(shown, kind="stable"), np.argsort(rms, kind="stable")) and np.corrcoef(shown, 20 * np.log10(rms + 1e-12))[0, 1] > 0.99
-    assert linear or ordered, "./output/loudness.png's bars are not the windows' RMS levels in time order"
+
+    def levels(shown) -> bool:
+        shown = np.array([ax.bar_value(b) for b in shown[:len(rms)]])
+        linear = np.allclose(shown, rms, rtol=0.02, atol=1e-4)
+        return linear or np.array_equal(np.argsort(shown, kind="stable"), np.argsort(rms, kind="stable")) \
+            and np.corrcoef(shown, 20 * np.log10(rms + 1e-12))[0, 1] > 0.99
+
+    # horizontal bars may run in time from the top down or from the bottom up
+    assert levels(bars) or ax.horizontal and levels(bars[::-1]), "./output/loudness.png's bars are not the windows' RMS levels in time order"
 
 
 def trailing_silence(answer: str, output: Path, data: Path) -> None:
