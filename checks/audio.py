@@ -400,7 +400,7 @@ def chirp_spectrogram(answer: str, output: Path, data: Path) -> None:
     """Verifies from the figure record: ./output/chirp_spectrogram.png draws a spectrogram (an image or mesh of values) whose
     frequency axis is in Hz and runs upwards: the loudest frequency of its first columns is near the sweep's start (~300 Hz)
     and of its last columns near its end (~3000 Hz), read in the axis' own units; time runs along x in seconds; and the
-    answer gives the sweep's start and end frequencies within 15 %."""
+    answer gives the sweep's start and then its end frequency (the first two frequencies it states) within 15 %."""
     import numpy as np
 
     x, sr = _input_audio(data, "chirp.wav")
@@ -418,11 +418,25 @@ def chirp_spectrogram(answer: str, output: Path, data: Path) -> None:
     assert low < high, "the spectrogram's frequency axis is inverted (high frequencies at the bottom)"
     seconds = len(x) / sr
     assert max(times) <= seconds * 1.1 and max(times) >= seconds * 0.7, f"the spectrogram's time axis reaches {max(times):g}, not about {seconds:g} s"
-    nums = numbers_in(answer)
-    assert any(255 <= v <= 345 for v in nums), "the answer does not give the start frequency (about 300 Hz)"
-    assert any(2550 <= v <= 3450 for v in nums) or (
-        any(2.55 <= v <= 3.45 for v in nums) and "khz" in answer.lower()
-    ), "the answer does not give the end frequency (about 3000 Hz)"
+    freqs = _frequencies(answer)
+    assert len(freqs) >= 2, "the answer does not give the sweep's start and end frequencies"
+    start, end = freqs[:2]
+    assert 255 <= start <= 345, f"the answer's first frequency is {start:g} Hz, not the start of the sweep (about 300 Hz)"
+    assert 2550 <= end <= 3450, f"the answer's second frequency is {end:g} Hz, not the end of the sweep (about 3000 Hz)"
+
+
+def _frequencies(answer: str) -> list[float]:
+    """The frequencies an answer states, in order, in Hz: numbers with Hz or kHz after them (a bare number before
+    "to ... Hz" counts too); numbers with other units (seconds) are not frequencies."""
+    import re
+
+    found = []
+    for m in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(khz|hz|k\b)?(?:\s*(?:to|-|–|→|and|up to)\s*(\d+(?:\.\d+)?)\s*(khz|hz))?", answer.lower()):
+        pairs = [(m.group(1), m.group(2) or m.group(4))] + ([(m.group(3), m.group(4))] if m.group(3) else [])
+        for number, unit in pairs:
+            if unit:
+                found.append(float(number) * (1000 if unit in ("khz", "k") else 1))
+    return found
 
 
 def split_takes(answer: str, output: Path, data: Path) -> None:
