@@ -312,7 +312,8 @@ def grayscale(answer: str, output: Path, data: Path) -> None:
 
 def gaussian_blur(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/blur-14.png is noisy.png blurred with a Gaussian of sigma 3 (MAD < 3 against Pillow's
-    GaussianBlur(3) or OpenCV's GaussianBlur(sigma=3))."""
+    GaussianBlur(3) or OpenCV's GaussianBlur(sigma=3)), and nearer to that than to a box blur, a sigma-2 or sigma-4
+    Gaussian or a median filter."""
     import cv2
     import numpy as np
     from PIL import Image, ImageFilter
@@ -325,6 +326,12 @@ def gaussian_blur(answer: str, output: Path, data: Path) -> None:
     _assert_size(out, _size(pil), "blur-14.png")
     best = min(_mad(out, pil), _mad(out, ocv))
     assert best < 3, f"blur-14.png is not a sigma-3 Gaussian blur of the input (MAD {best:.1f})"
+    # Other smoothings come close too: the output must be nearer the sigma-3 Gaussian than to any of them.
+    for label, other in (("a box blur", _arr(src.filter(ImageFilter.BoxBlur(3)))),
+                         ("a sigma-2 Gaussian", cv2.GaussianBlur(np.asarray(src), (0, 0), 2).astype(np.float64)),
+                         ("a sigma-4 Gaussian", cv2.GaussianBlur(np.asarray(src), (0, 0), 4).astype(np.float64)),
+                         ("a median filter", cv2.medianBlur(np.asarray(src), 7).astype(np.float64))):
+        assert best < _mad(out, other), f"blur-14.png is closer to {label} than to a sigma-3 Gaussian blur"
 
 
 def sharpen(answer: str, output: Path, data: Path) -> None:
@@ -514,7 +521,7 @@ def jpg_to_webp(answer: str, output: Path, data: Path) -> None:
 
 def images_to_pdf(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/album-23.pdf has 3 pages holding page1.png, page2.jpg, page3.bmp in that order (each page's
-    image has the input's aspect ratio and mean colour)."""
+    image has the input's aspect ratio and mean colour, and is drawn on the page without being stretched)."""
     from pypdf import PdfReader
 
     path = output_file(output, "album-23.pdf")
@@ -534,8 +541,37 @@ def images_to_pdf(answer: str, output: Path, data: Path) -> None:
         src = _data(data, name)
         aspect, want = got.shape[1] / got.shape[0], src.shape[1] / src.shape[0]
         assert abs(aspect / want - 1) < 0.03, f"page {i} image has aspect {aspect:.2f}, {name} has {want:.2f}"
+        for drawn in _drawn_aspects(page):
+            assert abs(drawn / want - 1) < 0.03, f"page {i} draws its image stretched (aspect {drawn:.2f}, {name} has {want:.2f})"
         diff = abs(got.reshape(-1, 3).mean(axis=0) - src.reshape(-1, 3).mean(axis=0)).max()
         assert diff < 20, f"page {i} of album-23.pdf does not show {name}"
+
+
+def _drawn_aspects(page) -> list[float]:
+    """Width/height of every image XObject as the page draws it (the current transformation matrix at each Do)."""
+    from pypdf.generic import ContentStream
+
+    try:
+        contents = page.get_contents()
+        operations = ContentStream(contents, page.pdf).operations if contents is not None else []
+    except Exception:
+        return []
+    matrix, stack, aspects = [1, 0, 0, 1, 0, 0], [], []
+    for operands, operator in operations:
+        if operator == b"q":
+            stack.append(matrix)
+        elif operator == b"Q" and stack:
+            matrix = stack.pop()
+        elif operator == b"cm" and len(operands) == 6:
+            a, b, c, d, e, f = (float(v) for v in operands)
+            m = matrix
+            matrix = [a * m[0] + b * m[2], a * m[1] + b * m[3], c * m[0] + d * m[2], c * m[1] + d * m[3],
+                      e * m[0] + f * m[2] + m[4], e * m[1] + f * m[3] + m[5]]
+        elif operator == b"Do":
+            width, height = (matrix[0] ** 2 + matrix[1] ** 2) ** 0.5, (matrix[2] ** 2 + matrix[3] ** 2) ** 0.5
+            if width > 0 and height > 0:
+                aspects.append(width / height)
+    return aspects
 
 
 # ---------------------------------------------------------------- answers
