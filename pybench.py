@@ -515,16 +515,61 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
         pass_fd=pass_fds, exec_bin=Exe(path=sys.executable, arg=argv), **cgroups)
 
 
-def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
-    """Runs inside the jail (stdlib only; its source is sent there with the worker). Installs a post-import hook
-    on matplotlib.figure and matplotlib.pyplot, so that nothing is imported at worker start: once matplotlib
-    loads, every Figure.savefig (plt.savefig, pandas' and seaborn's plots all end there) and every plt.show
-    adds a record of the figure: per axes its bars, lines, patches, collections, images, texts, labels, legend,
-    ticks, limits and scales, and which file it became. Returns take(): this cell's records as JSON text ("" if
-    none), at most max_bytes (the oldest records are dropped first). The records are made in the agent's own
-    process, so its code can forge them; checks hold them against the saved picture."""
+def figure_hook(recorder_source: str):
+    """Runs inside the jail (stdlib only): a post-import hook on matplotlib.figure and matplotlib.pyplot. Nothing is
+    imported or even compiled at worker start: only when a cell imports matplotlib is figure_recorder's source
+    (recorder_source) compiled and run, and the two modules patched as they load. Returns take(): the figure
+    records made since the last call, as JSON text ("" if none)."""
     import sys
 
+    recorder = {}
+
+    def patches() -> dict:
+        if not recorder:
+            namespace = {}
+            exec(recorder_source, namespace)
+            recorder.update(namespace["figure_recorder"]())
+        return recorder
+
+    class Loader:
+        """Wraps the real loader of a hooked module and patches the module once it has run."""
+
+        def __init__(self, loader, name):
+            self.loader, self.name = loader, name
+
+        def __getattr__(self, name):
+            return getattr(self.loader, name)
+
+        def create_module(self, spec):
+            return self.loader.create_module(spec)
+
+        def exec_module(self, module):
+            self.loader.exec_module(module)
+            patches()[self.name](module)
+
+    class Hook:
+        def find_spec(self, name, path=None, target=None):
+            if name not in ("matplotlib.figure", "matplotlib.pyplot"):
+                return None
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None) if finder is not self else None
+                spec = find(name, path, target) if find else None
+                if spec is not None and spec.loader is not None:
+                    spec.loader = Loader(spec.loader, name)
+                    return spec
+            return None
+
+    sys.meta_path.insert(0, Hook())
+    return lambda: recorder["take"]() if recorder else ""
+
+
+def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
+    """Runs inside the jail once matplotlib loads (figure_hook compiles it then). Patches Figure.savefig (plt.savefig,
+    pandas' and seaborn's plots all end there) and plt.show so that each adds a record of the figure: per axes its
+    bars, lines, patches, collections, images, texts, labels, legend, ticks, limits and scales, and which file it
+    became. Returns {module name: its patch, "take": take}; take() gives the records made since its last call as JSON
+    text, at most max_bytes (the oldest records are dropped first). The records are made in the agent's own process,
+    so its code can forge them; checks hold them against the saved picture."""
     records = []
 
     def colour(rgba) -> str:
@@ -702,38 +747,6 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
 
         module.show = show_and_record
 
-    class Loader:
-        """Wraps the real loader of a hooked module and patches the module once it has run."""
-
-        def __init__(self, loader, patch):
-            self.loader, self.patch = loader, patch
-
-        def __getattr__(self, name):
-            return getattr(self.loader, name)
-
-        def create_module(self, spec):
-            return self.loader.create_module(spec)
-
-        def exec_module(self, module):
-            self.loader.exec_module(module)
-            self.patch(module)
-
-    class Hook:
-        patches = {"matplotlib.figure": patch_figure, "matplotlib.pyplot": patch_pyplot}
-
-        def find_spec(self, name, path=None, target=None):
-            if name not in self.patches:
-                return None
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None) if finder is not self else None
-                spec = find(name, path, target) if find else None
-                if spec is not None and spec.loader is not None:
-                    spec.loader = Loader(spec.loader, self.patches[name])
-                    return spec
-            return None
-
-    sys.meta_path.insert(0, Hook())
-
     def take() -> str:
         if not records:
             return ""
@@ -745,7 +758,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000):
             texts.pop(0)
         return "[" + ",".join(texts) + "]"
 
-    return take
+    return {"matplotlib.figure": patch_figure, "matplotlib.pyplot": patch_pyplot, "take": take}
 
 
 def jail_worker(command_fd: int, result_fd: int) -> None:
@@ -790,7 +803,7 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     sources = {}  # every cell's source, for tracebacks through functions defined in earlier cells
     worker_pid = os.getpid()
-    take_figures = figure_recorder()  # figure_recorder() is sent to the jail along with this function
+    take_figures = figure_hook(FIGURE_RECORDER)  # both are sent to the jail along with this function
     send("ready")
     while True:
         code, marker, cpu_seconds = receive()
@@ -893,7 +906,10 @@ def parse_frame(buffer: bytes):
 
 
 # Read once, when pybench.py is imported: a file edited during a run must not change the jails' worker.
-WORKER_SOURCE = inspect.getsource(frame) + inspect.getsource(figure_recorder) + inspect.getsource(jail_worker)
+# The figure recorder travels as text, compiled only once a cell imports matplotlib (compiling it costs ~10 ms).
+FIGURE_RECORDER = inspect.getsource(figure_recorder)
+WORKER_SOURCE = (inspect.getsource(frame) + inspect.getsource(figure_hook) + inspect.getsource(jail_worker)
+                 + f"FIGURE_RECORDER = {FIGURE_RECORDER!r}\n")
 
 
 class Jail:
