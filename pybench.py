@@ -620,12 +620,9 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             entry |= dict(zip(("theta1", "theta2", "r"), numbers([patch.theta1, patch.theta2, patch.r]))) | {"center": numbers(patch.center)}
         elif kind == "Rectangle":
             entry |= dict(zip(("x", "y", "width", "height"), numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])))
-        else:
+        else:  # polygons, path patches (box-plot boxes), ellipses...: where they lie, in data units (x0, y0, width, height)
             try:
-                vertices = patch.get_path().vertices
-                entry["extent"] = numbers(patch.get_path().transformed(patch.get_patch_transform()).get_extents().bounds) \
-                    if kind not in ("PathPatch", "Polygon") else numbers([vertices[:, 0].min(), vertices[:, 1].min(),
-                                                                           vertices[:, 0].max(), vertices[:, 1].max()])
+                entry["extent"] = numbers(patch.get_path().transformed(patch.get_patch_transform()).get_extents().bounds)
             except Exception:
                 pass
         return entry
