@@ -60,7 +60,8 @@ def _size_fits(record: dict, size: tuple[int, int]) -> bool:
     width, height = (record.get("pixels") or [0, 0])[:2]
     if record.get("bbox_inches") in (None, "standard"):
         return abs(size[0] - width) <= 2 and abs(size[1] - height) <= 2
-    return 0.2 * width <= size[0] <= width + 2 and 0.2 * height <= size[1] <= height + 2  # 'tight' crops the margins
+    # 'tight' crops the margins, or grows the picture to take in artists outside the figure (a legend beside it)
+    return 0.2 * width <= size[0] <= 3 * width + 2 and 0.2 * height <= size[1] <= 3 * height + 2
 
 
 # ----------------------------------------------------------------------------------------------- colours
