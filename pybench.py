@@ -548,6 +548,249 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
         pass_fd=pass_fds, exec_bin=Exe(path=sys.executable, arg=argv), **cgroups)
 
 
+def figure_hook(recorder_source: str):
+    """Runs inside the jail (stdlib only): a post-import hook on matplotlib.figure and matplotlib.pyplot. Nothing is
+    imported or even compiled at worker start: only when a cell imports matplotlib is figure_recorder's source
+    (recorder_source) compiled and run, and the two modules patched as they load. Returns take(): the figure
+    records made since the last call, as JSON text ("" if none)."""
+    import sys
+
+    recorder = {}
+
+    def patches() -> dict:
+        if not recorder:
+            namespace = {}
+            exec(recorder_source, namespace)
+            recorder.update(namespace["figure_recorder"]())
+        return recorder
+
+    class Loader:
+        """Wraps the real loader of a hooked module and patches the module once it has run."""
+
+        def __init__(self, loader, name):
+            self.loader, self.name = loader, name
+
+        def __getattr__(self, name):
+            return getattr(self.loader, name)
+
+        def create_module(self, spec):
+            return self.loader.create_module(spec)
+
+        def exec_module(self, module):
+            self.loader.exec_module(module)
+            patches()[self.name](module)
+
+    class Hook:
+        def find_spec(self, name, path=None, target=None):
+            if name not in ("matplotlib.figure", "matplotlib.pyplot"):
+                return None
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None) if finder is not self else None
+                spec = find(name, path, target) if find else None
+                if spec is not None and spec.loader is not None:
+                    spec.loader = Loader(spec.loader, name)
+                    return spec
+            return None
+
+    sys.meta_path.insert(0, Hook())
+    return lambda: recorder["take"]() if recorder else ""
+
+
+def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
+    """Runs inside the jail once matplotlib loads (figure_hook compiles it then). Patches Figure.savefig (plt.savefig,
+    pandas' and seaborn's plots all end there) and plt.show so that each adds a record of the figure: per axes its
+    bars, lines, patches, collections, images, texts, labels, legend, ticks, limits and scales, and which file it
+    became. Returns {module name: its patch, "take": take}; take() gives the records made since its last call as JSON
+    text, at most max_bytes (the oldest records are dropped first). The records are made in the agent's own process,
+    so its code can forge them; checks hold them against the saved picture."""
+    records = []
+
+    def colour(rgba) -> str:
+        try:
+            return "#" + "".join(f"{round(min(max(float(c), 0.0), 1.0) * 255):02x}" for c in list(rgba)[:4])
+        except (TypeError, ValueError):
+            return ""
+
+    def numbers(values, limit=max_points) -> list:
+        out = []
+        for value in values[:limit] if hasattr(values, "__getitem__") else list(values)[:limit]:  # cut before converting
+            try:
+                out.append(round(float(value), 9))
+            except (TypeError, ValueError):
+                out.append(None)
+        return out
+
+    def colours(array, limit=64) -> list:
+        seen = []
+        for rgba in array[:4096]:
+            hexed = colour(rgba)
+            if hexed not in seen:
+                seen.append(hexed)
+            if len(seen) >= limit:
+                break
+        return seen
+
+    def bars_of(ax) -> tuple[list, set]:
+        groups, members = [], set()
+        for container in ax.containers:
+            if type(container).__name__ != "BarContainer":
+                continue
+            bars = []
+            for patch in list(container.patches)[:max_points]:
+                members.add(id(patch))
+                x, y, width, height = numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])
+                bars.append({"x": x, "y": y, "width": width, "height": height, "color": colour(patch.get_facecolor()),
+                             "visible": patch.get_visible()})
+            groups.append({"label": str(container.get_label() or ""), "orientation": getattr(container, "orientation", None),
+                           "bars": bars, "n": len(container.patches)})
+        return groups, members
+
+    def patch_of(patch) -> dict:
+        kind = type(patch).__name__
+        entry = {"kind": kind, "color": colour(patch.get_facecolor()), "edgecolor": colour(patch.get_edgecolor()),
+                 "fill": patch.get_fill(), "label": str(patch.get_label() or ""), "visible": patch.get_visible()}
+        if kind == "Wedge":
+            entry |= dict(zip(("theta1", "theta2", "r"), numbers([patch.theta1, patch.theta2, patch.r]))) | {"center": numbers(patch.center)}
+        elif kind == "Rectangle":
+            entry |= dict(zip(("x", "y", "width", "height"), numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])))
+        else:  # polygons, path patches (box-plot boxes), ellipses...: where they lie, in data units (x0, y0, width, height)
+            try:
+                entry["extent"] = numbers(patch.get_path().transformed(patch.get_patch_transform()).get_extents().bounds)
+            except Exception:
+                pass
+        return entry
+
+    def collection_of(item) -> dict:
+        entry = {"kind": type(item).__name__, "label": str(item.get_label() or ""), "visible": item.get_visible(),
+                 "facecolors": colours(item.get_facecolor()), "edgecolors": colours(item.get_edgecolor())}
+        try:
+            offsets = item.get_offsets()
+            entry["n"] = len(offsets)
+            entry["offsets"] = [numbers(point) for point in offsets[:max_points]]
+        except Exception:
+            pass
+        array = item.get_array()
+        if array is not None:
+            entry["array_shape"] = list(getattr(array, "shape", ()))
+            entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
+            entry["cmap"] = item.get_cmap().name
+            if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
+                corners = item.get_coordinates()
+                entry["xcoords"], entry["ycoords"] = numbers(corners[0, :, 0]), numbers(corners[:, 0, 1])
+                entry["coarse"] = coarse(array) if array.size > 4 * max_points else None
+        if entry["kind"] in ("PolyCollection", "FillBetweenPolyCollection", "LineCollection"):
+            entry["paths"] = [[numbers(point) for point in path.vertices[:max_points]] for path in item.get_paths()[:64]]
+        return entry
+
+    def coarse(array, side=64) -> dict:
+        """A large value grid as block means, at most side x side (a spectrogram's shape, not its every cell)."""
+        rows, columns = array.shape
+        fy, fx = -(-rows // side), -(-columns // side)
+        cut = array[:rows // fy * fy, :columns // fx * fx].astype(float)
+        blocks = cut.reshape(rows // fy, fy, columns // fx, fx).mean(axis=(1, 3))
+        return {"shape": list(blocks.shape), "block": [fy, fx], "values": numbers(blocks.ravel(), side * side)}
+
+    def image_of(image) -> dict:
+        array = image.get_array()
+        grid = array is not None and array.ndim == 2  # a value grid drawn through a colour map (imshow, matshow, specgram)
+        return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
+                "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
+                "clim": numbers(image.get_clim()), "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
+                "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
+
+    def axes_of(ax) -> dict:
+        bars, members = bars_of(ax)
+        legend = ax.get_legend()
+        entry = {
+            "kind": getattr(ax, "name", "rectilinear"), "position": numbers(ax.get_position().bounds),
+            "title": ax.get_title(), "titles": [ax.get_title(loc=loc) for loc in ("left", "center", "right")],
+            "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "visible": ax.get_visible(), "axis_on": ax.axison,
+            "legend": [text.get_text() for text in legend.get_texts()] if legend is not None else None,
+            "bars": bars,
+            "lines": [line_of(line) for line in ax.get_lines()[:256]],
+            "patches": [patch_of(patch) for patch in ax.patches[:max_points] if id(patch) not in members],
+            "collections": [collection_of(item) for item in ax.collections[:256]],
+            "images": [image_of(image) for image in ax.get_images()[:16]],
+            "texts": [text.get_text()[:200] for text in ax.texts[:500]],
+        }
+        for axis in ("x", "y") + (("z",) if entry["kind"] == "3d" else ()):
+            entry[f"{axis}lim"] = numbers(getattr(ax, f"get_{axis}lim")())
+            entry[f"{axis}scale"] = getattr(ax, f"get_{axis}scale")()
+            entry[f"{axis}ticks"] = numbers(getattr(ax, f"get_{axis}ticks")())
+            entry[f"{axis}ticklabels"] = [tick.get_text() for tick in getattr(ax, f"get_{axis}ticklabels")()][:200]
+            entry[f"{axis}units"] = type(getattr(ax, f"{axis}axis").get_converter()).__name__ if hasattr(getattr(ax, f"{axis}axis"), "get_converter") else ""
+        return entry
+
+    def line_of(line) -> dict:
+        from matplotlib.colors import to_rgba
+
+        points = line.get_xydata()
+        return {"label": str(line.get_label() or ""), "color": colour(to_rgba(line.get_color(), line.get_alpha())),
+                "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
+                "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
+
+    def record(figure, file, kwargs) -> None:
+        from matplotlib import rcParams
+
+        dpi = kwargs.get("dpi") or rcParams["savefig.dpi"]
+        dpi = figure.dpi if dpi == "figure" else dpi
+        bbox = kwargs.get("bbox_inches", rcParams["savefig.bbox"])
+        name = None
+        if isinstance(file, str) or hasattr(file, "__fspath__"):
+            import os
+
+            name = os.path.abspath(os.fspath(file))
+        elif hasattr(file, "name") and isinstance(file.name, str):
+            name = file.name
+        width, height = figure.get_size_inches()
+        records.append({"file": name, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
+                        "bbox_inches": bbox if isinstance(bbox, str) or bbox is None else "custom",
+                        "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
+                        "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
+                        "axes": [axes_of(ax) for ax in figure.axes[:64]]})
+
+    def patch_figure(module) -> None:
+        save = module.Figure.savefig
+
+        def savefig(self, fname, *args, **kwargs):
+            result = save(self, fname, *args, **kwargs)
+            try:
+                record(self, fname, kwargs)
+            except Exception:  # a record is a bonus: it never breaks the agent's own savefig
+                pass
+            return result
+
+        module.Figure.savefig = savefig
+
+    def patch_pyplot(module) -> None:
+        show = module.show
+
+        def show_and_record(*args, **kwargs):
+            for number in module.get_fignums():
+                figure = module.figure(number)
+                try:
+                    figure.canvas.draw()
+                    record(figure, None, {})
+                except Exception:
+                    pass
+            return show(*args, **kwargs)
+
+        module.show = show_and_record
+
+    def take() -> str:
+        if not records:
+            return ""
+        import json
+
+        texts = [json.dumps(entry, default=str) for entry in records]
+        records.clear()
+        while texts and sum(len(text) + 1 for text in texts) > max_bytes:
+            texts.pop(0)
+        return "[" + ",".join(texts) + "]"
+
+    return {"matplotlib.figure": patch_figure, "matplotlib.pyplot": patch_pyplot, "take": take}
+
+
 def jail_worker(command_fd: int, result_fd: int, frame) -> None:
     """Runs inside the jail (stdlib only; its source is sent there): executes cells in one namespace until
     its command pipe closes. Cells arrive on command_fd; results leave on result_fd; stdout and stderr are
@@ -595,6 +838,7 @@ def jail_worker(command_fd: int, result_fd: int, frame) -> None:
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     sources = {}  # every cell's source, for tracebacks through functions defined in earlier cells
     worker_pid = os.getpid()
+    take_figures = figure_hook(FIGURE_RECORDER)  # both are sent to the jail along with this function
     send("ready", status="ready")
     while True:
         token, code, marker, cpu_seconds = receive()
@@ -651,7 +895,7 @@ def jail_worker(command_fd: int, result_fd: int, frame) -> None:
             sys.__stdout__ = sys.__stderr__ = open(1, "w", buffering=1, closefd=False)
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         os.write(1, marker.encode())
-        send(token, **report)
+        send(token, **report, figures=take_figures())
 
 
 def restrict_unpickling() -> None:
@@ -728,6 +972,7 @@ class CellResult:
     error_type: str = ""
     error_message: str = ""
     status: str = "ok"         # ok, error, interrupted, restarted
+    figures: list = field(default_factory=list)  # the figure records the cell made (see figure_recorder), oldest first
 
 
 class JailError(Exception):
@@ -741,6 +986,15 @@ def frame(*fields: str) -> bytes:
         data = text.encode("utf-8", "replace")
         payload += len(data).to_bytes(4, "big") + data
     return payload
+
+
+def figure_records(text: str) -> list[dict]:
+    """The worker's figure field read back: a list of records, or [] for none or for anything that is not one."""
+    try:
+        records = json.loads(text) if text else []
+    except ValueError:
+        return []
+    return [record for record in records if isinstance(record, dict)] if isinstance(records, list) else []
 
 
 def parse_frame(buffer: bytes):
@@ -765,7 +1019,10 @@ def parse_frame(buffer: bytes):
 
 
 # Read once, when pybench.py is imported: a file edited during a run must not change the jails' worker.
-WORKER_SOURCE = inspect.getsource(frame) + inspect.getsource(jail_worker)
+# The figure recorder travels as text, compiled only once a cell imports matplotlib (compiling it costs ~10 ms).
+FIGURE_RECORDER = inspect.getsource(figure_recorder)
+WORKER_SOURCE = (inspect.getsource(frame) + inspect.getsource(figure_hook) + inspect.getsource(jail_worker)
+                 + f"FIGURE_RECORDER = {FIGURE_RECORDER!r}\n")
 
 
 class Jail:
@@ -890,13 +1147,14 @@ class Jail:
         self.unfinished = None if self.drain_until(marker, output) else marker
         if self.output_dir and self.output_over_cap():
             return self.restart(output, f"The cell's {self.over_cap}; all variables are gone.")
+        figures = figure_records(result.get("figures", ""))
         if status == "ok":
-            return CellResult(output.text())
+            return CellResult(output.text(), figures=figures)
         error_type, error_message, trace = result["type"], result["message"], result["trace"]
         if status == "interrupted" and interrupted:
             return CellResult(output.text(), f"The cell ran past {timeout:g} s and was interrupted (variables are kept).\n{trace}",
-                              "TimeoutError", f"cell ran past {timeout:g} s", "interrupted")
-        return CellResult(output.text(), trace, error_type, error_message, "error")
+                              "TimeoutError", f"cell ran past {timeout:g} s", "interrupted", figures)
+        return CellResult(output.text(), trace, error_type, error_message, "error", figures)
 
     def drain_until(self, marker: str, output: "BoundedOutput", seconds: float = 2.0) -> bool:
         """Read the output stream up to the marker the worker printed after the cell; False if it did not come in time.
@@ -1344,6 +1602,7 @@ print(pd.read_csv("./data/example.csv").head())
 CODE_BLOCK = re.compile(r"```(?:python|py|python3)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 OBSERVATION_CHARS = 3000   # what the model sees of one cell's output: the head and the tail
 NO_OUTPUT = "The code ran without output."
+FIGURES_KEPT = 64          # figure records kept per attempt (the newest): what a check can see of the saved charts
 
 
 @dataclass
@@ -1403,6 +1662,7 @@ class TaskRun:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     restarts: int = 0
+    figures: list[dict] = field(default_factory=list)  # the figure records of the attempt's cells, the newest FIGURES_KEPT
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self):
@@ -1441,6 +1701,7 @@ class TaskRun:
             return
         cell = self.jail.run(code)
         self.restarts += cell.status == "restarted"
+        self.figures = (self.figures + cell.figures)[-FIGURES_KEPT:]
         self.messages.append({"role": "user", "content": self.protocol.observation(cell)})
         if self.turns >= self.max_turns:
             self.ended_by = "turn limit"
@@ -1494,7 +1755,11 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
         path = f"{JAIL_ROOT}/data/unit_test"
     else:
         modules = check_modules(task.checks_dir, task.check_module)
-        binds = task.input_binds() + [output] + [(str(task.checks_dir / name), f"/checks/{name}", False) for name in modules]
+        # The figure records lie beside output/ as figures.json, read-only (checks/figures.py reads them from there).
+        record = run.output_dir.parent / f"{run.output_dir.name}.figures.json"
+        record.write_text(json.dumps(run.figures), encoding="utf-8")
+        binds = (task.input_binds() + [output, (str(record), f"{JAIL_ROOT}/figures.json", False)]
+                 + [(str(task.checks_dir / name), f"/checks/{name}", False) for name in modules])
         call = f"from pathlib import Path\ncheck({run.answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))"
         path = "/checks"
     jail = Jail(f"{task.id}.check", binds, CHECK_LIMITS, log_dir)

@@ -6,7 +6,7 @@ raising AssertionError with a short reason. Heavy libraries are imported inside 
 import re
 from pathlib import Path
 
-from common import assert_number, load_image, output_file
+from common import assert_number, load_image, numbers_in, output_file
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
 
@@ -148,7 +148,8 @@ def resize_exact(answer: str, output: Path, data: Path) -> None:
 
 
 def resize_keep_aspect(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/small-02.png is portrait.png (240x320) scaled so its longer side is 160: 120x160 (+-1 px), content matches."""
+    """Verifies: ./output/small-02.png is portrait.png (240x320) scaled so its longer side is 160: 120x160 (+-1 px), content
+    matches, and the answer states the size the file has (width, then height)."""
     from PIL import Image
 
     out = _out(output, "small-02.png")
@@ -156,6 +157,9 @@ def resize_keep_aspect(answer: str, output: Path, data: Path) -> None:
     with Image.open(data / "portrait.png") as image:
         expected = _arr(image.convert("RGB").resize((120, 160), Image.BILINEAR))
     assert _mad(_fit(out, (120, 160)), expected) < 8, "small-02.png does not look like the scaled portrait"
+    w, h = _size(out)
+    assert re.search(rf"(?<!\d){w}\s*(?:x|×|by|\*|,)\s*{h}(?!\d)", answer) or re.search(rf"(?<!\d){w}\b.*\b{h}(?!\d)", answer), \
+        f"the answer should state the new size {w}x{h}"
 
 
 def rotate_cw(answer: str, output: Path, data: Path) -> None:
@@ -308,7 +312,8 @@ def grayscale(answer: str, output: Path, data: Path) -> None:
 
 def gaussian_blur(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/blur-14.png is noisy.png blurred with a Gaussian of sigma 3 (MAD < 3 against Pillow's
-    GaussianBlur(3) or OpenCV's GaussianBlur(sigma=3))."""
+    GaussianBlur(3) or OpenCV's GaussianBlur(sigma=3)), and nearer to that than to a box blur, a sigma-2 or sigma-4
+    Gaussian or a median filter."""
     import cv2
     import numpy as np
     from PIL import Image, ImageFilter
@@ -321,6 +326,12 @@ def gaussian_blur(answer: str, output: Path, data: Path) -> None:
     _assert_size(out, _size(pil), "blur-14.png")
     best = min(_mad(out, pil), _mad(out, ocv))
     assert best < 3, f"blur-14.png is not a sigma-3 Gaussian blur of the input (MAD {best:.1f})"
+    # Other smoothings come close too: the output must be nearer the sigma-3 Gaussian than to any of them.
+    for label, other in (("a box blur", _arr(src.filter(ImageFilter.BoxBlur(3)))),
+                         ("a sigma-2 Gaussian", cv2.GaussianBlur(np.asarray(src), (0, 0), 2).astype(np.float64)),
+                         ("a sigma-4 Gaussian", cv2.GaussianBlur(np.asarray(src), (0, 0), 4).astype(np.float64)),
+                         ("a median filter", cv2.medianBlur(np.asarray(src), 7).astype(np.float64))):
+        assert best < _mad(out, other), f"blur-14.png is closer to {label} than to a sigma-3 Gaussian blur"
 
 
 def sharpen(answer: str, output: Path, data: Path) -> None:
@@ -423,7 +434,7 @@ def gif_even_frames(answer: str, output: Path, data: Path) -> None:
         assert got.shape == frame.shape and _mad(got, frame) < 6, f"{path.name} is not frame {2 * k} of the GIF"
     assert_number(answer, len(frames), what="the frame count")
     total = sum(durations)
-    numbers = _ints(answer)
+    numbers = _ints(answer) + numbers_in(answer)  # "2,310 ms" is 2310, "2.31 s" is 2.31
     assert any(abs(v - total / 1000) < 0.006 or abs(v - total) < 6 for v in numbers), \
         f"the answer should give the loop duration {total / 1000:.2f} s"
 
@@ -510,7 +521,7 @@ def jpg_to_webp(answer: str, output: Path, data: Path) -> None:
 
 def images_to_pdf(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/album-23.pdf has 3 pages holding page1.png, page2.jpg, page3.bmp in that order (each page's
-    image has the input's aspect ratio and mean colour)."""
+    image has the input's aspect ratio and mean colour, and is drawn on the page without being stretched)."""
     from pypdf import PdfReader
 
     path = output_file(output, "album-23.pdf")
@@ -530,25 +541,91 @@ def images_to_pdf(answer: str, output: Path, data: Path) -> None:
         src = _data(data, name)
         aspect, want = got.shape[1] / got.shape[0], src.shape[1] / src.shape[0]
         assert abs(aspect / want - 1) < 0.03, f"page {i} image has aspect {aspect:.2f}, {name} has {want:.2f}"
+        for drawn in _drawn_aspects(page):
+            assert abs(drawn / want - 1) < 0.03, f"page {i} draws its image stretched (aspect {drawn:.2f}, {name} has {want:.2f})"
         diff = abs(got.reshape(-1, 3).mean(axis=0) - src.reshape(-1, 3).mean(axis=0)).max()
         assert diff < 20, f"page {i} of album-23.pdf does not show {name}"
 
 
+def _drawn_aspects(page) -> list[float]:
+    """Width/height of every image XObject as the page draws it (the current transformation matrix at each Do)."""
+    from pypdf.generic import ContentStream
+
+    try:
+        contents = page.get_contents()
+        operations = ContentStream(contents, page.pdf).operations if contents is not None else []
+    except Exception:
+        return []
+    matrix, stack, aspects = [1, 0, 0, 1, 0, 0], [], []
+    for operands, operator in operations:
+        if operator == b"q":
+            stack.append(matrix)
+        elif operator == b"Q" and stack:
+            matrix = stack.pop()
+        elif operator == b"cm" and len(operands) == 6:
+            a, b, c, d, e, f = (float(v) for v in operands)
+            m = matrix
+            matrix = [a * m[0] + b * m[2], a * m[1] + b * m[3], c * m[0] + d * m[2], c * m[1] + d * m[3],
+                      e * m[0] + f * m[2] + m[4], e * m[1] + f * m[3] + m[5]]
+        elif operator == b"Do":
+            width, height = (matrix[0] ** 2 + matrix[1] ** 2) ** 0.5, (matrix[2] ** 2 + matrix[3] ** 2) ** 0.5
+            if width > 0 and height > 0:
+                aspects.append(width / height)
+    return aspects
+
+
 # ---------------------------------------------------------------- answers
 def dominant_color(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the answer gives the dominant colour of palette.bmp, steel blue about RGB (40, 90, 190), as three
-    numbers within 15 of it (or a hex code)."""
-    target = (40, 90, 190)
-    nums = _ints(answer)
-    triples = [nums[i:i + 3] for i in range(len(nums) - 2)]
-    for code in re.findall(r"#([0-9a-fA-F]{6})\b", answer):
-        triples.append([int(code[j:j + 2], 16) for j in (0, 2, 4)])
-    assert any(all(abs(a - b) <= 15 for a, b in zip(t, target)) for t in triples), \
-        "the answer does not give the dominant colour (about RGB 40, 90, 190)"
+    """Verifies: the first colour the answer gives (an RGB triple like (40, 90, 190) or 40/90/190, or a hex code) is the
+    dominant colour of palette.bmp (the mean of the largest cluster of similar pixels), within 15 per channel; an answer listing
+    several candidate colours is judged by the first one."""
+    import numpy as np
+
+    pixels = _data(data, "palette.bmp").reshape(-1, 3)
+    bins = (pixels // 32).astype(int) @ [64, 8, 1]
+    best = (0, None)
+    keys, sizes = np.unique(bins, return_counts=True)
+    for key in keys[sizes.argsort()[::-1][:8]]:  # a noisy colour spreads over neighbouring bins: re-centre each
+        centre = pixels[bins == key].mean(axis=0)
+        for _ in range(3):
+            near = np.abs(pixels - centre).max(axis=1) < 40
+            centre = pixels[near].mean(axis=0)
+        best = max(best, (int(near.sum()), tuple(centre)), key=lambda t: t[0])
+    target = best[1]
+    found = [(m.start(), [int(m.group(k)) for k in (1, 2, 3)])
+             for m in re.finditer(r"(?<![\d.])(\d{1,3})\s*[,/ ]\s*(\d{1,3})\s*[,/ ]\s*(\d{1,3})(?![\d.])", answer)]
+    found += [(m.start(), [int(m.group(1)[j:j + 2], 16) for j in (0, 2, 4)]) for m in re.finditer(r"#([0-9a-fA-F]{6})\b", answer)]
+    assert found, "the answer gives no colour as RGB numbers or a hex code"
+    first = min(found)[1]
+    assert all(abs(a - b) <= 15 for a, b in zip(first, target)), \
+        f"the answer's colour {tuple(first)} is not the dominant colour (about RGB {tuple(int(v) for v in target)})"
+
+
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+                "eleven": 11, "twelve": 12}
+
+
+def _counts(text: str) -> list[tuple[int, int]]:
+    """(position, value) of every whole number in text, in digits or in English words."""
+    pattern = r"(?<![\w.])(\d+|" + "|".join(NUMBER_WORDS) + r")(?!\w|\.\d)"
+    return [(m.start(), int(m.group(1)) if m.group(1).isdigit() else NUMBER_WORDS[m.group(1)])
+            for m in re.finditer(pattern, text.lower())]
+
+
+def _nearest(counts: list[tuple[int, int]], text: str, word: str) -> tuple[int, int] | None:
+    """The count written nearest to word (a number before the word wins a tie: "3 red", "3 of them are red")."""
+    places = [(m.start(), m.end()) for m in re.finditer(word, text.lower())]
+    scored = [(at - end if at >= end else (start - at) * 0.75, (at, value)) for at, value in counts for start, end in places]
+    return min(scored)[1] if scored else None
 
 
 def count_shapes(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the answer says shapes.png has 9 coloured shapes, 3 of them red."""
-    nums = _ints(answer)
-    assert 9 in nums, f"the answer should say 9 shapes; found {nums[:8]}"
-    assert 3 in nums, f"the answer should say 3 red shapes; found {nums[:8]}"
+    """Verifies: the count attached to "red" (the nearest number to the word, digits or English words) is the number of
+    red shapes in shapes.png (3), and the count attached to the shapes or the total is the number of shapes (9)."""
+    counts = _counts(answer)
+    assert counts, "the answer states no count"
+    red = _nearest(counts, answer, r"\bred\b")
+    assert red is not None, "the answer does not say how many shapes are red"
+    assert red[1] == 3, f"the answer gives {red[1]} red shapes; 3 are red"
+    total = _nearest([c for c in counts if c != red], answer, r"\bshapes?\b|\btotal\b|\bin all\b|\baltogether\b|\bobjects\b")
+    assert total is not None and total[1] == 9, f"the answer gives {total[1] if total else 'no'} shapes in all; shapes.png has 9"

@@ -4,6 +4,7 @@ ratios, not the absolute times). Not a test: run it with `.venv/bin/python tests
   jail start        a jail with its worker ready        beside  plain `python -I -c pass` (and a Jupyter kernel, if installed)
   cell round-trip   jail.run("pass")                      beside  a pipe round-trip to a plain child process
   model             tokens/s of LlamaModel.reply in a task beside raw llama-cpp-python on the same messages
+  figure record     jail start and a savefig cell with the figure recorder beside the same worker without it
 """
 import os
 import statistics
@@ -72,6 +73,33 @@ def bench_jail(rounds: int = 40, cells: int = 300):
           f"{median_ms(plain_dir):.2f} ms for a plain folder{'' if os.geteuid() == 0 else ' (not root: no tmpfs, both plain)'}")
 
 
+def bench_figures(rounds: int = 10):
+    """What the figure record costs: worker start, and a cell that draws and saves a chart, with and without it."""
+    work = Path(tempfile.mkdtemp(prefix="pybench-bench-"))
+    (work / "output").mkdir()
+    os.chmod(work / "output", 0o777)
+    binds = [(str(work / "output"), f"{pybench.JAIL_ROOT}/output", True)]
+    recording = pybench.WORKER_SOURCE
+    bare = recording.replace("figure_hook(FIGURE_RECORDER)", "(lambda: '')")
+    chart = ("fig, ax = plt.subplots(); ax.bar(range(40), range(40)); ax.plot(np.arange(20000.0), color='red')\n"
+             "fig.savefig('output/bench.png'); plt.close(fig)")
+    times = {"with": ([], []), "without": ([], [])}
+    for round_number in range(rounds):  # interleaved, so drift hits both alike
+        for label, source in (("with", recording), ("without", bare)):
+            pybench.WORKER_SOURCE = source
+            jail = pybench.Jail(f"bench-fig{round_number}", binds, pybench.JailLimits(), work)
+            times[label][0].append(timed(jail.start))
+            jail.run("import numpy as np, matplotlib.pyplot as plt\n" + chart)  # imports and the first draw, not timed
+            times[label][1].append(timed(lambda: jail.run(chart)))
+            jail.kill()
+    pybench.WORKER_SOURCE = recording
+    (start, cell), (bare_start, bare_cell) = times["with"], times["without"]
+    print(f"jail start with recorder   {median_ms(start):7.1f} ms   without {median_ms(bare_start):.1f} ms   "
+          f"ratio {statistics.median(start) / statistics.median(bare_start):.2f}x")
+    print(f"savefig cell with record   {median_ms(cell):7.1f} ms   without {median_ms(bare_cell):.1f} ms   "
+          f"ratio {statistics.median(cell) / statistics.median(bare_cell):.2f}x (median of {rounds})")
+
+
 def bench_jupyter(rounds: int = 5):
     """A Jupyter kernel start, as the original harness makes one per task; only where jupyter_client and ipykernel are installed."""
     import importlib.util
@@ -117,5 +145,6 @@ def bench_model(max_tokens: int = 128, rounds: int = 3):
 
 if __name__ == "__main__":
     bench_jail()
+    bench_figures()
     bench_jupyter()
     bench_model()
