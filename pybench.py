@@ -1755,8 +1755,8 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
         path = f"{JAIL_ROOT}/data/unit_test"
     else:
         modules = check_modules(task.checks_dir, task.check_module)
-        # The figure records lie beside output/ as figures.json, read-only (checks/figures.py reads them from there).
-        record = run.output_dir.parent / f"{run.output_dir.name}.figures.json"
+        # The figure records, kept with the jails' logs, lie beside output/ as figures.json in the check's jail (read-only).
+        record = log_dir / f"{run.output_dir.name}.figures.json"
         record.write_text(json.dumps(run.figures), encoding="utf-8")
         binds = (task.input_binds() + [output, (str(record), f"{JAIL_ROOT}/figures.json", False)]
                  + [(str(task.checks_dir / name), f"/checks/{name}", False) for name in modules])

@@ -45,7 +45,7 @@ def test_records_reach_the_check_and_match_the_image(make_suite, tmp_path):
     result = read_results(tmp_path / "run")["fig"]
     assert "matplotlib loaded at start: False" in result["messages"][4]["content"]
     assert result["passed"], result["reason"]
-    records = json.loads((tmp_path / "run" / "outputs" / "fig.figures.json").read_text())
+    records = json.loads((tmp_path / "run" / "jails" / "fig.figures.json").read_text())
     # plt.show shows (and records) every open figure: the two saved ones again, and the line
     assert [r["file"] for r in records] == ["/task/output/bars.png", "/task/output/pie.png", None, None, None]
     assert records[0]["pixels"] == [640, 480] and records[1]["bbox_inches"] == "tight"
