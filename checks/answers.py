@@ -27,6 +27,7 @@ class Quantity:
     unit: str  # "", "%", "ms", "s", "min", "h", "pages" (a count of pages), "page" (a page number)
     step: float  # half a unit of the last written digit, scale applied: the rounding the writer claimed
     scaled: bool  # written with a scale word (k, million, 万): then matched to its rounding, not exactly
+    scale: float  # the scale word's factor (1 without one): "115.8k" also matches 115.825 given in thousands
     start: int
     end: int
 
@@ -136,7 +137,7 @@ def _digit_quantities(text: str) -> list[Quantity]:
                 break
         if _PAGE_BEFORE.search(text[max(0, start - 16):start]):
             unit = "page"
-        found.append(Quantity(value * scale, unit, step * scale, scaled, start, end))
+        found.append(Quantity(value * scale, unit, step * scale, scaled, scale, start, end))
     return found
 
 
@@ -179,7 +180,7 @@ def _english_quantities(text: str) -> list[Quantity]:
             unit = "page"
         elif re.match(r"(?:\s|-)pages?\b", rest, re.I):
             unit = "pages"
-        found.append(Quantity(float(value), unit, 0.5, False, match.start(), match.end()))
+        found.append(Quantity(float(value), unit, 0.5, False, 1.0, match.start(), match.end()))
     return found
 
 
@@ -221,7 +222,7 @@ def _chinese_quantities(text: str) -> list[Quantity]:
             value = _chinese_value(run)
         after = text[end:end + 1]
         unit = "" if not after or after not in "页頁" else "page" if text[max(0, start - 1):start] == "第" else "pages"
-        found.append(Quantity(float(value), unit, 0.5, False, start, end))
+        found.append(Quantity(float(value), unit, 0.5, False, 1.0, start, end))
     return found
 
 
@@ -249,9 +250,14 @@ def _matches(q: Quantity, expected: float, rel: float, abs_tol: float, unit: str
     for value in values:
         if math.isclose(value, expected, rel_tol=rel, abs_tol=abs_tol):
             return True
-        # "about 6.01 million": the writer rounded to 3+ significant digits; the exact value must round to it
-        if q.scaled and value == values[0] and abs(value) >= 100 * q.step and abs(value - expected) <= q.step * 1.0001:
-            return True
+    if q.scaled:
+        # "about 6.01 million": the writer rounded to 3+ significant digits; the exact value must round to it (in
+        # units or in the scale word's units: 115.8k matches 115,825 and 115.825 thousand)
+        for value, step in ((q.value, q.step), (q.value / q.scale, q.step / q.scale)):
+            if math.isclose(value, expected, rel_tol=rel, abs_tol=abs_tol):
+                return True
+            if abs(value) >= 100 * step and abs(value - expected) <= step * 1.0001:
+                return True
     return False
 
 
@@ -358,3 +364,38 @@ def assert_labelled(answer: str, aliases: list[str], expected: float, rel: float
     assert got, f"the answer gives no number for {what}"
     assert any(_matches(q, expected, rel, abs_tol, unit) for q in got), \
         f"{what} should be {expected:g}; the answer gives {', '.join(f'{q.value:g}' for q in got[:4])}"
+
+
+# ---------------------------------------------------------------------------------------------- dates
+MONTHS = {m: i + 1 for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"])}
+MONTHS.update({name[:3]: num for name, num in list(MONTHS.items())})
+MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+
+
+def dates_in(text: str) -> set:
+    """(month, day, year-or-None) triples for the dates written in text, in the usual formats.
+
+    Slashed and dotted numeric dates are read day first (the suite's files are European).
+    """
+    found = set()
+    low = text.lower()
+    for y, m, d in re.findall(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b", low):
+        found.add((int(m), int(d), int(y)))
+    for d, m, y in re.findall(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b", low):
+        found.add((int(m), int(d), int(y)))
+    for y, m, d in re.findall(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日", text):
+        found.add((int(m), int(d), int(y)))
+    for d, mon, y in re.findall(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + MONTH_RE + r"(?:,?\s+(\d{4}))?", low):
+        found.add((MONTHS[mon[:3]], int(d), int(y) if y else None))
+    for mon, d, y in re.findall(MONTH_RE + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?", low):
+        found.add((MONTHS[mon[:3]], int(d), int(y) if y else None))
+    return found
+
+
+def assert_date(answer: str, iso: str, what: str) -> None:
+    """The answer writes the date iso (YYYY-MM-DD) in some common format; a missing year is tolerated."""
+    y, m, d = (int(x) for x in iso.split("-"))
+    dates = dates_in(answer)
+    assert (m, d, y) in dates or (m, d, None) in dates, f"{what}: the answer does not give the date {iso}"

@@ -8,7 +8,8 @@ import math
 import re
 from pathlib import Path
 
-from answers import Quantity, assert_claim, assert_number, assert_labelled, assert_stated, numbers_in, quantities, stated_item  # noqa: F401
+from answers import (Quantity, assert_claim, assert_date, assert_labelled, assert_number, assert_stated, dates_in,  # noqa: F401
+                     labelled_numbers, numbers_in, quantities, stated_item)
 
 
 def assert_words(answer: str, *words: str) -> None:

@@ -6,41 +6,7 @@ files (files/make_text.py); the comments say where each number comes from.
 import re
 from pathlib import Path
 
-from common import assert_chart, assert_number, assert_words, output_file, read_table
-
-MONTHS = {m: i + 1 for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"])}
-MONTHS.update({name[:3]: num for name, num in list(MONTHS.items())})
-MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-
-
-def _dates_in(text: str) -> set:
-    """(month, day, year-or-None) triples for the dates written in text, in the usual formats.
-
-    Slashed and dotted numeric dates are read day first (the files in this group are European).
-    """
-    found = set()
-    low = text.lower()
-    for y, m, d in re.findall(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b", low):
-        found.add((int(m), int(d), int(y)))
-    for d, m, y in re.findall(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b", low):
-        found.add((int(m), int(d), int(y)))
-    for y, m, d in re.findall(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日", text):
-        found.add((int(m), int(d), int(y)))
-    for d, mon, y in re.findall(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + MONTH_RE + r"(?:,?\s+(\d{4}))?", low):
-        found.add((MONTHS[mon[:3]], int(d), int(y) if y else None))
-    for mon, d, y in re.findall(MONTH_RE + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?", low):
-        found.add((MONTHS[mon[:3]], int(d), int(y) if y else None))
-    return found
-
-
-def assert_date(answer: str, iso: str, what: str) -> None:
-    """The answer writes the date iso (YYYY-MM-DD) in some common format; a missing year is tolerated."""
-    y, m, d = (int(x) for x in iso.split("-"))
-    dates = _dates_in(answer)
-    assert (m, d, y) in dates or (m, d, None) in dates, f"{what}: the answer does not give the date {iso}"
-
+from common import assert_chart, assert_date, assert_number, assert_words, output_file, read_table
 
 def assert_pair(answer: str, word: str, number: int, what: str) -> None:
     """Some line of the answer names word and also carries number (e.g. 'lantern: 9')."""
