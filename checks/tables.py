@@ -416,8 +416,8 @@ def churn_model(answer: str, output: Path, data: Path) -> None:
 
 
 def mall_kmeans(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/kmeans_segments.pkl is a fitted KMeans with 5 clusters on (annual_income_k, spending_score)
-    whose labels agree with a reference 5-means clustering (adjusted Rand >= 0.9)."""
+    """Verifies: ./output/kmeans_segments.pkl is a fitted KMeans with 5 clusters on the unscaled (annual_income_k,
+    spending_score) of all customers (centres = their members' means in those units), whose labels agree with a reference 5-means clustering (adjusted Rand >= 0.9)."""
     import pandas as pd
     from sklearn.cluster import KMeans
     from sklearn.metrics import adjusted_rand_score
@@ -429,6 +429,13 @@ def mall_kmeans(answer: str, output: Path, data: Path) -> None:
     assert km.n_clusters == 5, f"the model has {km.n_clusters} clusters, expected 5"
     m = pd.read_csv(data / "mall_customers.csv")
     X = m[["annual_income_k", "spending_score"]]
+    # fitted on the raw columns of every customer: each centre is the mean of its customers' (income, score)
+    labels = getattr(km, "labels_", None)
+    assert labels is not None and len(labels) == len(X), "the model was not fitted on the customers of the file"
+    for k, centre in enumerate(km.cluster_centers_):
+        members = X.to_numpy(dtype=float)[labels == k]
+        assert len(members) and abs(members.mean(axis=0) - centre).max() <= 1.0, \
+            "the cluster centres are not the means of (annual_income_k, spending_score): scaled or other columns used"
     ref = KMeans(n_clusters=5, n_init=10, random_state=0).fit_predict(X)
     ari = adjusted_rand_score(ref, _predict(model, X))
     assert ari >= 0.9, f"the clusters do not match the 5 customer groups (ARI {ari:.2f})"
