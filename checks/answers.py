@@ -245,8 +245,12 @@ def _matches(q: Quantity, expected: float, rel: float, abs_tol: float, unit: str
         values = [q.value * _TIME_SECONDS[q.unit] / _TIME_SECONDS[unit]]
     elif unit and q.unit and q.unit != unit and not (unit == "%" or q.unit == "%"):
         return False
-    else:
-        values += [q.value / 100, q.value * 100]  # 12.5% and 0.125 are the same share
+    elif q.unit == "%":
+        values.append(q.value / 100)  # 12.5% is the share 0.125
+    elif abs(q.value) <= 1 and abs(expected) > 1:
+        values.append(q.value * 100)  # 0.125 for a share asked in percent
+    elif abs(expected) <= 1 < abs(q.value) <= 100:
+        values.append(q.value / 100)  # "accuracy 93" for 0.93
     for value in values:
         if math.isclose(value, expected, rel_tol=rel, abs_tol=abs_tol):
             return True
@@ -265,7 +269,7 @@ def assert_number(answer: str, expected: float, rel: float = 1e-3, abs_tol: floa
                   unit: str | None = None) -> None:
     """Some number in the answer equals expected within rel (relative) or abs_tol (absolute) tolerance.
 
-    12.5% also matches 0.125 and 0.125 matches 12.5, so both ways of writing a share pass; a number written with a
+    12.5% matches 0.125, 0.125 matches 12.5 and 93 matches 0.93, so both ways of writing a share pass; a number written with a
     scale word ("6.01 million", 3+ significant digits) matches what rounds to it; with unit ("s", "min", "ms", "h")
     times in other units are converted ("2,310 ms" is 2.31 s).
     """
