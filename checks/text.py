@@ -191,12 +191,19 @@ def docx_policy_facts(answer: str, output: Path, data: Path) -> None:
 
 
 def press_companies(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the four companies with their cities: Norvale Systems/Tampere, Brightwater Labs/Cork, Kestrel Dynamics/Graz, Halvorsen & Pike/Bergen."""
-    lines = [line.lower() for line in answer.splitlines()]
-    for company, city in (("Norvale", "Tampere"), ("Brightwater", "Cork"), ("Kestrel", "Graz"),
-                          ("Halvorsen", "Bergen")):
-        assert any(company.lower() in line and city.lower() in line for line in lines), \
-            f"the answer does not give {company} with {city}"
+    """Verifies: the four companies with their cities: Norvale Systems/Tampere, Brightwater Labs/Cork, Kestrel Dynamics/Graz,
+    Halvorsen & Pike/Bergen, each city being the one named nearest to its company on a line (a list of companies
+    followed by a list of cities fails)."""
+    pairs = (("Norvale", "Tampere"), ("Brightwater", "Cork"), ("Kestrel", "Graz"), ("Halvorsen", "Bergen"))
+    cities = [c for _, c in pairs] + ["Rotterdam", "Aarhus"]
+    for line in answer.splitlines():
+        low = line.lower()
+        found = [(m.start(), c) for c in cities for m in re.finditer(c.lower(), low)]
+        for company, city in pairs:
+            for m in re.finditer(company.lower(), low):
+                if found and min(found, key=lambda f: abs(f[0] - m.start()))[1] == city:
+                    pairs = tuple(p for p in pairs if p[0] != company)
+    assert not pairs, f"the answer does not give {pairs[0][0]} with {pairs[0][1]} (the city named next to it)"
 
 
 # ---------------------------------------------------------------------------------------------- reviews
