@@ -80,6 +80,16 @@ def test_units_of_time_are_converted():
 def test_shares_match_as_percent_or_fraction():
     assert_number("accuracy 93.3%", 0.933)
     assert_number("R² = 0.93", 93, rel=1e-2)
+    assert_number("accuracy 93", 0.93)
+    with pytest.raises(AssertionError):  # a hundredfold misreading of a large number is not a share
+        assert_number("2,785,342,221 EUR", 27853422.21, rel=1e-4)
+
+
+def test_dates_in_the_usual_formats():
+    from common import dates_in
+    assert (2, 2, 2023) in dates_in("the window ending on 2 February 2023")
+    assert (2, 2, 2023) in dates_in("ends 2023-02-02") and (2, 2, 2023) in dates_in("ends 02/02/2023")
+    assert (5, 9, None) in dates_in("next meeting May 9")
 
 
 def test_the_stated_item_is_the_first_in_bold_else_the_first_named():
