@@ -309,12 +309,16 @@ def stated_item(answer: str, options: dict[str, list[str]]) -> str | None:
 
 
 def assert_claim(answer: str, expected: str, options: dict[str, list[str]], what: str, max_named: int | None = None) -> None:
-    """The answer states expected as the `what` (see stated_item) and does not spray the candidates: it names at most
-    max_named of the options (default: half of them, at least 2)."""
+    """The answer states expected as the `what` (see stated_item) and does not spray the candidates: unless it puts
+    the result in bold, it names at most max_named of the options (default: half of them, at least 2)."""
     got = stated_item(answer, options)
     assert got is not None, f"the answer names no {what}"
     assert got == expected, f"the answer names {got} as the {what}, expected {expected}"
-    named = {label for _, label in _mentions(answer, options)}
+    hits = _mentions(answer, options)
+    claimed = any(start <= pos < end for start, end in _bold_spans(answer) for pos, label in hits if label == expected)
+    if claimed:  # the result is put forward in bold: the other candidates around it are context, not a spray
+        return
+    named = {label for _, label in hits}
     limit = max_named if max_named is not None else max(2, len(options) // 2)
     assert len(named) <= limit, f"the answer names {len(named)} {what} candidates, not one result (at most {limit})"
 
