@@ -67,7 +67,7 @@ _DIGITS = re.compile(
 _SCALES = [
     (r"\s?(?:thousand)\b|\s?k(?![a-zA-Z])|\s?K(?![a-zA-Z])|\s?千(?!克|米|瓦)", 1e3),
     (r"\s?(?:million|mn|mio\.?|Mio\.?)\b|\s?M(?![a-zA-Z])|\s?百万", 1e6),
-    (r"\s?(?:billion|bn)\b|\s?(?:B|Bn)(?![a-zA-Z])|\s?十亿", 1e9),
+    (r"\s?(?:billion|bn|Bn)\b|\s?十亿", 1e9),  # a bare B is not read: "class 3B"
     (r"\s?万", 1e4),
     (r"\s?亿", 1e8),
 ]
@@ -77,7 +77,7 @@ _UNITS = [
     (r"\s?(?:s\b|sec\b|secs\b|seconds?\b|秒)", "s"),
     (r"\s?(?:min\b|mins\b|minutes?\b|分钟)", "min"),
     (r"\s?(?:h\b|hrs?\b|hours?\b|小时)", "h"),
-    (r"(?:\s|-)?(?:pages?\b|页|頁|p\b)", "pages"),
+    (r"(?:\s|-)?(?:pages?\b|页|頁)", "pages"),
 ]
 _PAGE_BEFORE = re.compile(r"(?:\bpages?|\bpp?\.|\bpg\.?|第)\s*(?:no\.?\s*|number\s*|#\s*)?$", re.I)
 _TIME_SECONDS = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
@@ -132,7 +132,7 @@ def _digit_quantities(text: str) -> list[Quantity]:
                 break
         for pattern, name in _UNITS:
             m = re.match(pattern, rest)
-            if m and not (name == "pages" and m.group().strip().lower() == "p" and not rest.lower().startswith(" p")):
+            if m:
                 unit, end = name, end + m.end()
                 break
         if _PAGE_BEFORE.search(text[max(0, start - 16):start]):
