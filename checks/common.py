@@ -8,38 +8,8 @@ import math
 import re
 from pathlib import Path
 
-# A number as people write it: -1,234.5  12.5%  3.2e-4  (comma or thin-space thousands separators, a sign)
-NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:[,\u202f]\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
-
-
-def numbers_in(text: str) -> list[float]:
-    """Every number written in text, thousands separators removed, in order of appearance."""
-    found = []
-    for match in NUMBER.finditer(text):
-        token = match.group().strip()
-        if not re.search(r"\d", token):
-            continue
-        token = token.replace("−", "-").replace(",", "").replace("\u202f", "")
-        try:
-            found.append(float(token))
-        except ValueError:
-            continue
-    return found
-
-
-def assert_number(answer: str, expected: float, rel: float = 1e-3, abs_tol: float = 1e-6, what: str = "the answer") -> None:
-    """Some number in the answer equals expected within rel (relative) or abs_tol (absolute) tolerance.
-
-    A percentage written as 12.5% also matches 0.125, and 0.125 matches 12.5, so both ways of writing
-    a share pass.
-    """
-    candidates = numbers_in(answer)
-    for value in candidates:
-        for scaled in (value, value / 100, value * 100):
-            if math.isclose(scaled, expected, rel_tol=rel, abs_tol=abs_tol):
-                return
-    shown = ", ".join(f"{v:g}" for v in candidates[:8]) or "no number"
-    raise AssertionError(f"{what} should contain {expected:g}; found {shown}")
+from answers import (Quantity, assert_claim, assert_date, assert_labelled, assert_number, assert_stated, dates_in,  # noqa: F401
+                     labelled_numbers, numbers_in, quantities, stated_item)
 
 
 def assert_words(answer: str, *words: str) -> None:

@@ -514,6 +514,7 @@ _HIDDEN_MARKDOWN = [
     "Escaping of &copy; must stay literal.\n"
     "# Last heading\n",
     "Plain line one\nline two with [a link](http://a.example/x) and *one* more\n- item A\n- item **B**\nafter the list\n",
+    "Keep `**raw** <b>tag</b> *x*` as typed, but **this** is bold.\n",  # formatting inside code stays literal
 ]
 
 _MD_DRIVER = r'''

@@ -7,7 +7,7 @@ import re
 import warnings
 from pathlib import Path
 
-from common import assert_number, output_file, read_table
+from common import assert_claim, assert_number, assert_stated, dates_in, output_file, read_table
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -23,22 +23,9 @@ def _need(df, names, what):
     assert not missing, f"{what} lacks column(s) {', '.join(missing)} (has {', '.join(map(str, df.columns))})"
 
 
-def _first_mentioned(answer, options):
-    """The option (key) whose alias appears earliest in the answer, or None. options: {label: [aliases]}."""
-    low = answer.lower()
-    best, pos = None, None
-    for label, aliases in options.items():
-        for alias in aliases:
-            m = re.search(r"(?<![a-z])" + re.escape(alias.lower()) + r"(?![a-z])", low)
-            if m and (pos is None or m.start() < pos):
-                best, pos = label, m.start()
-    return best
-
-
 def _assert_named(answer, expected, options, what):
-    got = _first_mentioned(answer, options)
-    assert got is not None, f"the answer names no {what}"
-    assert got == expected, f"the answer names {got} as the {what}, expected {expected}"
+    """The answer puts expected forward as the `what` (first named, or first in bold) and does not list most candidates."""
+    assert_claim(answer, expected, options, what)
 
 
 def _close(a, b, tol):
@@ -101,6 +88,18 @@ def _predict(model, X):
             return np.asarray(model.predict(Xin))
     except Exception as error:
         raise AssertionError(f"the model cannot predict on the {X.shape[1]} named features ({type(error).__name__})") from None
+
+
+def _assert_least_squares(model, X, y, name):
+    """The model predicts what the least-squares fit on all rows of X does: one fitted on a sample of the rows, on other
+    columns or with other targets does not (a scaler in a pipeline or a tiny ridge penalty changes nothing)."""
+    import numpy as np
+    from sklearn.linear_model import LinearRegression
+
+    values = np.asarray(X, dtype=float)
+    reference = LinearRegression().fit(values, y).predict(values)
+    gap = float(np.abs(_predict(model, X) - reference).mean() / np.std(y))
+    assert gap <= 0.01, f"./output/{name} predicts {gap:.1%} of the target's spread away from the least-squares fit on all rows"
 
 
 def _as_binary(pred):
@@ -180,9 +179,15 @@ def _energy(data):
 
 # ============================================================================= tasks
 def sales_total(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the answer states the 2023 revenue (sum of units x unit_price) after duplicate rows are removed (0.01%)."""
+    """Verifies: the answer states the 2023 revenue (sum of units x unit_price) after duplicate rows are removed (0.01%),
+    and not also the totals of the usual wrong readings (duplicates kept, missing units imputed)."""
+    import pandas as pd
+
     df = _sales(data)
-    assert_number(answer, float(df["revenue"].sum()), rel=1e-4, what="the total revenue")
+    raw = pd.read_csv(data / "sales_2023.csv")
+    others = [float((raw["units"].fillna(0) * raw["unit_price"]).sum()),  # duplicates kept
+              float((df["units"].fillna(df["units"].mean()) * df["unit_price"]).sum())]  # units imputed
+    assert_stated(answer, float(df["revenue"].sum()), rel=1e-4, what="the total revenue", others=others, max_others=0)
 
 
 def sales_clean(answer: str, output: Path, data: Path) -> None:
@@ -261,7 +266,7 @@ def weather_july_rain(answer: str, output: Path, data: Path) -> None:
     options = {c: [c] for c in tot.index}
     options.setdefault("Vienna", []).append("Wien")
     _assert_named(answer, best, options, "city")
-    assert_number(answer, float(tot.max()), rel=0, abs_tol=0.051, what="the July precipitation")
+    assert_stated(answer, float(tot.max()), rel=0, abs_tol=0.051, what="the July precipitation")
 
 
 def weather_rolling(answer: str, output: Path, data: Path) -> None:
@@ -303,7 +308,7 @@ def weather_monthly(answer: str, output: Path, data: Path) -> None:
 
 
 def house_model(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/house_price_model.pkl is a fitted scikit-learn linear regressor on area_m2, bedrooms,
+    """Verifies: ./output/house_price_model.pkl is a fitted scikit-learn linear regressor that agrees with the least-squares fit on all rows, on area_m2, bedrooms,
     age_years, distance_km whose R² on housing.csv is >= 0.85, and the answer reports that R² (0.01)."""
     import pandas as pd
     from sklearn.base import is_regressor
@@ -314,7 +319,9 @@ def house_model(answer: str, output: Path, data: Path) -> None:
     assert is_regressor(model), "the saved model is not a regressor"
     assert hasattr(_final(model), "coef_"), "the saved model is not a linear model (no coef_)"
     h = pd.read_csv(data / "housing.csv")
-    r2 = r2_score(h["price_eur"], _predict(model, h[["area_m2", "bedrooms", "age_years", "distance_km"]]))
+    X = h[["area_m2", "bedrooms", "age_years", "distance_km"]]
+    _assert_least_squares(model, X, h["price_eur"], "house_price_model.pkl")
+    r2 = r2_score(h["price_eur"], _predict(model, X))
     assert r2 >= 0.85, f"the model's R² on the data is {r2:.3f}, below 0.85"
     assert_number(answer, r2, rel=0, abs_tol=0.01, what="the reported R²")
 
@@ -342,7 +349,9 @@ def house_filter_mean(answer: str, output: Path, data: Path) -> None:
 
     h = pd.read_csv(data / "housing.csv")
     sel = h[(h["bedrooms"] >= 3) & (h["age_years"] < 10)]
-    assert_number(answer, float(sel["price_eur"].mean()), rel=1e-3, what="the average price")
+    others = [h[(h["bedrooms"] > 3) & (h["age_years"] < 10)]["price_eur"].mean(),
+              h[(h["bedrooms"] >= 3) & (h["age_years"] <= 10)]["price_eur"].mean(), h["price_eur"].mean()]
+    assert_stated(answer, float(sel["price_eur"].mean()), rel=1e-3, what="the average price", others=others, max_others=0)
 
 
 def flights_best_carrier(answer: str, output: Path, data: Path) -> None:
@@ -352,7 +361,7 @@ def flights_best_carrier(answer: str, output: Path, data: Path) -> None:
     f = f[~f["cancelled"].astype(bool)]
     means = f.groupby("carrier")["delay.arrival_min"].mean()
     _assert_named(answer, means.idxmin(), {c: [c] for c in means.index}, "carrier")
-    assert_number(answer, float(means.min()), rel=0.01, what="the mean arrival delay")
+    assert_stated(answer, float(means.min()), rel=0.01, what="the mean arrival delay")
 
 
 def flights_routes(answer: str, output: Path, data: Path) -> None:
@@ -374,7 +383,7 @@ def flights_routes(answer: str, output: Path, data: Path) -> None:
 
 
 def flights_model(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/delay_model.pkl is a fitted linear regressor on (departure delay, distance) for non-cancelled
+    """Verifies: ./output/delay_model.pkl is a fitted linear regressor (the least-squares fit on all rows) on (departure delay, distance) for non-cancelled
     flights with R² >= 0.9 on them, and the answer reports that R² (0.01)."""
     from sklearn.base import is_regressor
     from sklearn.metrics import r2_score
@@ -384,7 +393,9 @@ def flights_model(answer: str, output: Path, data: Path) -> None:
     assert is_regressor(model) and hasattr(_final(model), "coef_"), "the saved model is not a linear regressor"
     f = _flights(data)
     f = f[~f["cancelled"].astype(bool)]
-    r2 = r2_score(f["delay.arrival_min"], _predict(model, f[["delay.departure_min", "route.distance_km"]]))
+    X = f[["delay.departure_min", "route.distance_km"]]
+    _assert_least_squares(model, X, f["delay.arrival_min"], "delay_model.pkl")
+    r2 = r2_score(f["delay.arrival_min"], _predict(model, X))
     assert r2 >= 0.9, f"the model's R² is {r2:.3f}, below 0.9"
     assert_number(answer, r2, rel=0, abs_tol=0.01, what="the reported R²")
 
@@ -406,8 +417,8 @@ def churn_model(answer: str, output: Path, data: Path) -> None:
 
 
 def mall_kmeans(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/kmeans_segments.pkl is a fitted KMeans with 5 clusters on (annual_income_k, spending_score)
-    whose labels agree with a reference 5-means clustering (adjusted Rand >= 0.9)."""
+    """Verifies: ./output/kmeans_segments.pkl is a fitted KMeans with 5 clusters on the unscaled (annual_income_k,
+    spending_score) of all customers (centres = their members' means in those units), whose labels agree with a reference 5-means clustering (adjusted Rand >= 0.9)."""
     import pandas as pd
     from sklearn.cluster import KMeans
     from sklearn.metrics import adjusted_rand_score
@@ -419,6 +430,13 @@ def mall_kmeans(answer: str, output: Path, data: Path) -> None:
     assert km.n_clusters == 5, f"the model has {km.n_clusters} clusters, expected 5"
     m = pd.read_csv(data / "mall_customers.csv")
     X = m[["annual_income_k", "spending_score"]]
+    # fitted on the raw columns of every customer: each centre is the mean of its customers' (income, score)
+    labels = getattr(km, "labels_", None)
+    assert labels is not None and len(labels) == len(X), "the model was not fitted on the customers of the file"
+    for k, centre in enumerate(km.cluster_centers_):
+        members = X.to_numpy(dtype=float)[labels == k]
+        assert len(members) and abs(members.mean(axis=0) - centre).max() <= 1.0, \
+            "the cluster centres are not the means of (annual_income_k, spending_score): scaled or other columns used"
     ref = KMeans(n_clusters=5, n_init=10, random_state=0).fit_predict(X)
     ari = adjusted_rand_score(ref, _predict(model, X))
     assert ari >= 0.9, f"the clusters do not match the 5 customer groups (ARI {ari:.2f})"
@@ -442,8 +460,9 @@ def patients_tree(answer: str, output: Path, data: Path) -> None:
 
 
 def fruit_forest(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/fruit_rf.pkl is a fitted RandomForestClassifier on the 4 measurement columns that predicts the
-    fruit names of the 'test' sheet with accuracy >= 0.9, and the answer states that test accuracy (0.02)."""
+    """Verifies: ./output/fruit_rf.pkl is a fitted RandomForestClassifier grown on the rows of the 'train' sheet only (not
+    train + test) over the 4 measurement columns, that predicts the fruit names of the 'test' sheet with accuracy
+    >= 0.9, and the answer states that test accuracy (0.02)."""
     import pandas as pd
     from sklearn.ensemble import RandomForestClassifier
 
@@ -452,6 +471,12 @@ def fruit_forest(answer: str, output: Path, data: Path) -> None:
     rf = _final(model)
     assert isinstance(rf, RandomForestClassifier), f"the saved model is a {type(rf).__name__}, not a random forest"
     te = pd.read_excel(data / "fruit.xlsx", sheet_name="test")
+    train_rows = len(pd.read_excel(data / "fruit.xlsx", sheet_name="train"))
+    # every tree of a forest is grown on (a bootstrap of) the training rows: their weighted count is the training size
+    grown_on = {int(round(t.tree_.weighted_n_node_samples[0])) for t in rf.estimators_}
+    if rf.bootstrap and rf.max_samples is not None:
+        grown_on = {train_rows} if all(n <= train_rows for n in grown_on) else grown_on
+    assert grown_on == {train_rows}, f"the forest was trained on {sorted(grown_on)[-1]} rows, not the {train_rows} of the 'train' sheet"
     pred = _predict(model, te[["weight_g", "diameter_cm", "sugar_brix", "color_hue"]])
     acc = float((pd.Series(pred).astype(str).str.strip().str.lower().to_numpy() == te["fruit"].str.lower().to_numpy()).mean())
     assert acc >= 0.9, f"test accuracy of the saved forest is {acc:.3f}, below 0.9"
@@ -459,7 +484,7 @@ def fruit_forest(answer: str, output: Path, data: Path) -> None:
 
 
 def cars_model(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/car_price_model.pkl is a fitted linear regressor on (year, mileage km, engine litres) parsed
+    """Verifies: ./output/car_price_model.pkl is a fitted linear regressor (the least-squares fit on all rows) on (year, mileage km, engine litres) parsed
     from used_cars.csv with R² >= 0.93, and the answer reports that R² (0.01)."""
     import pandas as pd
     from sklearn.base import is_regressor
@@ -472,6 +497,7 @@ def cars_model(answer: str, output: Path, data: Path) -> None:
     X = pd.DataFrame({"year": u["year"],
                       "mileage": u["mileage"].str.replace(r"[^0-9]", "", regex=True).astype(float),
                       "engine": u["engine"].str.extract(r"([0-9.]+)")[0].astype(float)})
+    _assert_least_squares(model, X, u["price_cny"], "car_price_model.pkl")
     r2 = r2_score(u["price_cny"], _predict(model, X))
     assert r2 >= 0.93, f"the model's R² is {r2:.3f}, below 0.93"
     assert_number(answer, r2, rel=0, abs_tol=0.01, what="the reported R²")
@@ -480,7 +506,8 @@ def cars_model(answer: str, output: Path, data: Path) -> None:
 def students_class_mean(answer: str, output: Path, data: Path) -> None:
     """Verifies: the answer states the mean math score of all class 3B students (0.1%)."""
     s = _students(data)
-    assert_number(answer, float(s.loc[s["class"] == "3B", "math"].mean()), rel=1e-3, what="the 3B math average")
+    means = s.groupby("class")["math"].mean()
+    assert_stated(answer, float(means["3B"]), rel=1e-3, what="the 3B math average", others=list(means), max_others=0)
 
 
 def students_report(answer: str, output: Path, data: Path) -> None:
@@ -524,7 +551,7 @@ def employees_top_dept(answer: str, output: Path, data: Path) -> None:
                "Human Resources": ["人力资源", "人事"], "Operations": ["运营"]}
     options = {n: [n] + aliases.get(n, []) for n in means.index}
     _assert_named(answer, means.idxmax(), options, "department")
-    assert_number(answer, float(means.max()), rel=5e-3, what="the mean salary")
+    assert_stated(answer, float(means.max()), rel=5e-3, what="the mean salary", others=list(means), max_others=1)
 
 
 def employees_sheets(answer: str, output: Path, data: Path) -> None:
@@ -554,7 +581,8 @@ def employees_sheets(answer: str, output: Path, data: Path) -> None:
 def stores_bayern(answer: str, output: Path, data: Path) -> None:
     """Verifies: the answer states the total turnover (Umsatz) of the Bavarian stores in EUR (0.01%)."""
     s = _stores(data)
-    assert_number(answer, float(s.loc[s["Bundesland"] == "Bayern", "umsatz"].sum()), rel=1e-4, what="the Bavarian turnover")
+    totals = s.groupby("Bundesland")["umsatz"].sum()
+    assert_stated(answer, float(totals["Bayern"]), rel=1e-4, what="the Bavarian turnover", others=list(totals), max_others=0)
 
 
 def stores_clean(answer: str, output: Path, data: Path) -> None:
@@ -615,10 +643,15 @@ def energy_daily(answer: str, output: Path, data: Path) -> None:
 
 
 def energy_rolling(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the answer states the highest 7-day rolling mean of daily consumption (kWh/day, 0.1%)."""
+    """Verifies: the answer states the highest 7-day rolling mean of daily consumption (kWh/day, 0.1%) and the day
+    that trailing window ends on (a centred window names a day 3 days early)."""
     e = _energy(data).set_index("ts")
     daily = e["load_kw"].resample("D").sum()
-    assert_number(answer, float(daily.rolling(7).mean().max()), rel=1e-3, what="the highest 7-day average")
+    rolling = daily.rolling(7).mean()
+    assert_stated(answer, float(rolling.max()), rel=1e-3, what="the highest 7-day average")
+    end = rolling.idxmax()
+    assert (end.month, end.day, end.year) in dates_in(answer) or (end.month, end.day, None) in dates_in(answer), \
+        f"the answer does not name {end:%Y-%m-%d} as the day the highest window ends"
 
 
 def orders_top_customers(answer: str, output: Path, data: Path) -> None:

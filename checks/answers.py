@@ -1,0 +1,409 @@
+"""The answer reader: numbers and claims read out of an agent's final answer as a careful grader reads them.
+
+quantities(text) finds every number a person would see in the text: digits with thousands separators
+(1,234 / 1.234,5 / 6 010 600) told apart from lists (9,3 and 1, 2, 3 are two and three numbers), signs
+only where they are signs (2023-03-05 is a date, not -3), scale words (k, thousand, million, bn, 万, 亿),
+units (%, ms, s, min, h, pages and page numbers: "4 pages", "a 4-page PDF", "p. 3", "第3页"), numbers in
+words (English "twenty-three", "one hundred and five"; Chinese 二十三, 一百零五) and LaTeX / sympy printing
+(\\left( 22/7, \\frac{9}{7} \\right)). Each Quantity keeps the precision it was written with, so "EUR 6.01
+million" matches 6,010,600 (the writer rounded) while "6,011,000" does not.
+
+The claim checks hold the answer to what it states, not to what it mentions somewhere:
+- stated_item / assert_claim: the item put forward as the result (the first one named in bold, else the
+  first one named at all) must be the expected one, and naming most of the candidates is a spray that fails;
+- assert_stated: the expected number is in the answer and the answer does not spray many numbers of the
+  asked kind (other candidates' values, or many numbers of the same size and unit);
+- assert_labelled: the number written next to a label ("448 words", "sentences: 35", "“茶”字出现了25次")
+  is the expected one, so "3 words and 9 sentences" fails a count of 9 words and 3 sentences.
+"""
+import math
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float  # scale applied (6.01 million -> 6010000.0); a percentage keeps its written value (12.5% -> 12.5)
+    unit: str  # "", "%", "ms", "s", "min", "h", "pages" (a count of pages), "page" (a page number)
+    step: float  # half a unit of the last written digit, scale applied: the rounding the writer claimed
+    scaled: bool  # written with a scale word (k, million, 万): then matched to its rounding, not exactly
+    scale: float  # the scale word's factor (1 without one): "115.8k" also matches 115.825 given in thousands
+    start: int
+    end: int
+
+
+# ---------------------------------------------------------------------------------------------- text clean-up
+_FULLWIDTH = str.maketrans("０１２３４５６７８９．，－＋％", "0123456789.,-+%")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+
+
+def _latex_to_plain(text: str) -> str:
+    """LaTeX and sympy printing as plain arithmetic: \\left( \\right) dropped, \\frac{a}{b} -> (a)/(b), \\cdot -> *."""
+    text = re.sub(r"\\(?:left|right|big{1,2}|Big{1,2})\s*(\\?[()\[\]{}|.])", lambda m: m.group(1).lstrip("\\").replace(".", ""), text)
+    text = re.sub(r"\\[,;:! ]|\\quad|\\qquad", " ", text)
+    for _ in range(20):
+        match = re.search(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", text)
+        if not match:
+            break
+        text = text[:match.start()] + f"({match.group(1)})/({match.group(2)})" + text[match.end():]
+    text = text.replace("\\cdot", "*").replace("\\times", "×").replace("\\approx", "≈").replace("\\%", "%")
+    return text
+
+
+def _prepare(text: str) -> str:
+    """One spelling per symbol, same length as far as possible so spans still point into the answer."""
+    text = _latex_to_plain(str(text).translate(_FULLWIDTH))
+    return text.replace("−", "-").replace("–", "-").replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
+
+
+# ---------------------------------------------------------------------------------------------- digits
+_GROUPED = r"\d{1,3}(?:,\d{3})+(?![\d])(?:\.\d+)?"  # 1,234,567.89
+_EUROPEAN = r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}(?:\.\d{3})+,\d+"  # 1.234.567 or 1.234,56
+_SPACED = r"\d{1,3}(?:[ '’]\d{3})+(?:[.,]\d+)?"  # 6 010 600 / 1'234 (SI and Swiss grouping)
+_PLAIN = r"\d+(?:\.\d+)?|\.\d+"
+_DIGITS = re.compile(
+    rf"(?<![A-Za-z0-9_.])(?P<num>{_EUROPEAN}|{_GROUPED}|{_SPACED}|{_PLAIN})"
+    r"(?P<exp>[eE][-+]?\d+|\s*[×x*]\s*10\s*(?:\^|\*\*)\s*\{?\(?[-+]?\d+\)?\}?|\s*×\s*10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+)?")
+_SCALES = [
+    (r"\s?(?:thousand)\b|\s?k(?![a-zA-Z])|\s?K(?![a-zA-Z])|\s?千(?!克|米|瓦)", 1e3),
+    (r"\s?(?:million|mn|mio\.?|Mio\.?)\b|\s?M(?![a-zA-Z])|\s?百万", 1e6),
+    (r"\s?(?:billion|bn|Bn)\b|\s?十亿", 1e9),  # a bare B is not read: "class 3B"
+    (r"\s?万", 1e4),
+    (r"\s?亿", 1e8),
+]
+_UNITS = [
+    (r"\s?(?:%|percent\b|per cent\b|个百分点|百分点)", "%"),
+    (r"\s?(?:ms\b|msec\b|milliseconds?\b|毫秒)", "ms"),
+    (r"\s?(?:s\b|sec\b|secs\b|seconds?\b|秒)", "s"),
+    (r"\s?(?:min\b|mins\b|minutes?\b|分钟)", "min"),
+    (r"\s?(?:h\b|hrs?\b|hours?\b|小时)", "h"),
+    (r"(?:\s|-)?(?:pages?\b|页|頁)", "pages"),
+]
+_PAGE_BEFORE = re.compile(r"(?:\bpages?|\bpp?\.|\bpg\.?|第)\s*(?:no\.?\s*|number\s*|#\s*)?$", re.I)
+_TIME_SECONDS = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def _digits_value(token: str) -> tuple[float, int]:
+    """The number a digit token writes, and how many decimals it was written with."""
+    token = token.replace("'", "").replace("’", "")
+    if re.fullmatch(_EUROPEAN, token):
+        whole, _, frac = token.partition(",")
+        token = whole.replace(".", "") + ("." + frac if frac else "")
+    elif re.fullmatch(_SPACED, token) and " " in token or re.fullmatch(r"\d{1,3}(?:[ '’]\d{3})+,\d+", token):
+        token = token.replace(" ", "").replace(",", ".")
+    else:
+        token = token.replace(",", "")
+    decimals = len(token.partition(".")[2])
+    return float(token), decimals
+
+
+def _exponent(text: str) -> int:
+    if not text:
+        return 0
+    text = text.translate(_SUPERSCRIPT)
+    if text[0] in "eE":
+        return int(text[1:])
+    return int(re.search(r"10\D*?([-+]?\d+)\D*$", text).group(1))
+
+
+def _digit_quantities(text: str) -> list[Quantity]:
+    found = []
+    for match in _DIGITS.finditer(text):
+        start, end = match.start(), match.end()
+        if re.match(r"[eE]$", text[start - 1:start]) and re.search(r"\d[eE]$", text[:start]):
+            continue
+        value, decimals = _digits_value(match.group("num"))
+        power = _exponent(match.group("exp") or "")
+        value *= 10 ** power
+        step = 0.5 * 10 ** (power - decimals)
+        before = text[max(0, start - 12):start]
+        # a sign only where it is one: not the dash of a date (2023-03-05), a range (3-5) or a subtraction (x-3)
+        if re.search(r"(?:^|[\s(\[=:,;≈~<>/（，：$€£¥])[-+]\s*$", before) or re.search(r"^[-+]$", before):
+            if before.rstrip().endswith("-"):
+                value = -value
+            start = start - (len(before) - len(before.rstrip()[:-1]))
+        unit, scale, scaled = "", 1.0, False
+        rest = text[end:end + 16]
+        for pattern, factor in _SCALES:
+            m = re.match(pattern, rest)
+            if m:
+                scale, scaled, end = factor, True, end + m.end()
+                rest = text[end:end + 16]
+                break
+        for pattern, name in _UNITS:
+            m = re.match(pattern, rest)
+            if m:
+                unit, end = name, end + m.end()
+                break
+        if _PAGE_BEFORE.search(text[max(0, start - 16):start]):
+            unit = "page"
+        found.append(Quantity(value * scale, unit, step * scale, scaled, scale, start, end))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------- words
+_ONES = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+             "ninth": 9, "tenth": 10}
+_BIG = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
+_WORD = "|".join(sorted(list(_ONES) + list(_TENS) + list(_BIG) + list(_ORDINALS), key=len, reverse=True))
+_WORD_RUN = re.compile(rf"\b(?:{_WORD})(?:(?:\s+and\s+|[\s-]+)(?:{_WORD}))*\b", re.I)
+
+
+def _english_value(words: list[str]) -> int | None:
+    total, current = 0, 0
+    for word in words:
+        if word in _ONES or word in _TENS or word in _ORDINALS:
+            current += _ONES.get(word, 0) + _TENS.get(word, 0) + _ORDINALS.get(word, 0)
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        else:
+            total += max(current, 1) * _BIG[word]
+            current = 0
+    return total + current
+
+
+def _english_quantities(text: str) -> list[Quantity]:
+    found = []
+    for match in _WORD_RUN.finditer(text):
+        words = [w for w in re.split(r"[\s-]+", match.group().lower()) if w != "and"]
+        if words == ["second"] and re.match(r"s?\b", text[match.end():]) and re.search(r"\d\s*$", text[:match.start()]):
+            continue
+        value = _english_value(words)
+        if words[0] in _BIG:  # "6.01 million", "a thousand": the scale of a number, not one itself
+            continue
+        unit = ""
+        rest = text[match.end():match.end() + 12]
+        if words[-1] in _ORDINALS and re.match(r"\s+page\b", rest, re.I) or _PAGE_BEFORE.search(text[max(0, match.start() - 16):match.start()]):
+            unit = "page"
+        elif re.match(r"(?:\s|-)pages?\b", rest, re.I):
+            unit = "pages"
+        found.append(Quantity(float(value), unit, 0.5, False, 1.0, match.start(), match.end()))
+    return found
+
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CN_RUN = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+")
+_CN_NOT_NUMBERS = ("一些", "一起", "一样", "一般", "一直", "一定", "一切", "一共", "一下", "一点", "万一", "千万", "统一",
+                   "唯一", "一致", "十分", "万分", "第一时间", "之一", "一旦", "一边", "一方面", "百分之")
+
+
+def _chinese_value(run: str) -> int | None:
+    total, section, digit = 0, 0, None
+    for char in run:
+        if char in _CN_DIGITS:
+            digit = _CN_DIGITS[char] if digit is None or char not in "零〇" else digit
+            if char in "零〇":
+                digit = None
+        elif char in _CN_UNITS:
+            section += (1 if digit is None else digit) * _CN_UNITS[char]
+            digit = None
+        else:  # 万, 亿
+            section += digit or 0
+            total = (total + section) * (10_000 if char == "万" else 100_000_000)
+            section, digit = 0, None
+    return total + section + (digit or 0)
+
+
+def _chinese_quantities(text: str) -> list[Quantity]:
+    found = []
+    for match in _CN_RUN.finditer(text):
+        run, start, end = match.group(), match.start(), match.end()
+        around = text[max(0, start - 2):end + 3]
+        if run in ("一", "万", "亿", "千", "百") or any(w in around and (w.find(run) >= 0 or run in w) for w in _CN_NOT_NUMBERS):
+            if not (run == "一" and re.match(r"[个条次页人章]", text[end:end + 1])):
+                continue
+        if len(run) > 1 and all(c in _CN_DIGITS for c in run):  # 二〇二四 read digit by digit
+            value = int("".join(str(_CN_DIGITS[c]) for c in run))
+        else:
+            value = _chinese_value(run)
+        after = text[end:end + 1]
+        unit = "" if not after or after not in "页頁" else "page" if text[max(0, start - 1):start] == "第" else "pages"
+        found.append(Quantity(float(value), unit, 0.5, False, 1.0, start, end))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------- the reader
+def quantities(text: str) -> list[Quantity]:
+    """Every number written in text (digits, words, Chinese numerals), in order of appearance."""
+    text = _prepare(text)
+    found = _digit_quantities(text) + _english_quantities(text) + _chinese_quantities(text)
+    return sorted(found, key=lambda q: q.start)
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in text, as values (scale words applied), in order of appearance."""
+    return [q.value for q in quantities(text)]
+
+
+def _matches(q: Quantity, expected: float, rel: float, abs_tol: float, unit: str | None) -> bool:
+    values = [q.value]
+    if unit in _TIME_SECONDS and q.unit in _TIME_SECONDS:
+        values = [q.value * _TIME_SECONDS[q.unit] / _TIME_SECONDS[unit]]
+    elif unit and q.unit and q.unit != unit and not (unit == "%" or q.unit == "%"):
+        return False
+    elif q.unit == "%":
+        values.append(q.value / 100)  # 12.5% is the share 0.125
+    elif abs(q.value) <= 1 and abs(expected) > 1:
+        values.append(q.value * 100)  # 0.125 for a share asked in percent
+    elif abs(expected) <= 1 < abs(q.value) <= 100:
+        values.append(q.value / 100)  # "accuracy 93" for 0.93
+    for value in values:
+        if math.isclose(value, expected, rel_tol=rel, abs_tol=abs_tol):
+            return True
+    if q.scaled:
+        # "about 6.01 million": the writer rounded to 3+ significant digits; the exact value must round to it (in
+        # units or in the scale word's units: 115.8k matches 115,825 and 115.825 thousand)
+        for value, step in ((q.value, q.step), (q.value / q.scale, q.step / q.scale)):
+            if math.isclose(value, expected, rel_tol=rel, abs_tol=abs_tol):
+                return True
+            if abs(value) >= 100 * step and abs(value - expected) <= step * 1.0001:
+                return True
+    return False
+
+
+def assert_number(answer: str, expected: float, rel: float = 1e-3, abs_tol: float = 1e-6, what: str = "the answer",
+                  unit: str | None = None) -> None:
+    """Some number in the answer equals expected within rel (relative) or abs_tol (absolute) tolerance.
+
+    12.5% matches 0.125, 0.125 matches 12.5 and 93 matches 0.93, so both ways of writing a share pass; a number written with a
+    scale word ("6.01 million", 3+ significant digits) matches what rounds to it; with unit ("s", "min", "ms", "h")
+    times in other units are converted ("2,310 ms" is 2.31 s).
+    """
+    found = quantities(answer)
+    if any(_matches(q, expected, rel, abs_tol, unit) for q in found):
+        return
+    shown = ", ".join(f"{q.value:g}{q.unit}" for q in found[:8]) or "no number"
+    raise AssertionError(f"{what} should contain {expected:g}; found {shown}")
+
+
+# ---------------------------------------------------------------------------------------------- claims
+def _mentions(answer: str, options: dict[str, list[str]]) -> list[tuple[int, str]]:
+    """(position, label) for every mention of an option's alias, in order (longer aliases win overlaps)."""
+    low = answer.lower()
+    hits, taken = [], set()
+    aliases = sorted(((a.lower(), label) for label, names in options.items() for a in names), key=lambda p: -len(p[0]))
+    for alias, label in aliases:
+        for m in re.finditer(r"(?<![a-z])" + re.escape(alias) + r"(?![a-z])", low):
+            if not taken & set(range(m.start(), m.end())):
+                hits.append((m.start(), label))
+                taken |= set(range(m.start(), m.end()))
+    return sorted(hits)
+
+
+def _bold_spans(answer: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"\*\*[^*\n]+\*\*|__[^_\n]+__|【[^】\n]+】", answer)]
+
+
+def stated_item(answer: str, options: dict[str, list[str]]) -> str | None:
+    """The option the answer puts forward as its result: the first named in bold, else the first named at all."""
+    hits = _mentions(answer, options)
+    for start, end in _bold_spans(answer):
+        inside = [label for pos, label in hits if start <= pos < end]
+        if inside:
+            return inside[0]
+    return hits[0][1] if hits else None
+
+
+def assert_claim(answer: str, expected: str, options: dict[str, list[str]], what: str, max_named: int | None = None) -> None:
+    """The answer states expected as the `what` (see stated_item) and does not spray the candidates: unless it puts
+    the result in bold, it names at most max_named of the options (default: half of them, at least 2)."""
+    got = stated_item(answer, options)
+    assert got is not None, f"the answer names no {what}"
+    assert got == expected, f"the answer names {got} as the {what}, expected {expected}"
+    hits = _mentions(answer, options)
+    claimed = any(start <= pos < end for start, end in _bold_spans(answer) for pos, label in hits if label == expected)
+    if claimed:  # the result is put forward in bold: the other candidates around it are context, not a spray
+        return
+    named = {label for _, label in hits}
+    limit = max_named if max_named is not None else max(2, len(options) // 2)
+    assert len(named) <= limit, f"the answer names {len(named)} {what} candidates, not one result (at most {limit})"
+
+
+def assert_stated(answer: str, expected: float, rel: float = 1e-3, abs_tol: float = 1e-6, what: str = "the answer",
+                  others=(), max_others: int = 1, unit: str | None = None, spray: int = 4) -> None:
+    """assert_number, and the answer is not a number spray: it states at most max_others of the other candidates'
+    values (others: what wrong readings of the task give) and fewer than `spray` numbers of the expected's size
+    (within a factor of 2, same sign) besides it."""
+    assert_number(answer, expected, rel, abs_tol, what, unit)
+    found = [q for q in quantities(answer) if not _matches(q, expected, rel, abs_tol, unit)]
+    wrong = {o for o in others if not math.isclose(o, expected, rel_tol=rel, abs_tol=abs_tol)
+             and any(_matches(q, o, rel, abs_tol, unit) for q in found)}
+    assert len(wrong) <= max_others, f"the answer also states {len(wrong)} other candidate values for {what}, not one result"
+    if expected:
+        alike = {round(q.value, 9) for q in found if q.unit in ("", unit or "", "%")
+                 and 0.5 <= q.value / expected <= 2 and q.value != expected}
+        assert len(alike) < spray, f"the answer sprays {len(alike) + 1} numbers like {what}, not one result"
+
+
+def _clauses(answer: str) -> list[tuple[int, int]]:
+    """(start, end) of the clauses of the answer: split at line ends, ; , ， 。 ； and sentence-ending dots."""
+    bounds, start = [], 0
+    for m in re.finditer(r"\n|[;，。；|]|,(?!\d{3})|\.(?=\s|$)|\band\b|以及|和|及", answer):
+        bounds.append((start, m.start()))
+        start = m.end()
+    bounds.append((start, len(answer)))
+    return bounds
+
+
+def labelled_numbers(answer: str, aliases: list[str]) -> list[Quantity]:
+    """For each mention of a label (any alias), the number written nearest to it in the same clause."""
+    text = _prepare(answer)
+    found = quantities(answer)
+    low = text.lower()
+    picked = []
+    for start, end in _clauses(text):
+        for alias in aliases:
+            for m in re.finditer(re.escape(alias.lower()), low[start:end]):
+                pos, stop = start + m.start(), start + m.end()
+                near = [q for q in found if start <= q.start and q.end <= end and (q.end <= pos or q.start >= stop)]
+                if near:
+                    picked.append(min(near, key=lambda q: pos - q.end if q.end <= pos else q.start - stop))
+    return picked
+
+
+def assert_labelled(answer: str, aliases: list[str], expected: float, rel: float = 0, abs_tol: float = 0.5,
+                    what: str = "the answer", unit: str | None = None) -> None:
+    """The number written next to a label (e.g. ['words', '词']) is expected: '448 words', 'words: 448'."""
+    got = labelled_numbers(answer, aliases)
+    assert got, f"the answer gives no number for {what}"
+    assert any(_matches(q, expected, rel, abs_tol, unit) for q in got), \
+        f"{what} should be {expected:g}; the answer gives {', '.join(f'{q.value:g}' for q in got[:4])}"
+
+
+# ---------------------------------------------------------------------------------------------- dates
+MONTHS = {m: i + 1 for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"])}
+MONTHS.update({name[:3]: num for name, num in list(MONTHS.items())})
+MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+
+
+def dates_in(text: str) -> set:
+    """(month, day, year-or-None) triples for the dates written in text, in the usual formats.
+
+    Slashed and dotted numeric dates are read day first (the suite's files are European).
+    """
+    found = set()
+    low = text.lower()
+    for y, m, d in re.findall(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b", low):
+        found.add((int(m), int(d), int(y)))
+    for d, m, y in re.findall(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b", low):
+        found.add((int(m), int(d), int(y)))
+    for y, m, d in re.findall(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日", text):
+        found.add((int(m), int(d), int(y)))
+    for d, mon, y in re.findall(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + MONTH_RE + r"(?:,?\s+(\d{4}))?", low):
+        found.add((MONTHS[mon[:3]], int(d), int(y) if y else None))
+    for mon, d, y in re.findall(MONTH_RE + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?", low):
+        found.add((MONTHS[mon[:3]], int(d), int(y) if y else None))
+    return found
+
+
+def assert_date(answer: str, iso: str, what: str) -> None:
+    """The answer writes the date iso (YYYY-MM-DD) in some common format; a missing year is tolerated."""
+    y, m, d = (int(x) for x in iso.split("-"))
+    dates = dates_in(answer)
+    assert (m, d, y) in dates or (m, d, None) in dates, f"{what}: the answer does not give the date {iso}"

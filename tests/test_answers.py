@@ -1,0 +1,124 @@
+"""The shared answer reader (checks/answers.py, re-exported by checks/common.py): each way of writing a number that a
+careful grader accepts is read right, and each misreading the validity sample found is refused."""
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "checks"))
+from common import assert_claim, assert_labelled, assert_number, assert_stated, numbers_in, quantities, stated_item  # noqa: E402
+
+
+def values(text):
+    return [(q.value, q.unit) for q in quantities(text)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("total revenue 348,228.46", [(348228.46, "")]),
+    ("2,310 ms", [(2310.0, "ms")]),
+    ("EUR 6.010.600,00", [(6010600.0, "")]),
+    ("6 010 600 EUR", [(6010600.0, "")]),
+    ("1'234 Fr.", [(1234.0, "")]),
+    ("growth of 16.0%", [(16.0, "%")]),
+    ("16 percent", [(16.0, "%")]),
+    ("3.2e-4 and 1.5 × 10^3", [(0.00032, ""), (1500.0, "")]),
+    ("５４２", [(542.0, "")]),
+    ("about 5k users", [(5000.0, "")]),
+    ("2万元 和 3亿", [(20000.0, ""), (300000000.0, "")]),
+    ("a 4-page PDF", [(4.0, "pages")]),
+    ("4 pages", [(4.0, "pages")]),
+    ("it starts on p. 3", [(3.0, "page")]),
+    ("Risk Factors: page 3", [(3.0, "page")]),
+    ("on the third page", [(3.0, "page")]),
+    ("共4页，风险因素在第3页", [(4.0, "pages"), (3.0, "page")]),
+    ("nine words and three sentences", [(9.0, ""), (3.0, "")]),
+    ("twenty-three of one hundred and five", [(23.0, ""), (105.0, "")]),
+    ("共有一百九十九个汉字，茶出现了二十五次", [(199.0, ""), (25.0, "")]),
+    ("minus sign −4.5 and -2", [(-4.5, ""), (-2.0, "")]),
+])
+def test_numbers_are_read_as_written(text, expected):
+    assert values(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("9,3", [9.0, 3.0]),  # a list, not nine thousand and three
+    ("1, 2, 3", [1.0, 2.0, 3.0]),
+    ("on 2023-03-05", [2023.0, 3.0, 5.0]),  # a date's dashes are not minus signs
+    ("pages 3-5", [3.0, 5.0]),
+    ("Q3 2024", [2024.0]),  # a quarter's name is not a number
+    ("6.01 million", [6010000.0]),  # the scale word is not a second number
+    ("一些人一起来", []),  # 一 in ordinary words is not one
+])
+def test_misreadings_are_refused(text, expected):
+    assert numbers_in(text) == expected
+
+
+def test_latex_and_sympy_printing():
+    assert numbers_in(r"\left( \frac{22}{7}, 3, \frac{11}{7}\right)") == [22, 7, 3, 11, 7]
+    assert_number(r"$x = \frac{1}{2}$, i.e. 0.5", 0.5)
+
+
+def test_rounded_scale_words_match_the_exact_value_but_not_a_wrong_one():
+    assert_number("about EUR 6.01 million", 6010600, rel=1e-6)
+    assert_number("€6,010.6k", 6010600, rel=1e-6)
+    with pytest.raises(AssertionError):
+        assert_number("about EUR 6.03 million", 6010600, rel=1e-6)
+    with pytest.raises(AssertionError):
+        assert_number("about EUR 6 million", 6010600, rel=1e-6)  # one significant digit claims too little
+    with pytest.raises(AssertionError):
+        assert_number("6,011,000", 6010600, rel=1e-6)  # written exactly, so held exactly
+
+
+def test_units_of_time_are_converted():
+    assert_number("it took 2,310 ms", 2.31, unit="s")
+    assert_number("1.5 min", 90, unit="s")
+    with pytest.raises(AssertionError):
+        assert_number("it took 2,310 ms", 310, unit="s")
+
+
+def test_shares_match_as_percent_or_fraction():
+    assert_number("accuracy 93.3%", 0.933)
+    assert_number("R² = 0.93", 93, rel=1e-2)
+    assert_number("accuracy 93", 0.93)
+    with pytest.raises(AssertionError):  # a hundredfold misreading of a large number is not a share
+        assert_number("2,785,342,221 EUR", 27853422.21, rel=1e-4)
+
+
+def test_dates_in_the_usual_formats():
+    from common import dates_in
+    assert (2, 2, 2023) in dates_in("the window ending on 2 February 2023")
+    assert (2, 2, 2023) in dates_in("ends 2023-02-02") and (2, 2, 2023) in dates_in("ends 02/02/2023")
+    assert (5, 9, None) in dates_in("next meeting May 9")
+
+
+def test_the_stated_item_is_the_first_in_bold_else_the_first_named():
+    options = {"Berlin": ["Berlin"], "Vienna": ["Vienna", "Wien"], "Paris": ["Paris"], "Rome": ["Rome"]}
+    assert stated_item("Vienna had the most rain, well ahead of Berlin.", options) == "Vienna"
+    assert stated_item("Berlin had 95 mm, but **Wien** topped the list with 120 mm.", options) == "Vienna"
+    assert_claim("**Vienna**: 120 mm (Berlin second).", "Vienna", options, "city")
+    with pytest.raises(AssertionError, match="names Berlin"):
+        assert_claim("Berlin had the most rain; Vienna had less.", "Vienna", options, "city")
+    with pytest.raises(AssertionError, match="candidates"):
+        assert_claim("Vienna 120, Berlin 95, Paris 80, Rome 60", "Vienna", options, "city")
+
+
+def test_number_spray_fails():
+    assert_stated("The mean is 412.5 (over 40 houses).", 412.5)
+    with pytest.raises(AssertionError, match="sprays"):
+        assert_stated("Means: 398.1, 405.2, 412.5, 420.0, 433.9", 412.5)
+    with pytest.raises(AssertionError, match="other candidate"):
+        assert_stated("Either 412.5 or 380.0 or 350.5", 412.5, others=[380.0, 350.5, 300.0])
+
+
+def test_labelled_numbers_bind_each_count_to_its_label():
+    answer = "The story has 448 words and 35 sentences."
+    assert_labelled(answer, ["words"], 448, what="word count")
+    assert_labelled(answer, ["sentence"], 35, what="sentence count")
+    assert_labelled("Words: 448\nSentences: 35", ["sentence"], 35)
+    assert_labelled("共有199个汉字，“茶”字出现了25次。", ["茶"], 25)
+    assert_labelled("共有199个汉字，“茶”字出现了25次。", ["汉字"], 199)
+    with pytest.raises(AssertionError):
+        assert_labelled("The story has 35 words and 448 sentences.", ["words"], 448)
+    with pytest.raises(AssertionError):
+        assert_labelled("nine words and three sentences", ["words"], 3)
