@@ -405,7 +405,7 @@ class LlamaModel:
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
         self.batch = llama_cpp.llama_batch_init(self.N_BATCH, 0, 1)
-        self.slots = [Sequence(number) for number in range(slots)]
+        self.slots, self.slot_of = [Sequence(number) for number in range(slots)], {}
         threading.Thread(target=self.serve, name="llama-engine", daemon=True).start()
         self.choice = why
         return slots
@@ -799,7 +799,7 @@ class ReplayModel:
                 raise UsageError(f"{path}, line {number}: task id {record['id']!r} is not in the tasks file")
             self.replies[record["id"]] = record["replies"]
         self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
-        self.generated = 0
+        self.generated, self.stopped = 0, ""
 
     def open(self, wanted: int | None, attempts: int) -> int:
         """A replay costs nothing but its cells and checks: by default as many attempts at once as there are cores."""
@@ -810,7 +810,7 @@ class ReplayModel:
         pass
 
     def stop(self, reason: str) -> None:
-        pass
+        self.stopped = reason
 
     def close(self) -> None:
         pass
@@ -820,6 +820,8 @@ class ReplayModel:
         same task can run at once."""
         replies = self.replies.get(task_id, [])
         turn = sum(message["role"] == "assistant" for message in messages)
+        if self.stopped:
+            return Reply(None, stop=self.stopped)
         if turn >= len(replies):
             return Reply(None, stop="replay ran out" if replies else "no replay for this task")
         return Reply(replies[turn], stop="stop")
