@@ -412,6 +412,8 @@ class LlamaModel:
 
     def start_task(self, task_id: str) -> None:
         """The calling thread's attempt starts: its sequence is emptied (the engine clears the KV cells)."""
+        if self.ctx is None:  # used without the scheduler: one sequence
+            self.open(1, 1)
         with self.lock:
             sequence = self.claim()
             sequence.tokens = []
@@ -420,12 +422,12 @@ class LlamaModel:
         request = self.render(merge_consecutive_roles(messages), seed)
         if isinstance(request, Reply):
             return request
+        if self.ctx is None:
+            self.open(1, 1)
         with self.lock:
-            sequence = self.claim()
-            while sequence.request is not None:  # only after an eviction: another thread's request holds it
-                self.lock.wait()
             if self.stopped:
                 return Reply(None, stop=self.stopped)
+            sequence = self.claim()
             sequence.request = request
             self.lock.notify_all()
             while not request.reply:
@@ -476,6 +478,8 @@ class LlamaModel:
                                                   max_tokens=self.max_tokens, seed=seed)
         except CompletionCapture.Captured:
             pass
+        except ValueError as error:  # the chat template refused these messages
+            return Reply(None, stop=f"the chat template failed ({error})")
         settings = capture.settings
         prompt = list(settings["prompt"])
         if len(prompt) >= self.n_ctx:
@@ -547,9 +551,10 @@ class LlamaModel:
 
     def step(self, prefilling: list["Sequence"], llama_cpp) -> None:
         """One llama_decode: the last sampled token of every generating sequence, then prompt tokens while room is left."""
-        batch, entries = self.batch, []
+        batch, entries, members = self.batch, [], {}
 
         def add(sequence, token, logits):
+            members[sequence.number] = sequence
             at = batch.n_tokens
             batch.token[at], batch.pos[at], batch.n_seq_id[at] = token, len(sequence.tokens), 1
             batch.seq_id[at][0], batch.logits[at] = sequence.number, logits
@@ -581,19 +586,23 @@ class LlamaModel:
             return
         status = llama_cpp.llama_decode(self.ctx, batch)
         finished = []
-        if status != 0:  # no room in the KV cache, or a backend failure: these requests end, their sequences are emptied
-            for sequence in {id(sequence): sequence for sequence, _ in entries}.values():
-                llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
-                sequence.tokens = []
-                finished.append((sequence, Reply(None, stop=f"llama_decode failed (status {status})")))
-            prefilling.clear()
-        else:
+        try:
+            if status != 0:
+                raise RuntimeError(f"llama_decode failed (status {status})")
             for sequence, at in entries:
                 token = llama_cpp.llama_sampler_sample(sequence.request.chain, self.ctx, at)
                 reply = sequence.request.take(token, self, sequence.tokens)
                 if reply:
                     finished.append((sequence, reply))
             self.generated += len(entries)
+        except Exception as error:  # no room in the KV cache, a backend failure: these replies end, their sequences are emptied
+            for sequence in members.values():
+                llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
+                sequence.tokens = []
+                if sequence in prefilling:
+                    prefilling.remove(sequence)
+                if all(done is not sequence for done, _ in finished):
+                    finished.append((sequence, Reply(None, stop=f"the model failed: {error}")))
         if finished:
             with self.lock:
                 for sequence, reply in finished:
@@ -614,7 +623,7 @@ class LlamaModel:
         return buffer.raw[:size]
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Sequence:
     """One sequence of the batched context: the tokens its KV cells hold, and the request it is serving."""
     number: int
@@ -623,7 +632,7 @@ class Sequence:
     used: float = 0.0
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Request:
     """One reply being generated, with the stopping rules of Llama._create_completion."""
     prompt: list[int]
@@ -668,7 +677,7 @@ class Request:
                 return self.finish("stop")
             if len(self.completion) >= self.max_tokens:
                 return self.finish("length")
-        if len(evaluated) + 1 >= model.n_ctx:  # no cell left for this token
+        if len(evaluated) >= model.n_ctx:  # no cell left for this token
             return self.finish("length")
         self.next_token = token
         return None
@@ -1502,7 +1511,8 @@ class TaskRun:
 
 def run_agent(task: Task, model, protocol: Protocol, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path, seed: int) -> TaskRun:
     binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
-    run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir, output_dir), protocol)
+    # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
+    run = TaskRun(task, output_dir, max_turns, Jail(output_dir.name, binds, limits, log_dir, output_dir), protocol)
     model.start_task(task.id)
     LIVE_JAILS.add(run.jail)
     try:
@@ -1535,7 +1545,7 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
         binds = task.input_binds() + [output, (str(task.checks_dir), "/checks", False)]
         call = f"from pathlib import Path\ncheck({run.answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))"
         path = "/checks"
-    jail = Jail(f"{task.id}.check", binds, CHECK_LIMITS, log_dir)
+    jail = Jail(f"{run.output_dir.name}.check", binds, CHECK_LIMITS, log_dir)
     try:
         cell = jail.run(f"import sys\nsys.path.insert(0, {path!r})\nfrom {task.check_module} import {task.check_function} as check\n{call}")
     finally:
