@@ -370,7 +370,7 @@ class LlamaModel:
         self.slot_of: dict[int, Sequence] = {}   # attempt thread -> its sequence
         self.lock = threading.Condition()
         self.generated = 0                       # tokens generated so far, all sequences together
-        self.stopped, self.closed = "", False
+        self.stopped, self.closed, self.prompt_turn = "", False, False
 
     def kv_bytes_per_sequence(self) -> int:
         """KV cache of one sequence of n_ctx tokens (f16 keys and values, every layer)."""
@@ -550,7 +550,11 @@ class LlamaModel:
         request.started = True
 
     def step(self, prefilling: list["Sequence"], llama_cpp) -> None:
-        """One llama_decode: the last sampled token of every generating sequence, then prompt tokens while room is left."""
+        """One llama_decode: either the last sampled token of every generating sequence, or the next chunk of one
+        prompt (N_BATCH tokens, cut as Llama.eval cuts it), alternately while both wait. Prompt chunks never share a
+        llama_decode with other sequences: with three or more sequences of unequal token counts in one batch, the
+        pinned llama.cpp gave a prompt other logits than alone (seen with SmolLM2; single tokens of many sequences
+        and one sequence's chunk alone give bit-identical logits)."""
         batch, entries, members = self.batch, [], {}
 
         def add(sequence, token, logits):
@@ -564,24 +568,22 @@ class LlamaModel:
                 entries.append((sequence, at))
 
         batch.n_tokens = 0
-        for sequence in self.slots:
+        prefilling[:] = [sequence for sequence in prefilling if not sequence.request.reply]  # stop() may have ended some
+        generating = [sequence for sequence in self.slots if sequence.request and sequence.request.started
+                      and not sequence.request.reply and sequence.request.next_token is not None]
+        self.prompt_turn = bool(prefilling) and not (generating and self.prompt_turn)
+        if self.prompt_turn:
+            sequence = prefilling[0]
             request = sequence.request
-            if request and request.started and not request.reply and request.next_token is not None:
-                add(sequence, request.next_token, True)
-                request.next_token = None
-        for sequence in list(prefilling):
-            request = sequence.request
-            if request.reply:
-                prefilling.remove(sequence)
-                continue
-            room = self.N_BATCH - batch.n_tokens
-            chunk, request.pending = request.pending[:room], request.pending[room:]
+            chunk, request.pending = request.pending[:self.N_BATCH], request.pending[self.N_BATCH:]
             for number, token in enumerate(chunk):
                 add(sequence, token, not request.pending and number == len(chunk) - 1)
             if not request.pending:
-                prefilling.remove(sequence)
-            if batch.n_tokens == self.N_BATCH:
-                break
+                prefilling.pop(0)
+        else:
+            for sequence in generating:
+                add(sequence, sequence.request.next_token, True)
+                sequence.request.next_token = None
         if batch.n_tokens == 0:
             return
         status = llama_cpp.llama_decode(self.ctx, batch)

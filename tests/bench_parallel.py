@@ -41,6 +41,7 @@ def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tu
     params.n_ctx, params.n_seq_max, params.kv_unified = CTX * k, k, False
     params.n_batch = params.n_ubatch = 512
     params.n_threads = params.n_threads_batch = os.cpu_count()
+    params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED  # as Llama (and so the kit) sets it
     ctx = llama_cpp.llama_init_from_model(model, params)
     memory = llama_cpp.llama_get_memory(ctx)
     batch = llama_cpp.llama_batch_init(512, 0, 1)
@@ -51,39 +52,34 @@ def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tu
         group = prompts[wave:wave + k]
         for seq in range(k):
             llama_cpp.llama_memory_seq_rm(memory, seq, 0, -1)
-        pending = [list(prompt) for prompt in group]
-        position = [0] * len(group)
-        last = [None] * len(group)   # batch index of each sequence's logits
-        alive = [True] * len(group)
-        counts = [0] * len(group)
-        while any(alive):
-            batch.n_tokens = 0
-            for seq in range(len(group)):
-                if not alive[seq] or not pending[seq]:
-                    continue
-                room = 512 - batch.n_tokens
-                chunk, pending[seq] = pending[seq][:room], pending[seq][room:]
+        tokens_in, counts = [None] * len(group), [0] * len(group)
+        for seq, prompt in enumerate(group):  # each prompt in chunks of its own, as llama.cpp's batched example does
+            for begin in range(0, len(prompt), 512):
+                chunk = prompt[begin:begin + 512]
+                batch.n_tokens = len(chunk)
                 for number, token in enumerate(chunk):
-                    at = batch.n_tokens
-                    batch.token[at], batch.pos[at], batch.n_seq_id[at], batch.seq_id[at][0] = token, position[seq], 1, seq
-                    batch.logits[at] = not pending[seq] and number == len(chunk) - 1
-                    if batch.logits[at]:
-                        last[seq] = at
-                    position[seq] += 1
-                    batch.n_tokens += 1
+                    batch.token[number], batch.pos[number], batch.n_seq_id[number] = token, begin + number, 1
+                    batch.seq_id[number][0], batch.logits[number] = seq, begin + number == len(prompt) - 1
+                assert llama_cpp.llama_decode(ctx, batch) == 0
+            token = llama_cpp.llama_sampler_sample(samplers[seq], ctx, len(chunk) - 1)
+            if not llama_cpp.llama_vocab_is_eog(vocab, token):
+                tokens_in[seq], counts[seq] = token, 1
+        position = [len(prompt) for prompt in group]
+        while True:  # then one llama_decode per step for every sequence still generating
+            alive = [seq for seq in range(len(group)) if tokens_in[seq] is not None and counts[seq] < tokens]
+            if not alive:
+                break
+            batch.n_tokens = len(alive)
+            for at, seq in enumerate(alive):
+                batch.token[at], batch.pos[at], batch.n_seq_id[at], batch.seq_id[at][0], batch.logits[at] = tokens_in[seq], position[seq], 1, seq, True
+                position[seq] += 1
             assert llama_cpp.llama_decode(ctx, batch) == 0
-            for seq in range(len(group)):
-                if alive[seq] and not pending[seq] and last[seq] is not None:
-                    token = llama_cpp.llama_sampler_sample(samplers[seq], ctx, last[seq])
-                    last[seq] = None
-                    if llama_cpp.llama_vocab_is_eog(vocab, token):
-                        alive[seq] = False
-                        continue
-                    counts[seq] += 1
-                    if counts[seq] == tokens:  # as the kit at max_tokens: the last token is not evaluated
-                        alive[seq] = False
-                        continue
-                    pending[seq] = [token]
+            for at, seq in enumerate(alive):
+                token = llama_cpp.llama_sampler_sample(samplers[seq], ctx, at)
+                if llama_cpp.llama_vocab_is_eog(vocab, token):
+                    tokens_in[seq] = None
+                else:
+                    tokens_in[seq], counts[seq] = token, counts[seq] + 1
         generated += sum(counts)
     seconds = time.perf_counter() - start
     for sampler in samplers:
