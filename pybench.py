@@ -329,7 +329,8 @@ class LlamaModel:
     seed are the ones that handler passes on. A sequence keeps its KV cache between the turns of an attempt, so a
     turn evaluates only the tokens after the longest common prefix (as Llama.generate does); it is cleared when
     the attempt starts, so a trajectory never depends on which attempt ran before it. The KV cache is split into
-    one stream per sequence (kv_unified=False), so what one sequence computes does not depend on the others."""
+    one stream per sequence (kv_unified=False) and a prompt chunk is decoded alone (see step), so what one sequence
+    computes does not depend on the others: greedy replies are the same at any K, sampled ones depend on the seed."""
 
     N_BATCH = 512  # tokens per llama_decode, as Llama's default
 
