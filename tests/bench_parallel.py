@@ -150,8 +150,9 @@ class ReplayPlusModel:
 
 
 def bench_workload(tokens: int, attempts: int = 30) -> None:
-    tasks = pybench.load_tasks(pybench.HERE / "tasks.jsonl")[:attempts]
-    replay = pybench.ReplayModel(pybench.HERE / "checks" / "reference.jsonl", {task.id for task in tasks})
+    suite = pybench.load_tasks(pybench.HERE / "tasks.jsonl")
+    tasks = suite[:attempts]
+    replay = pybench.ReplayModel(pybench.HERE / "checks" / "reference.jsonl", {task.id for task in suite})
     llama = pybench.LlamaModel(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, tokens)
     model = ReplayPlusModel(replay, llama)
     walls, passes = {}, {}
