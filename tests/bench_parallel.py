@@ -34,14 +34,12 @@ def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tu
     llama_decode per step for all sequences: (tokens generated, seconds)."""
     import llama_cpp
 
-    model_params = llama_cpp.llama_model_default_params()
-    model = llama_cpp.llama_model_load_from_file(str(path).encode(), model_params)
+    holder = llama_cpp.Llama(model_path=str(path), n_ctx=256, n_threads=os.cpu_count(), verbose=False)  # weights and settings only
+    model = holder.model
     vocab = llama_cpp.llama_model_get_vocab(model)
-    params = llama_cpp.llama_context_default_params()
+    params = llama_cpp.llama_context_params.from_buffer_copy(holder.context_params)  # the same settings the kit uses
     params.n_ctx, params.n_seq_max, params.kv_unified = CTX * k, k, False
     params.n_batch = params.n_ubatch = 512
-    params.n_threads = params.n_threads_batch = os.cpu_count()
-    params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED  # as Llama (and so the kit) sets it
     ctx = llama_cpp.llama_init_from_model(model, params)
     memory = llama_cpp.llama_get_memory(ctx)
     batch = llama_cpp.llama_batch_init(512, 0, 1)
@@ -86,7 +84,6 @@ def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tu
         llama_cpp.llama_sampler_free(sampler)
     llama_cpp.llama_batch_free(batch)
     llama_cpp.llama_free(ctx)
-    llama_cpp.llama_model_free(model)
     return generated, seconds
 
 
