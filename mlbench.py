@@ -324,11 +324,12 @@ def mlbench_limits(limits: JailLimits) -> JailLimits:
 
 # --- replay: ML-Bench's output format, each string scored as it stands -------------------------------------------
 
-class OutputReplay:
+class OutputReplay(pybench.ReplayModel):
     """A file in ML-Bench's output format, lines {"github_id": N, "id": M, "output": ["sample 1", ...]}: sample k is
     output[k], taken as it stands (ML-Bench's generation scripts cut the code block out before they write the file,
     and its evaluator does not cut again). As ML-Bench's evaluator aligns such a file with the split, the first line
-    for a record wins and lines for records not in the split are left out."""
+    for a record wins and lines for records not in the split are left out. It is scheduled as pybench's replays are
+    (open, stop, close), but it has no replies to play: run_one reads answer()."""
 
     def __init__(self, path: Path, task_ids: set[str]):
         self.answers: dict[str, list[str]] = {}
@@ -353,6 +354,7 @@ class OutputReplay:
             print(f"note: {self.unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
                   file=sys.stderr)
         self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
+        self.replies, self.generated, self.stopped = {}, 0, ""
 
     def answer(self, task_id: str, sample: int) -> str | None:
         outputs = self.answers.get(task_id, [])

@@ -126,6 +126,7 @@ def bench_model(max_tokens: int = 128, rounds: int = 3):
     task = pybench.Task("bench", "math", "Compute the sum of the squares of the integers from 1 to 100 with Python.", {}, [], "x", "y", Path("."))
     messages = pybench.TaskRun(task, Path("."), 10, None, pybench.Protocol()).messages
     ours = pybench.LlamaModel(path, -1, 8192, 0, 0.2, 0.85, max_tokens)
+    ours.open(1, 1)  # one sequence, as --parallel 1
     raw = llama_cpp.Llama(model_path=str(path), n_ctx=8192, seed=0, n_threads=os.cpu_count(), verbose=False)
     loop_rates, raw_rates = [], []
     for _ in range(rounds):

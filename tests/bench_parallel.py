@@ -1,0 +1,176 @@
+"""Several attempts in flight on one model, beside raw llama.cpp, measured side by side in one run (the machine is
+shared: compare the ratios, not the absolute figures). Not a test: `.venv/bin/python tests/bench_parallel.py [TOKENS]`.
+
+  decoding   total tokens/s for the same 8 chat prompts (greedy, up to TOKENS new tokens each) at K = 1, 4, 8:
+             (a) raw llama.cpp batched decoding of K sequences through llama-cpp-python's low-level API, no harness,
+             (b) the kit's LlamaModel serving K threads at once (--parallel K), (c) the kit at K=1
+  workload   wall time of 30 attempts at --parallel 1 and 8: the replies are the reference solutions (real cells in
+             real jails, real checks), and before each reply the model generates up to TOKENS tokens for the same
+             messages (a fixed amount of model work per turn, since greedy decoding gives the same tokens at any K)
+"""
+import ctypes
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import pybench  # noqa: E402
+
+CTX = 2048
+
+
+def chat_prompts(count: int) -> list[list[dict]]:
+    """The first message list of `count` suite tasks, as the agent loop builds it."""
+    tasks = pybench.load_tasks(pybench.HERE / "tasks.jsonl")[:count]
+    return [pybench.TaskRun(task, Path("."), 10, None, pybench.Protocol()).messages for task in tasks]
+
+
+def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tuple[int, float]:
+    """Greedy decoding of the prompts k at a time in one llama.cpp context (n_seq_max=k, kv_unified=False), one
+    llama_decode per step for all sequences: (tokens generated, seconds)."""
+    import llama_cpp
+
+    holder = llama_cpp.Llama(model_path=str(path), n_ctx=256, n_threads=os.cpu_count(), verbose=False)  # weights and settings only
+    model = holder.model
+    vocab = llama_cpp.llama_model_get_vocab(model)
+    params = llama_cpp.llama_context_params.from_buffer_copy(holder.context_params)  # the same settings the kit uses
+    params.n_ctx, params.n_seq_max, params.kv_unified = CTX * k, k, False
+    params.n_batch = params.n_ubatch = 512
+    ctx = llama_cpp.llama_init_from_model(model, params)
+    memory = llama_cpp.llama_get_memory(ctx)
+    batch = llama_cpp.llama_batch_init(512, 0, 1)
+    samplers = [llama_cpp.llama_sampler_init_greedy() for _ in range(k)]
+    generated = 0
+    start = time.perf_counter()
+    for wave in range(0, len(prompts), k):
+        group = prompts[wave:wave + k]
+        for seq in range(k):
+            llama_cpp.llama_memory_seq_rm(memory, seq, 0, -1)
+        tokens_in, counts = [None] * len(group), [0] * len(group)
+        for seq, prompt in enumerate(group):  # each prompt in chunks of its own, as llama.cpp's batched example does
+            for begin in range(0, len(prompt), 512):
+                chunk = prompt[begin:begin + 512]
+                batch.n_tokens = len(chunk)
+                for number, token in enumerate(chunk):
+                    batch.token[number], batch.pos[number], batch.n_seq_id[number] = token, begin + number, 1
+                    batch.seq_id[number][0], batch.logits[number] = seq, begin + number == len(prompt) - 1
+                assert llama_cpp.llama_decode(ctx, batch) == 0
+            token = llama_cpp.llama_sampler_sample(samplers[seq], ctx, len(chunk) - 1)
+            if not llama_cpp.llama_vocab_is_eog(vocab, token):
+                tokens_in[seq], counts[seq] = token, 1
+        position = [len(prompt) for prompt in group]
+        while True:  # then one llama_decode per step for every sequence still generating
+            alive = [seq for seq in range(len(group)) if tokens_in[seq] is not None and counts[seq] < tokens]
+            if not alive:
+                break
+            batch.n_tokens = len(alive)
+            for at, seq in enumerate(alive):
+                batch.token[at], batch.pos[at], batch.n_seq_id[at], batch.seq_id[at][0], batch.logits[at] = tokens_in[seq], position[seq], 1, seq, True
+                position[seq] += 1
+            assert llama_cpp.llama_decode(ctx, batch) == 0
+            for at, seq in enumerate(alive):
+                token = llama_cpp.llama_sampler_sample(samplers[seq], ctx, at)
+                if llama_cpp.llama_vocab_is_eog(vocab, token):
+                    tokens_in[seq] = None
+                else:
+                    tokens_in[seq], counts[seq] = token, counts[seq] + 1
+        generated += sum(counts)
+    seconds = time.perf_counter() - start
+    for sampler in samplers:
+        llama_cpp.llama_sampler_free(sampler)
+    llama_cpp.llama_batch_free(batch)
+    llama_cpp.llama_free(ctx)
+    return generated, seconds
+
+
+def kit_batched(model: "pybench.LlamaModel", messages: list[list[dict]], k: int) -> tuple[int, float, list[str]]:
+    """The same prompts through LlamaModel with k threads, each taking the next prompt (continuous batching)."""
+    model.open(k, k)
+    todo, replies = list(enumerate(messages)), {}
+    lock = threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                if not todo:
+                    return
+                number, prompt = todo.pop(0)
+            model.start_task(str(number))
+            replies[number] = model.reply(str(number), prompt, 0)
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=work) for _ in range(k)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - start
+    model.close()
+    return sum(reply.completion_tokens for reply in replies.values()), seconds, [replies[n].text for n in sorted(replies)]
+
+
+def bench_decoding(tokens: int) -> None:
+    path = pybench.default_model_path()
+    messages = chat_prompts(8)
+    kit = pybench.LlamaModel(path, -1, CTX, 0, 0.0, 1.0, tokens)
+    prompts = [kit.render(pybench.merge_consecutive_roles(m), 0).prompt for m in messages]
+    rows, texts = {}, {}
+    for k in (1, 4, 8):  # raw and kit alternate, so that drift on the shared machine hits both alike
+        raw_tokens, raw_seconds = raw_batched(path, prompts, k, tokens)
+        kit_tokens, kit_seconds, texts[k] = kit_batched(kit, messages, k)
+        rows[k] = (raw_tokens / raw_seconds, kit_tokens / kit_seconds, raw_tokens, kit_tokens)
+    print(f"decoding: {path.name}, 8 prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens, up to {tokens} new tokens each, "
+          f"greedy, {os.cpu_count()} threads")
+    print("   K   raw tokens/s   kit tokens/s   kit/raw   kit K / kit 1   raw K / raw 1   tokens raw/kit")
+    for k, (raw, ours, raw_tokens, kit_tokens) in rows.items():
+        print(f"{k:4d} {raw:14.1f} {ours:14.1f} {ours / raw:9.2f} {ours / rows[1][1]:15.2f} {raw / rows[1][0]:15.2f}   {raw_tokens}/{kit_tokens}")
+    print(f"kit replies identical at K=1, 4, 8: {texts[1] == texts[4] == texts[8]}")
+
+
+class ReplayPlusModel:
+    """The reference replies, each after the model has generated up to max_tokens tokens for the same messages."""
+
+    def __init__(self, replay: "pybench.ReplayModel", llama: "pybench.LlamaModel"):
+        self.replay, self.llama = replay, llama
+        self.name, self.device = "replay+model", llama.device
+
+    def __getattr__(self, name):  # open, start_task, stop, close, generated: the model's
+        return getattr(self.llama, name)
+
+    def reply(self, task_id, messages, seed):
+        self.llama.reply(task_id, messages, seed)
+        return self.replay.reply(task_id, messages, seed)
+
+
+def bench_workload(tokens: int, attempts: int = 30) -> None:
+    suite = pybench.load_tasks(pybench.HERE / "tasks.jsonl")
+    tasks = suite[:attempts]
+    replay = pybench.ReplayModel(pybench.HERE / "checks" / "reference.jsonl", {task.id for task in suite})
+    llama = pybench.LlamaModel(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, tokens)
+    model = ReplayPlusModel(replay, llama)
+    walls, passes = {}, {}
+    for k in (1, 8):
+        run_dir = Path(tempfile.mkdtemp(prefix=f"pybench-bench-parallel-{k}-"))
+        (run_dir / "jails").mkdir()
+        parallel = model.open(k, len(tasks))
+        attempt = lambda task, sample: pybench.run_one(task, sample, 1, 0, model, pybench.Protocol(), run_dir,  # noqa: E731
+                                                       pybench.JailLimits(), 10)
+        before, start = llama.generated, time.perf_counter()
+        results = [result for _, _, result, _ in pybench.run_attempts([(task, 0) for task in tasks], parallel, model, attempt, lambda n: None)]
+        walls[k] = time.perf_counter() - start
+        passes[k] = (sum(result["passed"] for result in results), llama.generated - before)
+        model.close()
+    print(f"workload: {attempts} attempts (reference replies, real jails and checks, up to {tokens} model tokens before each reply)")
+    for k in walls:
+        print(f"  --parallel {k}: {walls[k]:7.1f} s wall, {passes[k][0]} passed, {passes[k][1]} tokens generated")
+    print(f"  wall time at K=8 / K=1: {walls[8] / walls[1]:.2f}")
+
+
+if __name__ == "__main__":
+    tokens = int(sys.argv[1]) if len(sys.argv) > 1 else 64
+    bench_decoding(tokens)
+    bench_workload(tokens)
