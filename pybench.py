@@ -415,6 +415,17 @@ def merge_consecutive_roles(messages: list[dict]) -> list[dict]:
     return merged
 
 
+@dataclass
+class SavedRecord:
+    """What an original saved run holds for one task when it is not a plain list of messages."""
+    caveat: str
+    trajectory: list | str | None  # what its test is given: a stand-in message list; "replayed": the re-executed
+                                   # messages; None: the original's scorer fails the task without running its test
+
+
+ORIGINAL_STAND_IN = [{"role": "", "content": "error"}]  # the one message the original's scorer tests a record without messages with
+
+
 class ReplayModel:
     """Replies read from a JSONL file of {"id": TASK_ID, "replies": [...]}, returned in order; or from an original
     PyBench trajectory file (lines with "index" and "messages"), whose assistant messages are replayed, so that a
@@ -424,6 +435,8 @@ class ReplayModel:
         if not path.is_file():
             raise UsageError(f"--replay: {path} does not exist")
         self.replies: dict[str, list[str]] = {}
+        self.saved: dict[str, SavedRecord] = {}  # an original trajectory file's records that are not a plain run
+        original = False
         for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
             if not line.strip():
                 continue
@@ -431,9 +444,9 @@ class ReplayModel:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
-            if isinstance(record, dict) and "index" in record and isinstance(record.get("messages"), list):
-                record = {"id": str(record["index"]), "replies": [str(message.get("content") or "") for message in record["messages"]
-                                                                  if isinstance(message, dict) and message.get("role") == "assistant"]}
+            if isinstance(record, dict) and "index" in record:
+                original = True
+                record = self.original_record(record)
             if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
                     and all(isinstance(reply, str) for reply in record["replies"])):
                 raise UsageError(f"{path}, line {number}: expected {{\"id\": TASK_ID, \"replies\": [\"...\", ...]}} "
@@ -441,8 +454,24 @@ class ReplayModel:
             if record["id"] not in task_ids:
                 raise UsageError(f"{path}, line {number}: task id {record['id']!r} is not in the tasks file")
             self.replies[record["id"]] = record["replies"]
+        if original:  # the original's scorer fails a task its trajectory file lacks, without running its test
+            for task_id in task_ids - self.replies.keys():
+                self.saved[task_id] = SavedRecord("the saved run has no record of this task (the original fails it untested)", None)
         self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
         self.turn: dict[str, int] = {}
+
+    def original_record(self, record: dict) -> dict:
+        """An original trajectory line as {"id", "replies"}: its assistant messages. A line without a message list is
+        scored as the original's scorer scores it, on a one-message stand-in; a line with an "error" field keeps a caveat."""
+        task_id, messages = str(record["index"]), record.get("messages")
+        if not isinstance(messages, list):
+            self.saved[task_id] = SavedRecord("the saved run holds no messages for this task (the original scores a one-message "
+                                              "stand-in, which fails)", ORIGINAL_STAND_IN)
+            return {"id": task_id, "replies": []}
+        if record.get("error"):
+            self.saved[task_id] = SavedRecord(f"the saved run recorded an error for this task: {str(record['error'])[:200]}", "replayed")
+        return {"id": task_id, "replies": [str(message.get("content") or "") for message in messages
+                                           if isinstance(message, dict) and message.get("role") == "assistant"]}
 
     def start_task(self, task_id: str) -> None:
         self.turn[task_id] = 0
@@ -1209,16 +1238,17 @@ def run_agent(task: Task, model, protocol: Protocol, output_dir: Path, limits: J
 
 # --- checks: each in a fresh jail that sees the check module, the inputs and the outputs, read-only ---------
 
-def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
+def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None = None, output_dir: Path | None = None) -> tuple[bool, str]:
     """(passed, reason). Our checks: the module is imported from a read-only /checks inside a new jail and called with
     the final answer; AssertionError fails the task with its message, a crash or a hang fails it too, with that.
     An original checkout's test_task_<index>(trajectory) runs with the cwd laid out as its tests expect (the checkout's
-    data/ and ref/, this task's output/, all read-only); any exception fails it."""
-    output = (str(run.output_dir), f"{JAIL_ROOT}/output", False)
+    data/ and ref/, and output_dir as ./output/ (default this task's own), all read-only) and is given trajectory
+    (default the run's messages); any exception fails it."""
+    output = (str(output_dir or run.output_dir), f"{JAIL_ROOT}/output", False)
     if task.original:
         binds = [(str(task.original / name), f"{JAIL_ROOT}/{name}", False) for name in ("data", "ref", "gpt4_output")
                  if (task.original / name).is_dir()] + [output]
-        call = f"import json\ncheck(json.loads({json.dumps(run.messages, ensure_ascii=False)!r}))"
+        call = f"import json\ncheck(json.loads({json.dumps(run.messages if trajectory is None else trajectory, ensure_ascii=False)!r}))"
         path = f"{JAIL_ROOT}/data/unit_test"
     else:
         binds = task.input_binds() + [output, (str(task.checks_dir), "/checks", False)]
@@ -1254,13 +1284,54 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
     log_dir = run_dir / "jails"
     run = run_agent(task, model, protocol, output_dir, limits, max_turns, log_dir, seed)
     removed = tidy_output(output_dir)
-    passed, reason = run_check(task, run, log_dir)
+    saved = model.saved.get(task.id) if isinstance(model, ReplayModel) else None
+    if saved and saved.trajectory is None:
+        passed, reason = False, saved.caveat
+    elif task.original:
+        scored = shared_output(output_dir, log_dir / f"{output_dir.name}.output")
+        try:
+            passed, reason = run_check(task, run, log_dir, trajectory=saved.trajectory if saved and saved.trajectory != "replayed" else None,
+                                       output_dir=scored)
+        finally:
+            shutil.rmtree(scored, ignore_errors=True)
+    else:
+        passed, reason = run_check(task, run, log_dir)
     return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": reason,
-            "caveats": task.caveats,
+            "caveats": task.caveats + ([saved.caveat] if saved else []),
             "turns": run.turns, "ended_by": run.ended_by, "cells": run.cells, "worker_restarts": run.restarts,
             "seconds": round(time.monotonic() - run.started, 3), "prompt_tokens": run.prompt_tokens,
             "completion_tokens": run.completion_tokens, "output": str(output), "removed_from_output": removed, "messages": run.messages,
             "code": run.code}
+
+
+def shared_output(own: Path, into: Path) -> Path:
+    """The original ran every task in one ./output/ and scored them all afterwards, so a test may read another task's
+    output (68 reads 67's, 82 reads 81's). An original task's check sees that folder as it would have been: the
+    outputs of every other task of this run (same sample; later tasks over earlier ones), then its own over them,
+    as hard links in a folder of its own. Agent jails never see it: each still has only its own ./output/."""
+    suffix = own.name[len(own.name.split(".s")[0]):]  # "" or ".s<k>"
+    others = [folder for folder in own.parent.iterdir() if folder != own and folder.is_dir() and folder.name.endswith(suffix)
+              and (suffix or ".s" not in folder.name)]
+    others.sort(key=lambda folder: (int(folder.name.split(".")[0]) if folder.name.split(".")[0].isdigit() else -1, folder.name))
+    if into.exists():
+        shutil.rmtree(into)
+    into.mkdir(parents=True)
+    for source in others + [own]:
+        for parent, directories, files in os.walk(source):
+            target = into / Path(parent).relative_to(source)
+            for name in directories:
+                (target / name).mkdir(exist_ok=True)
+            for name in files:
+                path, link = Path(parent) / name, target / name
+                if link.is_dir() and not link.is_symlink():
+                    shutil.rmtree(link)
+                elif link.exists() or link.is_symlink():
+                    link.unlink()
+                try:
+                    os.link(path, link, follow_symlinks=False)
+                except OSError:
+                    shutil.copy2(path, link, follow_symlinks=False)
+    return into
 
 
 def tidy_output(folder: Path) -> list[str]:

@@ -43,7 +43,7 @@ def test_turn_limit_leaves_the_interpreter_message_last_and_the_agent_cannot_rea
     assert result["ended_by"] == "turn limit" and result["turns"] == 2
     assert "FileNotFoundError" in result["messages"][4]["content"]
     last = result["messages"][-1]
-    assert last["role"] == "user" and last["content"] == f"[INFO]This is a Code Interpreter Message:\n{3 ** 40}"
+    assert last["role"] == "user" and last["content"] == f"[INFO]This is a Code Interpreter Message:\n{3 ** 40}\n"  # print's newline, as the original kept it
     assert result["passed"], "test_task_134 reads trajectory[-1], which here is the interpreter's message holding 3**40"
 
 
