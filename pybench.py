@@ -1017,8 +1017,23 @@ class BoundedOutput:
 
 # --- doctor: can this machine run the kit? One line per check: ok, or what to do -----------------------------
 
-JAIL_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "joblib", "sympy", "openpyxl", "xlrd", "PIL", "cv2", "soundfile",
-                  "lameenc", "mutagen", "pypdf", "fpdf", "docx", "wordcloud", "qrcode", "seaborn")
+JAIL_LIBRARIES = {  # what each jail environment must import: our tasks' libraries; what the original's saved runs import
+    "suite": ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "joblib", "sympy", "openpyxl", "xlrd", "PIL", "cv2", "soundfile",
+              "lameenc", "mutagen", "pypdf", "fpdf", "docx", "wordcloud", "qrcode", "seaborn"),
+    "original": ("pandas", "matplotlib", "cv2", "numpy", "sklearn", "PyPDF2", "PIL", "qrcode", "pydub", "wordcloud", "nltk", "moviepy.editor",
+                 "fitz", "sympy", "librosa", "imageio", "joblib", "scipy", "jieba", "jinja2", "gensim", "soundfile", "ffmpeg", "textblob",
+                 "seaborn", "requests", "docx", "bs4", "IPython", "pygame", "statsmodels.api", "pdf2docx", "chardet", "openpyxl", "xlrd",
+                 "mutagen", "lxml", "xlsxwriter")}
+# Modules the original's saved runs import that no offline jail can offer, and why (README: "The jail's Python environments").
+NOT_OFFLINE = {
+    "transformers": "its models are downloads from the Hugging Face hub",
+    "datasets": "its data sets are downloads from the Hugging Face hub",
+    "huggingface_hub": "a client of the Hugging Face hub, which needs the network",
+    "tensorflow": "a GPU-scale framework (over 500 MB) that no PyBench task needs",
+    "keras": "it needs tensorflow (see there)",
+    "fbprophet": "on the registry only as a 2020 source release that does not build on Python 3.12 (its successor is prophet)",
+    "nltk data, textblob corpora": "nltk.download() and textblob's corpora fetch data from the internet: the modules import, the data is absent",
+}
 
 
 def jail_prerequisites() -> list[tuple[bool, str, str]]:
@@ -1060,18 +1075,24 @@ def doctor(model_path: Path | None) -> int:
     version = cgroup_version()
     report(True, f"cgroups: {version} (per-jail memory and process limits)" if version else
            "cgroups: not usable, rlimits instead (per-process memory, per-user processes); run as root for per-jail limits")
-    if all(ok for ok, _, _ in prerequisites):
+    for environment, libraries in JAIL_LIBRARIES.items():
+        if not all(ok for ok, _, _ in prerequisites):
+            break
         with tempfile.TemporaryDirectory(prefix="pybench-doctor-") as scratch:
-            jail = Jail("doctor", [], JailLimits(), Path(scratch))
+            jail = Jail("doctor", [], JailLimits(), Path(scratch), environment=environment)
             try:
-                cell = jail.run(f"for name in {JAIL_LIBRARIES!r}:\n    try:\n        __import__(name)\n    except Exception as error:\n"
-                                f"        print(name, type(error).__name__, error)")
-                report(cell.status == "ok" and not cell.output.strip(), "a jail starts and imports the tasks' libraries",
-                       cell.output.strip() or cell.error or "")
+                cell = jail.run(f"import importlib\nfor name in {libraries!r}:\n    try:\n        importlib.import_module(name)\n"
+                                f"    except Exception as error:\n        print('FAILED', name, type(error).__name__, error)")
+                failed_imports = [line for line in cell.output.splitlines() if line.startswith("FAILED")]
+                report(cell.status == "ok" and not failed_imports, f"a jail starts in .jail/{environment} and imports the "
+                       f"{'tasks' if environment == 'suite' else 'original runs'}' libraries ({len(libraries)})",
+                       ("; ".join(failed_imports) or cell.error or "") + " (run `python3.12 pybench.py setup`)")
             except JailError as error:
-                report(False, "a jail starts", str(error))
+                report(False, f"a jail starts in .jail/{environment}", str(error))
             finally:
                 jail.kill()
+    for module, why in NOT_OFFLINE.items():
+        print(f"note {module}: not in the original's jail: {why}")
     try:
         import llama_cpp
 
