@@ -83,7 +83,7 @@ def setup(for_tests: bool) -> None:
 @dataclass(frozen=True)
 class JailEnvironment:
     requirements: str          # the pinned requirements file (relative to this file) that builds .jail/<name>
-    kernel_display: bool       # show a cell's last value as a Jupyter kernel does (IPython's pretty printer, pandas as in a kernel)
+    original_kernel: bool      # cells as in the original's Jupyter kernel: its display of the last value, its Python's warnings
 
 
 JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False),        # our own suite, at today's pins
@@ -607,12 +607,14 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
         pass_fd=pass_fds, exec_bin=Exe(path=str(python), arg=argv), **cgroups)
 
 
-def kernel_display():
-    """Runs inside an original checkout's jail, before the worker: how its Jupyter kernel showed a cell's last value
-    (format facts read from the original's saved trajectories). IPython's pretty printer at the kernel's width (long
-    dicts and tuples broken across lines), no newline after it, nothing for None or a cell ending in ';'; and pandas
-    with a kernel's display defaults: a kernel is no terminal, so pandas shows up to 20 columns and wraps a wider frame
-    with '\\' rather than fitting it to a terminal with '...'. IPython is imported only when a value is shown."""
+def original_kernel():
+    """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
+    showed of a cell, as format facts read from its saved trajectories. A cell's last value goes through IPython's
+    pretty printer at the kernel's width (long dicts and tuples broken across lines), with no newline after it and
+    nothing for None or a cell ending in ';'. pandas starts with a kernel's display defaults: a kernel is no terminal,
+    so pandas shows up to 20 columns and wraps a wider frame with '\\' rather than fitting it to a terminal with '...'.
+    An invalid escape in a string literal stays silent, as on Python 3.10 (3.12 warns). IPython is imported only
+    when a value is shown."""
     import sys
 
     class PandasAsInAKernel:
@@ -633,6 +635,9 @@ def kernel_display():
             return spec
 
     sys.meta_path.insert(0, PandasAsInAKernel())
+    import warnings
+
+    warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
 
     def display(value, code: str) -> None:
         if value is None or code.rstrip().endswith(";"):
@@ -701,7 +706,7 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
             exec(compile(tree, name, "exec"), namespace)
             if last is not None:
                 value = eval(compile(_ast.Expression(last.value), name, "eval"), namespace)
-                if display is not None:  # an original checkout's kernel_display()
+                if display is not None:  # an original checkout's original_kernel()
                     display(value, code)
                 elif value is not None:
                     print(repr(value))
@@ -780,7 +785,7 @@ def parse_frame(buffer: bytes):
 
 
 # Read once, when pybench.py is imported: a file edited during a run must not change the jails' worker.
-WORKER_SOURCE = inspect.getsource(frame) + inspect.getsource(kernel_display) + inspect.getsource(jail_worker)
+WORKER_SOURCE = inspect.getsource(frame) + inspect.getsource(original_kernel) + inspect.getsource(jail_worker)
 
 
 class Jail:
@@ -800,7 +805,7 @@ class Jail:
     def start(self) -> None:
         command_read, self.command_write = os.pipe()
         self.result_read, result_write = os.pipe()
-        display = ", kernel_display()" if JAIL_ENVIRONMENTS[self.environment].kernel_display else ""
+        display = ", original_kernel()" if JAIL_ENVIRONMENTS[self.environment].original_kernel else ""
         source = WORKER_SOURCE + f"\njail_worker({command_read}, {result_write}{display})\n"
         log_path = self.log_dir / f"{self.name}.log"
         config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", source], log_path, self.environment)

@@ -36,7 +36,7 @@ UNREPRODUCIBLE = {
     "the original machine's paths": re.compile(r"/home/\w+/|anaconda3|site-packages/"),
     "memory address": re.compile(r"\b0x[0-9a-fA-F]{6,}\b"),
     "progress bar": re.compile(r"\r"),
-    "duration or date": re.compile(r"\d+(\.\d+)? ?(seconds|secs?|ms)\b|\b20\d\d-\d\d-\d\d[ T]\d\d:\d\d"),
+    "duration or date": re.compile(r"\d+(\.\d+)? ?(seconds|secs?|ms|s)\b|\b20\d\d-\d\d-\d\d[ T]\d\d:\d\d"),
 }
 
 
@@ -88,8 +88,11 @@ def difference_kind(saved: str, ours: str) -> str:
         return "the cell fails here, not in the original: " + ours.split("Error: ", 1)[-1].split("\n", 1)[0]
     if "There are some errors" in saved and "There are some errors" not in ours:
         return "the cell failed in the original, not here: " + saved.split("Error: ", 1)[-1].split("\n", 1)[0]
-    if re.sub(r"\d", "0", saved) == re.sub(r"\d", "0", ours):
-        return "numbers differ (randomness, or library versions)"
+    number = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
+    if number.sub("#", saved) == number.sub("#", ours):
+        if "memory usage:" in saved and saved.split("memory usage:")[0] == ours.split("memory usage:")[0]:
+            return "DataFrame.info()'s memory usage (object sizes of Python 3.10, not 3.12)"
+        return "numbers differ (randomness without a seed, or numerics of another build)"
     if saved.rstrip() == ours.rstrip():
         return "trailing whitespace"
     return "other"
@@ -144,8 +147,9 @@ def main() -> int:
 
     total, identical, kinds, examples = 0, 0, Counter(), {}
     reproducible_total, reproducible_identical = 0, 0
+    held_ids = {task.id for task in held}
     for task_id, messages in saved.items():
-        if task_id not in ours:
+        if task_id not in ours or task_id not in held_ids:
             continue
         theirs, mine = interpreter_messages(messages), interpreter_messages(ours[task_id]["messages"])
         mine_at = dict(mine)
@@ -160,7 +164,7 @@ def main() -> int:
                 kind = "no such message here (the re-executed run ended earlier)" if at not in mine_at else difference_kind(text, mine_at[at])
                 kinds[kind] += 1
                 examples.setdefault(kind, f"{task_id} message {at}: " + (first_difference(text, mine_at[at]) if at in mine_at else ""))
-    print(f"observation agreement: {identical}/{total} = {100 * identical / max(total, 1):.1f}% identical interpreter messages; "
+    print(f"observation agreement (tasks whose inputs the checkout holds): {identical}/{total} = {100 * identical / max(total, 1):.1f}% identical interpreter messages; "
           f"without the {total - reproducible_total} whose saved text depends on time, a process id, an address or the original "
           f"machine: {reproducible_identical}/{reproducible_total} = {100 * reproducible_identical / max(reproducible_total, 1):.1f}%")
     for kind, count in kinds.most_common():
