@@ -419,8 +419,8 @@ def merge_consecutive_roles(messages: list[dict]) -> list[dict]:
 class SavedRecord:
     """What an original saved run holds for one task when it is not a plain list of messages."""
     caveat: str
-    trajectory: list | str | None  # what its test is given: a stand-in message list; "replayed": the re-executed
-                                   # messages; None: the original's scorer fails the task without running its test
+    tested: bool = True            # False: the original's scorer fails the task without running its test
+    stand_in: list | None = None   # the messages its test is given instead of the re-executed ones
 
 
 ORIGINAL_STAND_IN = [{"role": "", "content": "error"}]  # the one message the original's scorer tests a record without messages with
@@ -456,7 +456,7 @@ class ReplayModel:
             self.replies[record["id"]] = record["replies"]
         if original:  # the original's scorer fails a task its trajectory file lacks, without running its test
             for task_id in task_ids - self.replies.keys():
-                self.saved[task_id] = SavedRecord("the saved run has no record of this task (the original fails it untested)", None)
+                self.saved[task_id] = SavedRecord("the saved run has no record of this task (the original fails it untested)", tested=False)
         self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
         self.turn: dict[str, int] = {}
 
@@ -466,10 +466,10 @@ class ReplayModel:
         task_id, messages = str(record["index"]), record.get("messages")
         if not isinstance(messages, list):
             self.saved[task_id] = SavedRecord("the saved run holds no messages for this task (the original scores a one-message "
-                                              "stand-in, which fails)", ORIGINAL_STAND_IN)
+                                              "stand-in, which fails)", stand_in=ORIGINAL_STAND_IN)
             return {"id": task_id, "replies": []}
         if record.get("error"):
-            self.saved[task_id] = SavedRecord(f"the saved run recorded an error for this task: {str(record['error'])[:200]}", "replayed")
+            self.saved[task_id] = SavedRecord(f"the saved run recorded an error for this task: {str(record['error'])[:200]}")
         return {"id": task_id, "replies": [str(message.get("content") or "") for message in messages
                                            if isinstance(message, dict) and message.get("role") == "assistant"]}
 
@@ -1311,13 +1311,12 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
     run = run_agent(task, model, protocol, output_dir, limits, max_turns, log_dir, seed)
     removed = tidy_output(output_dir)
     saved = model.saved.get(task.id) if isinstance(model, ReplayModel) else None
-    if saved and saved.trajectory is None:
+    if saved and not saved.tested:
         passed, reason = False, saved.caveat
     elif task.original:
         scored = shared_output(output_dir, log_dir / f"{output_dir.name}.output")
         try:
-            passed, reason = run_check(task, run, log_dir, trajectory=saved.trajectory if saved and saved.trajectory != "replayed" else None,
-                                       output_dir=scored)
+            passed, reason = run_check(task, run, log_dir, trajectory=saved.stand_in if saved else None, output_dir=scored)
         finally:
             shutil.rmtree(scored, ignore_errors=True)
     else:

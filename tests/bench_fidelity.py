@@ -47,10 +47,10 @@ def original_verdicts(checkout: Path, saved_run: Path, tasks: list, work: Path) 
     verdicts = {}
     for number, task in enumerate(tasks, 1):
         record = model.saved.get(task.id)
-        if record and record.trajectory is None:
+        if record and not record.tested:
             verdicts[task.id] = (False, record.caveat)
             continue
-        trajectory = record.trajectory if record and record.trajectory != "replayed" else saved_messages[task.id]
+        trajectory = record.stand_in if record and record.stand_in else saved_messages[task.id]
         run = SimpleNamespace(messages=trajectory, output_dir=saved_run / "output", answer="")
         verdicts[task.id] = pybench.run_check(task, run, work, trajectory=trajectory)
         print(f"\rscoring the saved outputs: {number}/{len(tasks)}", end="", file=sys.stderr, flush=True)
