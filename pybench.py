@@ -1344,18 +1344,19 @@ def shared_output(own: Path, into: Path) -> Path:
     for source in others + [own]:
         for parent, directories, files in os.walk(source):
             target = into / Path(parent).relative_to(source)
-            for name in directories:
-                (target / name).mkdir(exist_ok=True)
-            for name in files:
+            for name in directories + files:
                 path, link = Path(parent) / name, target / name
-                if link.is_dir() and not link.is_symlink():
-                    shutil.rmtree(link)
-                elif link.exists() or link.is_symlink():
-                    link.unlink()
-                try:
+                try:  # what cannot be linked (a path too long, a name taken by a folder) is left out, as a check would miss it
+                    if name in directories:
+                        link.mkdir(exist_ok=True)
+                        continue
+                    if link.is_dir() and not link.is_symlink():
+                        shutil.rmtree(link)
+                    elif link.is_symlink() or link.exists():
+                        link.unlink()
                     os.link(path, link, follow_symlinks=False)
                 except OSError:
-                    shutil.copy2(path, link, follow_symlinks=False)
+                    continue
     return into
 
 
