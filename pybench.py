@@ -1462,11 +1462,17 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
                 "gpu_offload": model.offload, "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
                 "llama_cpp": model.llama_cpp_version, "flags": flags,
                 "suite": str(tasks_path), "suite_size": len(suite), "suite_sha256": suite_digest(tasks_path, suite, config),
-                "jail_limits": vars(limits),
+                "jail_limits": vars(limits), "jail_environment": jail_environment_facts(environment_of(suite[0])),
                 "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
                 "os": platform.platform(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     manifest |= {key: flags[key] for key in RESUME_KEYS if key in flags}
     return manifest
+
+
+def jail_environment_facts(name: str) -> dict:
+    """Which jail environment a run's cells and checks used, and the digest of the pinned file that built it."""
+    requirements = HERE / JAIL_ENVIRONMENTS[name].requirements
+    return {"name": name, "requirements": JAIL_ENVIRONMENTS[name].requirements, "sha256": sha256_of(requirements)}
 
 
 def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
