@@ -514,6 +514,11 @@ SECCOMP_DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "mount", "u
                   "lookup_dcookie", "kcmp", "uselib", "vhangup", "fanotify_init")
 
 
+# Image viewers and browsers that PIL's img.show() and webbrowser.open() would start: hidden behind /dev/null (not
+# executable), so that such a call shows nothing, as on a headless server like the original's.
+DESKTOP_OPENERS = ("xdg-open", "x-www-browser", "www-browser", "sensible-browser", "chromium", "firefox", "display", "eog", "feh", "xv")
+
+
 @functools.cache
 def cgroup_version() -> str:
     """"v1" or "v2" where per-jail cgroups can be made here (root, a writable hierarchy), "" where they cannot:
@@ -584,6 +589,8 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
               for path in ("/tmp", "/dev/shm")]
     mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin", "/etc/fonts") if os.path.exists(path)]
     mounts += python_mounts(environment)
+    mounts += [MountPt(src="/dev/null", dst=f"{folder}/{name}", is_bind=True, nosuid=True) for folder in ("/usr/bin", "/bin")
+               for name in DESKTOP_OPENERS if os.path.isfile(f"{folder}/{name}") and not os.path.islink(f"{folder}/{name}")]
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
     mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, options="size=1m")]  # the cwd, read-only, holding:
     mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
@@ -613,13 +620,20 @@ def original_kernel():
     pretty printer at the kernel's width (long dicts and tuples broken across lines), with no newline after it and
     nothing for None or a cell ending in ';'. pandas starts with a kernel's display defaults: a kernel is no terminal,
     so pandas shows up to 20 columns and wraps a wider frame with '\\' rather than fitting it to a terminal with '...'.
+    IPython's display() (and so PIL's img.show()) shows nothing: the kernel sent it to the notebook, not the messages.
     An invalid escape in a string literal stays silent, as on Python 3.10 (3.12 warns). IPython is imported only
     when a value is shown."""
     import sys
 
-    class PandasAsInAKernel:
+    def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
+        return None
+
+    as_in_a_kernel = {"pandas": lambda module: module.set_option("display.max_columns", 20),
+                      "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)}
+
+    class AsInAKernel:  # adjusts these modules right after they are first imported
         def find_spec(self, name, path=None, target=None):
-            if name != "pandas":
+            if name not in as_in_a_kernel:
                 return None
             from importlib.machinery import PathFinder
 
@@ -629,12 +643,12 @@ def original_kernel():
 
                 def exec_module(module):
                     load(module)
-                    module.set_option("display.max_columns", 20)
+                    as_in_a_kernel[name](module)
 
                 spec.loader.exec_module = exec_module
             return spec
 
-    sys.meta_path.insert(0, PandasAsInAKernel())
+    sys.meta_path.insert(0, AsInAKernel())
     import warnings
 
     warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)

@@ -100,7 +100,8 @@ def test_interpreter_messages_are_worded_as_the_originals_kernel_showed_them(tmp
              "print(df.shape)\n{}['missing']",                                  # output before the error, then its wording
              "df.shape;",                                                        # a trailing ';' shows nothing
              "import numpy as np\nnp.int64(7), np.float64(0.5)",
-             "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()"]                # the kernel's inline figure left no text
+             "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()",                # the kernel's inline figure left no text
+             "from PIL import Image\nImage.new('RGB', (4, 4)).show()\nimport shutil\nshutil.which('xdg-open')"]  # nor img.show()
     replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(cell) for cell in cells] + ["Finished."]}])
     out = tmp_path / "run"
     finished = run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--out", out)
@@ -116,7 +117,7 @@ def test_interpreter_messages_are_worded_as_the_originals_kernel_showed_them(tmp
     assert shown[5] == P + "(2, 12)\n" + ERROR.format("KeyError", "'missing'")
     assert shown[6] == P
     assert shown[7] == P + "(7, 0.5)"  # numpy 1.x scalars, as the original's saved runs show them
-    assert shown[8] == P
+    assert shown[8] == P and shown[9] == P
 
 
 def test_our_own_suite_keeps_its_plain_repr_and_wording(tmp_path, make_suite):
