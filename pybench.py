@@ -84,10 +84,11 @@ def setup(for_tests: bool) -> None:
 class JailEnvironment:
     requirements: str          # the pinned requirements file (relative to this file) that builds .jail/<name>
     original_kernel: bool      # cells as in the original's Jupyter kernel: its display of the last value, its Python's warnings
+    writable_data: bool        # ./data/ takes new files (a tmpfs; the inputs in it stay read-only), as the original's checkout did
 
 
-JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False),        # our own suite, at today's pins
-                     "original": JailEnvironment("jail/original.txt", True)}   # an original PyBench checkout, at its versions
+JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False, False),        # our own suite, at today's pins
+                     "original": JailEnvironment("jail/original.txt", True, True)}   # an original PyBench checkout, at its versions
 
 
 def environment_of(task: "Task") -> str:
@@ -593,6 +594,9 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
                for name in DESKTOP_OPENERS if os.path.isfile(f"{folder}/{name}") and not os.path.islink(f"{folder}/{name}")]
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
     mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, options="size=1m")]  # the cwd, read-only, holding:
+    if JAIL_ENVIRONMENTS[environment].writable_data:
+        mounts += [MountPt(dst=f"{JAIL_ROOT}/data", fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True,
+                           options=f"size={limits.tmp_mib}m")]
     mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
                for host, inside, writable in binds]
     # The jail runs as uid 65534 (nobody). uid/gid 0 are mapped too, only so that nsjail can mount a Python kept under a

@@ -168,3 +168,15 @@ def test_nothing_of_the_harness_is_inside_either_jail_environment(tmp_path):
     replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(probe), "Finished."]}])
     assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--out", tmp_path / "a").returncode == 0
     assert read_results(tmp_path / "a")["134"]["messages"][4]["content"] == P + "[] []\n"
+
+
+def test_data_takes_new_files_as_the_originals_checkout_did_but_its_inputs_stay_read_only(tmp_path):
+    cells = ["open('./data/notes.txt', 'w').write('kept')\nopen('./data/notes.txt').read()",
+             "open('./data/menu.txt', 'a').write('poison')"]
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "140", "replies": [code(cell) for cell in cells] + ["Finished."]}])
+    out = tmp_path / "run"
+    assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "140", "--out", out).returncode == 0
+    messages = read_results(out)["140"]["messages"]
+    assert messages[4]["content"] == P + "'kept'"
+    assert messages[6]["content"].startswith(P + ERROR.format("PermissionError", "")[:-2]), messages[6]
+    assert "poison" not in (CHECKOUT / "data" / "menu.txt").read_text(encoding="utf-8")
