@@ -625,8 +625,8 @@ def original_kernel():
     nothing for None or a cell ending in ';'. pandas starts with a kernel's display defaults: a kernel is no terminal,
     so pandas shows up to 20 columns and wraps a wider frame with '\\' rather than fitting it to a terminal with '...'.
     IPython's display() (and so PIL's img.show()) shows nothing: the kernel sent it to the notebook, not the messages.
-    An invalid escape in a string literal stays silent, as on Python 3.10 (3.12 warns). IPython is imported only
-    when a value is shown."""
+    An invalid escape in a string literal stays silent, as on Python 3.10 (3.12 warns). A cell is compiled under the
+    file name the kernel gave it (see cell_name). IPython is imported only when a value is shown."""
     import sys
 
     def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
@@ -664,6 +664,27 @@ def original_kernel():
 
         sys.stdout.write(pretty(value, max_width=79, max_seq_length=1000))
 
+    def murmur2(data: bytes, seed: int) -> int:  # MurmurHash2 (Austin Appleby, public domain), 32-bit
+        m, h, end = 0x5BD1E995, (seed ^ len(data)) & 0xFFFFFFFF, len(data) & ~3
+        for at in range(0, end, 4):
+            k = (int.from_bytes(data[at:at + 4], "little") * m) & 0xFFFFFFFF
+            h = ((h * m) & 0xFFFFFFFF) ^ ((((k ^ (k >> 24)) * m)) & 0xFFFFFFFF)
+        if data[end:]:
+            h = ((h ^ int.from_bytes(data[end:], "little")) * m) & 0xFFFFFFFF
+        h = ((h ^ (h >> 13)) * m) & 0xFFFFFFFF
+        return h ^ (h >> 15)
+
+    def cell_name(code: str) -> str:
+        """The file name the kernel compiled a cell under (a SyntaxError names it; a warning shows it and the line):
+        a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process."""
+        import linecache
+        import os
+
+        name = f"/tmp/ipykernel_{os.getpid()}/{murmur2(code.encode(), 0xC70F6907)}.py"
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        return name
+
+    display.cell_name = cell_name
     return display
 
 
@@ -712,7 +733,7 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
     send("ready")
     while True:
         code, marker, cpu_seconds = receive()
-        name = f"<cell {len(sources) + 1}>"
+        name = display.cell_name(code) if display is not None else f"<cell {len(sources) + 1}>"
         sources[name] = code
         usage = resource.getrusage(resource.RUSAGE_SELF)
         resource.setrlimit(resource.RLIMIT_CPU, (int(usage.ru_utime + usage.ru_stime) + int(cpu_seconds), resource.RLIM_INFINITY))

@@ -1,5 +1,6 @@
 """An original PyBench checkout, run offline and jailed: our own fixture in the original's layout (tests/fixtures)."""
 import json
+import re
 import shutil
 
 import yaml
@@ -101,10 +102,12 @@ def test_interpreter_messages_are_worded_as_the_originals_kernel_showed_them(tmp
              "df.shape;",                                                        # a trailing ';' shows nothing
              "import numpy as np\nnp.int64(7), np.float64(0.5)",
              "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()",                # the kernel's inline figure left no text
-             "from PIL import Image\nImage.new('RGB', (4, 4)).show()\nimport shutil\nshutil.which('xdg-open')"]  # nor img.show()
+             "from PIL import Image\nImage.new('RGB', (4, 4)).show()\nimport shutil\nshutil.which('xdg-open')",  # nor img.show()
+             "print(('never closed'",                                            # named after the kernel's cell file
+             "import warnings\nwarnings.warn('careful')"]
     replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(cell) for cell in cells] + ["Finished."]}])
     out = tmp_path / "run"
-    finished = run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--out", out)
+    finished = run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--max-turns", "20", "--out", out)
     assert finished.returncode == 0, finished.stderr
     shown = [message["content"] for message in read_results(out)["134"]["messages"][4::2]]
     assert shown[0] == P
@@ -118,6 +121,9 @@ def test_interpreter_messages_are_worded_as_the_originals_kernel_showed_them(tmp
     assert shown[6] == P
     assert shown[7] == P + "(7, 0.5)"  # numpy 1.x scalars, as the original's saved runs show them
     assert shown[8] == P and shown[9] == P
+    # ipykernel compiled a cell as /tmp/ipykernel_<pid>/<MurmurHash2 of its text>.py; 143491006 is that hash of this cell
+    assert shown[10] == P + ERROR.format("SyntaxError", "'(' was never closed (143491006.py, line 1)")
+    assert re.fullmatch(r"/tmp/ipykernel_\d+/\d+\.py:2: UserWarning: careful\n  warnings.warn\('careful'\)\n", shown[11].removeprefix(P))
 
 
 def test_our_own_suite_keeps_its_plain_repr_and_wording(tmp_path, make_suite):
