@@ -84,7 +84,7 @@ def setup(for_tests: bool) -> None:
 class JailEnvironment:
     requirements: str          # the pinned requirements file (relative to this file) that builds .jail/<name>
     original_kernel: bool      # cells as in the original's Jupyter kernel: its display of the last value, its Python's warnings
-    writable_data: bool        # ./data/ takes new files (a tmpfs; the inputs in it stay read-only), as the original's checkout did
+    writable_cwd: bool         # the cwd and ./data/ take new files (a tmpfs; the inputs stay read-only), as the original's checkout did
 
 
 JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False, False),        # our own suite, at today's pins
@@ -593,10 +593,9 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     mounts += [MountPt(src="/dev/null", dst=f"{folder}/{name}", is_bind=True, nosuid=True) for folder in ("/usr/bin", "/bin")
                for name in DESKTOP_OPENERS if os.path.isfile(f"{folder}/{name}") and not os.path.islink(f"{folder}/{name}")]
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
-    mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, options="size=1m")]  # the cwd, read-only, holding:
-    if JAIL_ENVIRONMENTS[environment].writable_data:
-        mounts += [MountPt(dst=f"{JAIL_ROOT}/data", fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True,
-                           options=f"size={limits.tmp_mib}m")]
+    writable = JAIL_ENVIRONMENTS[environment].writable_cwd  # the cwd, read-only unless its environment says, holding:
+    mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, rw=writable, nosuid=True, nodev=True,
+                       options=f"size={limits.tmp_mib if writable else 1}m")]
     mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
                for host, inside, writable in binds]
     # The jail runs as uid 65534 (nobody). uid/gid 0 are mapped too, only so that nsjail can mount a Python kept under a

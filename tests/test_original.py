@@ -176,8 +176,8 @@ def test_nothing_of_the_harness_is_inside_either_jail_environment(tmp_path):
     assert read_results(tmp_path / "a")["134"]["messages"][4]["content"] == P + "[] []\n"
 
 
-def test_data_takes_new_files_as_the_originals_checkout_did_but_its_inputs_stay_read_only(tmp_path):
-    cells = ["open('./data/notes.txt', 'w').write('kept')\nopen('./data/notes.txt').read()",
+def test_cwd_and_data_take_new_files_as_the_originals_checkout_did_but_its_inputs_stay_read_only(tmp_path):
+    cells = ["open('./data/notes.txt', 'w').write('kept')\nopen('notes.png', 'w').write('x')\nopen('./data/notes.txt').read()",
              "open('./data/menu.txt', 'a').write('poison')"]
     replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "140", "replies": [code(cell) for cell in cells] + ["Finished."]}])
     out = tmp_path / "run"
