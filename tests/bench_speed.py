@@ -3,6 +3,8 @@ ratios, not the absolute times). Not a test: run it with `.venv/bin/python tests
 
   jail start        a jail with its worker ready        beside  plain `python -I -c pass` (and a Jupyter kernel, if installed)
   cell round-trip   jail.run("pass")                      beside  a pipe round-trip to a plain child process
+  environments      jail start and cells in each jail environment (our suite's, the original's with its kernel
+                    display) beside plain `python -I -c pass`; the first shown value imports IPython's pretty printer
   model             tokens/s of LlamaModel.reply in a task beside raw llama-cpp-python on the same messages
   figure record     jail start and a savefig cell with the figure recorder beside the same worker without it
 """
@@ -100,6 +102,33 @@ def bench_figures(rounds: int = 10):
           f"ratio {statistics.median(cell) / statistics.median(bare_cell):.2f}x (median of {rounds})")
 
 
+def bench_environments(rounds: int = 20, cells: int = 200):
+    """Each jail environment, interleaved round by round: start, a cell, a cell whose value is shown, the first shown value."""
+    work = Path(tempfile.mkdtemp(prefix="pybench-bench-"))
+    plain = []
+    starts = {name: [] for name in pybench.JAIL_ENVIRONMENTS}
+    first_value = {name: [] for name in pybench.JAIL_ENVIRONMENTS}
+    value = "{'a' * 30: 1, 'b' * 30: 2, 'c' * 30: (1, 2, 3)}"
+    for round_number in range(rounds):
+        plain.append(timed(lambda: subprocess.run([sys.executable, "-I", "-c", "pass"], check=True)))
+        for name in pybench.JAIL_ENVIRONMENTS:
+            jail = pybench.Jail(f"env-{name}-{round_number}", [], pybench.JailLimits(), work, environment=name)
+            starts[name].append(timed(jail.start))
+            first_value[name].append(timed(lambda: jail.run(value)))
+            jail.kill()
+    print(f"plain python -I -c pass    {median_ms(plain):7.1f} ms (median of {rounds})")
+    for name in pybench.JAIL_ENVIRONMENTS:
+        jail = pybench.Jail(f"env-{name}-cells", [], pybench.JailLimits(), work, environment=name)
+        jail.start()
+        jail.run(value)
+        passes = [timed(lambda: jail.run("pass")) for _ in range(cells)]
+        shown = [timed(lambda: jail.run(value)) for _ in range(cells)]
+        jail.kill()
+        print(f"{name + ' environment:':22s} jail start {median_ms(starts[name]):6.1f} ms ({statistics.median(starts[name]) / statistics.median(plain):.2f}x "
+              f"plain python); cell 'pass' {median_ms(passes):.2f} ms; a shown value {median_ms(shown):.2f} ms; the first shown "
+              f"value {median_ms(first_value[name]):.1f} ms")
+
+
 def bench_jupyter(rounds: int = 5):
     """A Jupyter kernel start, as the original harness makes one per task; only where jupyter_client and ipykernel are installed."""
     import importlib.util
@@ -147,5 +176,6 @@ def bench_model(max_tokens: int = 128, rounds: int = 3):
 if __name__ == "__main__":
     bench_jail()
     bench_figures()
+    bench_environments()
     bench_jupyter()
     bench_model()

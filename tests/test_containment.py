@@ -482,7 +482,7 @@ def file_state(path: Path) -> tuple:
 
 
 def project_paths() -> set[Path]:
-    skip = {".git", ".venv", ".pytest_cache", "__pycache__", "runs"}
+    skip = {".git", ".venv", ".jail", ".pytest_cache", "__pycache__", "runs"}
     found = set()
     for folder, dirs, files in os.walk(ROOT):
         dirs[:] = [d for d in dirs if d not in skip]

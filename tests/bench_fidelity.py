@@ -1,0 +1,177 @@
+"""Fidelity to the original PyBench, measured on a saved run of the original harness. Not a CI test: it needs the
+user's own checkout and saved run.
+
+    .venv/bin/python tests/bench_fidelity.py CHECKOUT SAVED_RUN [--reuse RUN_DIR]
+
+CHECKOUT is an original PyBench checkout (data/meta/task.json, data/unit_test/tests.py, config/); SAVED_RUN a folder
+like the original's unit_test_result/gpt4turbo/, holding trajectory.jsonl and the run's output/. The script
+
+  1. scores the saved run as the original's scorer did: each test_task_<index> in a jail, on the saved output/ folder
+     (shared by all tasks, as the original's was), given the saved messages (a record without messages: the scorer's
+     one-message stand-in; a task absent from the file: failed untested);
+  2. re-executes the saved run with pybench (`--replay SAVED_RUN/trajectory.jsonl`, every reply's code in the
+     original's jail environment) and scores it with the same tests (--reuse RUN_DIR skips this: a run made before);
+  3. prints verdict agreement over the tasks whose inputs the checkout holds, observation agreement (identical
+     interpreter messages / all, and without the cells whose saved output depends on time, a process id, a memory
+     address or the original machine's paths), and every difference with its likely cause.
+"""
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import pybench  # noqa: E402
+
+# Saved output that no re-execution can reproduce: a process id in IPython's cell file names, the original machine's
+# paths, memory addresses, progress bars redrawn with \r, durations.
+UNREPRODUCIBLE = {
+    "ipykernel cell file (process id)": re.compile(r"/tmp/ipykernel_\d+/"),
+    "the original machine's paths": re.compile(r"/home/\w+/|anaconda3|site-packages/"),
+    "memory address": re.compile(r"\b0x[0-9a-fA-F]{6,}\b"),
+    "progress bar": re.compile(r"\r"),
+    "duration or date": re.compile(r"\d+(\.\d+)? ?(seconds|secs?|ms|s)\b|\b20\d\d-\d\d-\d\d[ T]\d\d:\d\d"),
+}
+
+
+def original_verdicts(checkout: Path, saved_run: Path, tasks: list, work: Path) -> dict[str, tuple[bool, str]]:
+    """The saved run scored as the original's scorer scored it, each test in a check jail of pybench."""
+    model = pybench.ReplayModel(saved_run / "trajectory.jsonl", {task.id for task in pybench.load_original(checkout)})
+    saved_messages = saved_trajectories(saved_run)
+    verdicts = {}
+    for number, task in enumerate(tasks, 1):
+        record = model.saved.get(task.id)
+        if record and not record.tested:
+            verdicts[task.id] = (False, record.caveat)
+            continue
+        trajectory = record.stand_in if record and record.stand_in else saved_messages[task.id]
+        run = SimpleNamespace(messages=trajectory, output_dir=saved_run / "output", answer="")
+        verdicts[task.id] = pybench.run_check(task, run, work, trajectory=trajectory)
+        print(f"\rscoring the saved outputs: {number}/{len(tasks)}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return verdicts
+
+
+def saved_trajectories(saved_run: Path) -> dict[str, list]:
+    found = {}
+    for line in (saved_run / "trajectory.jsonl").read_text(encoding="utf-8").split("\n"):
+        if line.strip():
+            record = json.loads(line)
+            if isinstance(record.get("messages"), list):
+                found[str(record["index"])] = record["messages"]
+    return found
+
+
+def interpreter_messages(messages: list) -> list[tuple[int, str]]:
+    return [(at, message["content"]) for at, message in enumerate(messages)
+            if message.get("role") == "user" and str(message.get("content", "")).startswith(pybench.ORIGINAL_INTERPRETER)]
+
+
+def unreproducible(text: str) -> str:
+    return next((kind for kind, pattern in UNREPRODUCIBLE.items() if pattern.search(text)), "")
+
+
+def difference_kind(saved: str, ours: str) -> str:
+    """A short name for why two interpreter messages differ."""
+    if unreproducible(saved):
+        return unreproducible(saved)
+    if "ModuleNotFoundError" in ours:
+        return "module missing from the jail: " + re.search(r"No module named '([^']+)'", ours).group(1).split(".")[0] \
+            if re.search(r"No module named '([^']+)'", ours) else "module missing from the jail"
+    if "There are some errors" in ours and "There are some errors" not in saved:
+        return "the cell fails here, not in the original: " + ours.split("Error: ", 1)[-1].split("\n", 1)[0]
+    if "There are some errors" in saved and "There are some errors" not in ours:
+        return "the cell failed in the original, not here: " + saved.split("Error: ", 1)[-1].split("\n", 1)[0]
+    number = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
+    if number.sub("#", saved) == number.sub("#", ours):
+        if "memory usage:" in saved and saved.split("memory usage:")[0] == ours.split("memory usage:")[0]:
+            return "DataFrame.info()'s memory usage (object sizes of Python 3.10, not 3.12)"
+        return "numbers differ (randomness without a seed, or numerics of another build)"
+    if saved.rstrip() == ours.rstrip():
+        return "trailing whitespace"
+    return "other"
+
+
+def first_difference(saved: str, ours: str) -> str:
+    at = next((i for i, (a, b) in enumerate(zip(saved, ours)) if a != b), min(len(saved), len(ours)))
+    start = max(0, at - 30)
+    return f"saved {saved[start:at + 50]!r} / here {ours[start:at + 50]!r}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checkout", type=Path)
+    parser.add_argument("saved_run", type=Path)
+    parser.add_argument("--reuse", type=Path, help="a pybench run directory of this saved run's replay, made before")
+    parser.add_argument("--only", help="comma-separated task ids (default: all)")
+    options = parser.parse_args()
+    checkout, saved_run = options.checkout.resolve(), options.saved_run.resolve()
+    tasks = pybench.load_original(checkout)
+    if options.only:
+        tasks = [task for task in tasks if task.id in options.only.split(",")]
+    work = Path(tempfile.mkdtemp(prefix="pybench-fidelity-"))
+    run_dir = options.reuse or work / "rerun"
+    if not options.reuse:
+        command = [sys.executable, str(ROOT / "pybench.py"), "--tasks", str(checkout), "--replay", str(saved_run / "trajectory.jsonl"),
+                   "--out", str(run_dir)] + (["--only", options.only] if options.only else [])
+        print("re-executing:", " ".join(command), file=sys.stderr, flush=True)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    ours = {result["id"]: result for result in pybench.read_results(run_dir / "results.jsonl")}
+    original = original_verdicts(checkout, saved_run, tasks, work)
+    saved = saved_trajectories(saved_run)
+
+    held = [task for task in tasks if not any("missing from the checkout" in caveat for caveat in task.caveats)]
+    agree = [task for task in held if task.id in ours and ours[task.id]["passed"] == original[task.id][0]]
+    print(f"verdict agreement: {len(agree)}/{len(held)} = {100 * len(agree) / max(len(held), 1):.1f}% of the tasks whose inputs "
+          f"the checkout holds ({len(tasks) - len(held)} left out for missing inputs)")
+    print(f"  original scorer on the saved outputs: {sum(original[t.id][0] for t in tasks)}/{len(tasks)} passed; "
+          f"re-executed here: {sum(ours[t.id]['passed'] for t in tasks if t.id in ours)}/{len(tasks)}")
+    for task in held:
+        if task in agree:
+            continue
+        result = ours.get(task.id)
+        cause = "not re-executed" if result is None else ""
+        for (at, theirs), (_, mine) in zip(interpreter_messages(saved.get(task.id, [])), interpreter_messages(result["messages"]) if result else []):
+            if theirs != mine:
+                cause = f"cell {at} differs ({difference_kind(theirs, mine)}): {first_difference(theirs, mine)}"
+                break
+        cause = cause or "same interpreter messages; the output files differ"
+        print(f"  {task.id}: original {'pass' if original[task.id][0] else 'fail'} ({original[task.id][1][:80] or 'ok'}), "
+              f"here {'pass' if result and result['passed'] else 'fail'} ({(result or {}).get('reason', '')[:80] or 'ok'}); {cause}")
+
+    total, identical, kinds, examples = 0, 0, Counter(), {}
+    reproducible_total, reproducible_identical = 0, 0
+    held_ids = {task.id for task in held}
+    for task_id, messages in saved.items():
+        if task_id not in ours or task_id not in held_ids:
+            continue
+        theirs, mine = interpreter_messages(messages), interpreter_messages(ours[task_id]["messages"])
+        mine_at = dict(mine)
+        for at, text in theirs:
+            total += 1
+            same = mine_at.get(at) == text
+            identical += same
+            if not unreproducible(text):
+                reproducible_total += 1
+                reproducible_identical += same
+            if not same:
+                kind = "no such message here (the re-executed run ended earlier)" if at not in mine_at else difference_kind(text, mine_at[at])
+                kinds[kind] += 1
+                examples.setdefault(kind, f"{task_id} message {at}: " + (first_difference(text, mine_at[at]) if at in mine_at else ""))
+    print(f"observation agreement (tasks whose inputs the checkout holds): {identical}/{total} = {100 * identical / max(total, 1):.1f}% identical interpreter messages; "
+          f"without the {total - reproducible_total} whose saved text depends on time, a process id, an address or the original "
+          f"machine: {reproducible_identical}/{reproducible_total} = {100 * reproducible_identical / max(reproducible_total, 1):.1f}%")
+    for kind, count in kinds.most_common():
+        print(f"  {count:4d}  {kind}\n        e.g. {examples[kind][:300]}")
+    print(f"(re-executed run: {run_dir})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
