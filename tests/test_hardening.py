@@ -406,7 +406,6 @@ def test_mountinfo_shows_no_run_directory(run):
     assert "RUNDIR False" in run.observations("what_jail_sees")[0], run.observations("what_jail_sees")[0]
 
 
-@pytest.mark.xfail(reason="needs the jail environment of issue 9 (the jail still mounts the harness .venv)", strict=False)
 def test_no_model_file_or_harness_package_in_the_jail(run):
     seen = run.observations("what_jail_sees")[0]
     assert "MODEL False" in seen and "HARNESS []" in seen, seen
