@@ -82,14 +82,7 @@ def read_records(path: Path) -> list[tuple[str, dict]]:
         if missing:
             raise UsageError(f"{path}: the parquet has no column {', '.join(missing)}; an ML-Bench split has {', '.join(FIELDS)}")
         return [(f"{path}, row {number}", record) for number, record in enumerate(table.select(list(FIELDS)).to_pylist(), 1)]
-    records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-        if line.strip():
-            try:
-                records.append((f"{path}, line {number}", json.loads(line)))
-            except json.JSONDecodeError as error:
-                raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
-    return records
+    return pybench.jsonl_records(path)
 
 
 def parse_arguments(text: str, where: str) -> dict:
@@ -334,14 +327,7 @@ class OutputReplay(pybench.ReplayModel):
     def __init__(self, path: Path, task_ids: set[str]):
         self.answers: dict[str, list[str]] = {}
         self.unknown = 0
-        for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-            if not line.strip():
-                continue
-            where = f"{path}, line {number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UsageError(f"{where}: not valid JSON ({error.msg})") from None
+        for where, record in pybench.jsonl_records(path):
             if not (isinstance(record, dict) and isinstance(record.get("github_id"), int) and isinstance(record.get("id"), int)
                     and isinstance(record.get("output"), list) and all(isinstance(text, str) for text in record["output"])):
                 raise UsageError(f"{where}: expected ML-Bench's output format {{\"github_id\": N, \"id\": M, \"output\": [\"...\", ...]}}")

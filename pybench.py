@@ -170,20 +170,26 @@ def load_tasks(tasks_path: Path) -> list[Task]:
     return tasks
 
 
-def task_records(tasks_path: Path) -> list[tuple[str, object]]:
-    """(where, parsed JSON) per non-blank line of a tasks.jsonl."""
-    if not tasks_path.is_file():
-        raise UsageError(f"tasks file {tasks_path} does not exist: give --tasks a tasks.jsonl")
+def jsonl_records(path: Path) -> list[tuple[str, object]]:
+    """(where, parsed JSON) per non-blank line of a JSONL file, where = "FILE, line N"; a line that is not JSON is a
+    UsageError naming it. Lines are split on "\n" only (str.splitlines() would also cut at a U+2028 inside a string)."""
     records = []
-    for number, line in enumerate(tasks_path.read_text(encoding="utf-8").split("\n"), 1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
         if not line.strip():
             continue
-        where = f"{tasks_path}, line {number}"
+        where = f"{path}, line {number}"
         try:
             records.append((where, json.loads(line)))
         except json.JSONDecodeError as error:
             raise UsageError(f"{where}: not valid JSON ({error.msg}, column {error.colno})") from None
     return records
+
+
+def task_records(tasks_path: Path) -> list[tuple[str, object]]:
+    """(where, parsed JSON) per non-blank line of a tasks.jsonl."""
+    if not tasks_path.is_file():
+        raise UsageError(f"tasks file {tasks_path} does not exist: give --tasks a tasks.jsonl")
+    return jsonl_records(tasks_path)
 
 
 def task_from_record(record, where: str, tasks_path: Path, defined: dict) -> Task:
@@ -882,22 +888,16 @@ class ReplayModel:
         self.replies: dict[str, list[str]] = {}
         self.saved: dict[str, SavedRecord] = {}  # an original trajectory file's records that are not a plain run
         original = False
-        for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+        for where, record in jsonl_records(path):
             if isinstance(record, dict) and "index" in record:
                 original = True
                 record = self.original_record(record)
             if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
                     and all(isinstance(reply, str) for reply in record["replies"])):
-                raise UsageError(f"{path}, line {number}: expected {{\"id\": TASK_ID, \"replies\": [\"...\", ...]}} "
+                raise UsageError(f"{where}: expected {{\"id\": TASK_ID, \"replies\": [\"...\", ...]}} "
                                  "or an original PyBench trajectory line with \"index\" and \"messages\"")
             if record["id"] not in task_ids:
-                raise UsageError(f"{path}, line {number}: task id {record['id']!r} is not in the tasks file")
+                raise UsageError(f"{where}: task id {record['id']!r} is not in the tasks file")
             self.replies[record["id"]] = record["replies"]
         if original:  # the original's scorer fails a task its trajectory file lacks, without running its test
             for task_id in task_ids - self.replies.keys():
@@ -2414,8 +2414,11 @@ def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None =
 
 # --- results: a manifest, then one JSON line per finished attempt, written as soon as it ends -----------------
 
-def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: Protocol, run_dir: Path, limits: JailLimits, max_turns: int) -> dict:
-    """One attempt at a task: the agent in its jail, then the check in another."""
+def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: Protocol, run_dir: Path, limits: JailLimits, max_turns: int,
+            agent_done: threading.Event | None = None, earlier_agents: list[threading.Event] = ()) -> dict:
+    """One attempt at a task: the agent in its jail, then the check in another. An original task's check reads the
+    run's shared ./output/, so it waits for the agents of the attempts before it (earlier_agents, set through their
+    agent_done) as the original scored only once every task had run."""
     output = Path("outputs") / (task.id if samples == 1 else f"{task.id}.s{sample}")
     output_dir = run_dir / output
     if output_dir.exists() or output_dir.is_symlink():  # left by an attempt that was killed before its result was written
@@ -2429,10 +2432,14 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model, protocol: P
         removed = tidy_output(output_dir)
     finally:
         keep_output(output_dir, limits.output_mib * 2**20)  # the agent is done: its ./output/ goes onto the disk for the checks
+        if agent_done is not None:
+            agent_done.set()
     saved = model.saved.get(task.id) if isinstance(model, ReplayModel) else None
     if saved and not saved.tested:
         passed, reason = False, saved.caveat
     elif task.original:
+        for event in earlier_agents:
+            event.wait()
         scored = shared_output(output_dir, log_dir / f"{output_dir.name}.output")
         try:
             passed, reason = run_check(task, run, log_dir, trajectory=saved.stand_in if saved else None, output_dir=scored)
@@ -2715,7 +2722,7 @@ def shard_of(tasks: list[Task], shard: str | None) -> list[Task]:
 
 # --- scheduler: several attempts in flight on one model, each in a thread of its own ---------------------------
 
-def run_attempts(attempts: list, parallel: int, model, attempt, tick) -> "Iterator[tuple]":
+def run_attempts(attempts: list, parallel: int, model, attempt, tick):
     """Yield (task, sample, result, attempts still in flight) as attempts finish, `parallel` of them in flight at once:
     each thread takes the next attempt when its last one is done (one thread per model sequence), so while one
     attempt runs a cell or its check, the others go on generating. tick(in_flight) is called twice a second. Ctrl-C (or
@@ -3119,8 +3126,15 @@ def run_suite(args: argparse.Namespace) -> int:
         progress.set_postfix_str(status)
         return status
 
-    attempt = lambda task, sample: (mlbench.run_one if split else run_one)(  # noqa: E731
-        task, sample, args.samples, args.seed + sample, model, protocol, run_dir, limits, args.max_turns)
+    agents_done = {(task.id, sample): threading.Event() for task, sample in attempts}  # an original check waits for earlier agents
+    order = list(agents_done)
+
+    def attempt(task: Task, sample: int) -> dict:
+        if split:
+            return mlbench.run_one(task, sample, args.samples, args.seed + sample, model, protocol, run_dir, limits, args.max_turns)
+        earlier = [agents_done[key] for key in order[:order.index((task.id, sample))] if key[1] == sample] if original else []
+        return run_one(task, sample, args.samples, args.seed + sample, model, protocol, run_dir, limits, args.max_turns,
+                       agents_done[(task.id, sample)], earlier)
     try:
         for done, (task, sample, result, in_flight) in enumerate(run_attempts(attempts, parallel, model, attempt, tick), 1):
             append_result(results_path, result)

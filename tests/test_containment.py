@@ -653,7 +653,8 @@ def run_group(host: Host, group: str, attack_list: list[Attack], base: Path, mon
     started = time.monotonic()
     finished = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--tasks", str(host.suite_dir / "tasks.jsonl"),
                                "--replay", str(replay), "--only", ",".join(task_ids), "--out", str(out),
-                               "--memory", str(MEMORY_GIB), "--cell-timeout", str(CELL_TIMEOUT)],
+                               "--memory", str(MEMORY_GIB), "--cell-timeout", str(CELL_TIMEOUT),
+                               "--parallel", "1"],  # one at a time: each attack, then the task after it, in that order
                               capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
     seconds = time.monotonic() - started
     monitor.poll()

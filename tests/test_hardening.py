@@ -259,7 +259,8 @@ def play(base: Path, stalls: bool) -> Run:
     started = time.monotonic()
     try:
         finished = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--tasks", str(suite / "tasks.jsonl"), "--replay", str(replay),
-                                   "--out", str(out), "--memory", "1", "--cell-timeout", str(CELL_TIMEOUT)],
+                                   "--out", str(out), "--memory", "1", "--cell-timeout", str(CELL_TIMEOUT),
+                                   "--parallel", "1"],  # one at a time: each attack, then its canary, in that order
                                   capture_output=True, text=True, timeout=120 if stalls else 600, cwd=ROOT)
     except subprocess.TimeoutExpired:
         finished = None
@@ -479,7 +480,7 @@ def test_the_report_builds_after_every_attack(run):
 
 
 def test_the_allow_list_refuses_functions_modules_and_mutable_globals():
-    """The unpickling guard on its own, in a plain interpreter: each crafted pickle names one global."""
+    """The unpickling guard on its own, in the checks' interpreter outside a jail: each crafted pickle names one global."""
     probe = '''
 import pickle, pybench
 exec(pybench.UNPICKLING_GUARD)
@@ -495,7 +496,10 @@ for module, name in [("os", "system"), ("builtins", "eval"), ("builtins", "getat
     except Exception as error:
         print(module, name, type(error).__name__)
 '''
-    seen = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
+    import pybench
+
+    checks_python = pybench.jail_python("suite")  # where numpy, pandas and scikit-learn are installed
+    seen = subprocess.run([str(checks_python), "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
     verdicts = dict(((line.rsplit(" ", 1)[0]), line.rsplit(" ", 1)[1]) for line in seen.splitlines())
     assert all(verdicts.get(name) == "loaded" for name in ("pandas NA", "numpy ndarray", "sklearn.linear_model LinearRegression", "builtins dict")), seen
     refused = {name: verdict for name, verdict in verdicts.items() if name not in ("pandas NA", "numpy ndarray", "sklearn.linear_model LinearRegression", "builtins dict")}
