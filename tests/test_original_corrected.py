@@ -84,16 +84,16 @@ def test_three_figures_in_the_summary_and_on_the_first_screen(checkout, tmp_path
     out = tmp_path / "run"
     finished = run_pybench("--tasks", checkout, "--replay", replay, "--out", out)
     assert finished.returncode == 0, finished.stderr
-    # published: 2 52 78 134 140 pass, and 139 by its defective test: 6/8; honest: 11 82 139 set aside: 5/5;
-    # corrected: 11 (joined table) and 139 pass our checks, 82 fails: 7/8
-    assert "original way: 6/8 = 75.0% (95% 40.9-92.9" in finished.stdout
-    assert "honest way:   5/5 = 100.0% (95% 56.6-100.0" in finished.stdout
-    assert "corrected way:7/8 = 87.5% (95% 52.9-97.8" in finished.stdout
+    # published: 2 52 67 78 134 140 pass, and 68 (67's output) and 139 by their defective tests: 8/10;
+    # honest: 11 68 82 139 set aside: 6/6; corrected: 11 (joined table), 68 and 139 pass our checks, 82 fails: 9/10
+    assert "original way: 8/10 = 80.0% (95% 49.0-94.3" in finished.stdout
+    assert "honest way:   6/6 = 100.0% (95% 61.0-100.0" in finished.stdout
+    assert "corrected way:9/10 = 90.0% (95% 59.6-98.2" in finished.stdout
     built = run_pybench("report", out)
     assert built.returncode == 0, built.stderr
-    assert "corrected way:7/8" in built.stdout
+    assert "corrected way:9/10" in built.stdout
     first_screen = (out / "report" / "report.html").read_text().split("<h2>Table 3")[0]
-    for name, figure, interval in (("published", "75.0%", "40.9-92.9"), ("honest", "100.0%", "56.6-100.0"), ("corrected", "87.5%", "52.9-97.8")):
+    for name, figure, interval in (("published", "80.0%", "49.0-94.3"), ("honest", "100.0%", "61.0-100.0"), ("corrected", "90.0%", "59.6-98.2")):
         assert f'<div class="note">{name}</div><div class="score small">{figure}</div>' in first_screen and interval in first_screen
     page = (out / "report" / "tasks" / "139.html").read_text()
     assert "Our corrected check (original:task_139)" in page
