@@ -1,0 +1,505 @@
+"""The code that runs inside pybench's jails, kept apart from the harness that starts them.
+
+Nothing here is imported inside a jail: pybench.py reads these functions' source (inspect.getsource) once, at import,
+and sends it to each jail's Python, where it runs with the standard library only:
+
+    jail_worker          the persistent interpreter: runs a task's cells one by one and answers on a pipe
+    figure_hook          a post-import hook that installs figure_recorder once a cell imports matplotlib
+    figure_recorder      the figure record: what every saved or shown matplotlib figure holds (sent as text,
+                         FIGURE_RECORDER, and compiled only when matplotlib loads)
+    original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its warnings)
+    restrict_unpickling  the check jail's unpickling guard, installed before any check code runs
+
+Names a function here uses but does not define (frame, figure_hook, original_kernel, FIGURE_RECORDER) are the other
+pieces of the same source, defined beside it in the jail's __main__ by pybench.py.
+"""
+# ruff: noqa: F821
+
+
+def figure_hook(recorder_source: str):
+    """Runs inside the jail (stdlib only): a post-import hook on matplotlib.figure and matplotlib.pyplot. Nothing is
+    imported or even compiled at worker start: only when a cell imports matplotlib is figure_recorder's source
+    (recorder_source) compiled and run, and the two modules patched as they load. Returns take(): the figure
+    records made since the last call, as JSON text ("" if none)."""
+    import sys
+
+    recorder = {}
+
+    def patches() -> dict:
+        if not recorder:
+            namespace = {}
+            exec(recorder_source, namespace)
+            recorder.update(namespace["figure_recorder"]())
+        return recorder
+
+    class Loader:
+        """Wraps the real loader of a hooked module and patches the module once it has run."""
+
+        def __init__(self, loader, name):
+            self.loader, self.name = loader, name
+
+        def __getattr__(self, name):
+            return getattr(self.loader, name)
+
+        def create_module(self, spec):
+            return self.loader.create_module(spec)
+
+        def exec_module(self, module):
+            self.loader.exec_module(module)
+            patches()[self.name](module)
+
+    class Hook:
+        def find_spec(self, name, path=None, target=None):
+            if name not in ("matplotlib.figure", "matplotlib.pyplot"):
+                return None
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None) if finder is not self else None
+                spec = find(name, path, target) if find else None
+                if spec is not None and spec.loader is not None:
+                    spec.loader = Loader(spec.loader, name)
+                    return spec
+            return None
+
+    sys.meta_path.insert(0, Hook())
+    return lambda: recorder["take"]() if recorder else ""
+
+
+def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
+    """Runs inside the jail once matplotlib loads (figure_hook compiles it then). Patches Figure.savefig (plt.savefig,
+    pandas' and seaborn's plots all end there) and plt.show so that each adds a record of the figure: per axes its
+    bars, lines, patches, collections, images, texts, labels, legend, ticks, limits and scales, and which file it
+    became. Returns {module name: its patch, "take": take}; take() gives the records made since its last call as JSON
+    text, at most max_bytes (the oldest records are dropped first). The records are made in the agent's own process,
+    so its code can forge them; checks hold them against the saved picture."""
+    records = []
+
+    def colour(rgba) -> str:
+        try:
+            return "#" + "".join(f"{round(min(max(float(c), 0.0), 1.0) * 255):02x}" for c in list(rgba)[:4])
+        except (TypeError, ValueError):
+            return ""
+
+    def numbers(values, limit=max_points) -> list:
+        out = []
+        for value in values[:limit] if hasattr(values, "__getitem__") else list(values)[:limit]:  # cut before converting
+            try:
+                out.append(round(float(value), 9))
+            except (TypeError, ValueError):
+                out.append(None)
+        return out
+
+    def colours(array, limit=64) -> list:
+        seen = []
+        for rgba in array[:4096]:
+            hexed = colour(rgba)
+            if hexed not in seen:
+                seen.append(hexed)
+            if len(seen) >= limit:
+                break
+        return seen
+
+    def bars_of(ax) -> tuple[list, set]:
+        groups, members = [], set()
+        for container in ax.containers:
+            if type(container).__name__ != "BarContainer":
+                continue
+            bars = []
+            for patch in list(container.patches)[:max_points]:
+                members.add(id(patch))
+                x, y, width, height = numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])
+                bars.append({"x": x, "y": y, "width": width, "height": height, "color": colour(patch.get_facecolor()),
+                             "visible": patch.get_visible()})
+            groups.append({"label": str(container.get_label() or ""), "orientation": getattr(container, "orientation", None),
+                           "bars": bars, "n": len(container.patches)})
+        return groups, members
+
+    def patch_of(patch) -> dict:
+        kind = type(patch).__name__
+        entry = {"kind": kind, "color": colour(patch.get_facecolor()), "edgecolor": colour(patch.get_edgecolor()),
+                 "fill": patch.get_fill(), "label": str(patch.get_label() or ""), "visible": patch.get_visible()}
+        if kind == "Wedge":
+            entry |= dict(zip(("theta1", "theta2", "r"), numbers([patch.theta1, patch.theta2, patch.r]))) | {"center": numbers(patch.center)}
+        elif kind == "Rectangle":
+            entry |= dict(zip(("x", "y", "width", "height"), numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])))
+        else:  # polygons, path patches (box-plot boxes), ellipses...: where they lie, in data units (x0, y0, width, height)
+            try:
+                entry["extent"] = numbers(patch.get_path().transformed(patch.get_patch_transform()).get_extents().bounds)
+            except Exception:
+                pass
+        return entry
+
+    def collection_of(item) -> dict:
+        entry = {"kind": type(item).__name__, "label": str(item.get_label() or ""), "visible": item.get_visible(),
+                 "facecolors": colours(item.get_facecolor()), "edgecolors": colours(item.get_edgecolor())}
+        try:
+            offsets = item.get_offsets()
+            entry["n"] = len(offsets)
+            entry["offsets"] = [numbers(point) for point in offsets[:max_points]]
+        except Exception:
+            pass
+        array = item.get_array()
+        if array is not None:
+            entry["array_shape"] = list(getattr(array, "shape", ()))
+            entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
+            entry["cmap"] = item.get_cmap().name
+            if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
+                corners = item.get_coordinates()
+                entry["xcoords"], entry["ycoords"] = numbers(corners[0, :, 0]), numbers(corners[:, 0, 1])
+                entry["coarse"] = coarse(array) if array.size > 4 * max_points else None
+        if entry["kind"] in ("PolyCollection", "FillBetweenPolyCollection", "LineCollection"):
+            entry["paths"] = [[numbers(point) for point in path.vertices[:max_points]] for path in item.get_paths()[:64]]
+        return entry
+
+    def coarse(array, side=64) -> dict:
+        """A large value grid as block means, at most side x side (a spectrogram's shape, not its every cell)."""
+        rows, columns = array.shape
+        fy, fx = -(-rows // side), -(-columns // side)
+        cut = array[:rows // fy * fy, :columns // fx * fx].astype(float)
+        blocks = cut.reshape(rows // fy, fy, columns // fx, fx).mean(axis=(1, 3))
+        return {"shape": list(blocks.shape), "block": [fy, fx], "values": numbers(blocks.ravel(), side * side)}
+
+    def image_of(image) -> dict:
+        array = image.get_array()
+        grid = array is not None and array.ndim == 2  # a value grid drawn through a colour map (imshow, matshow, specgram)
+        return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
+                "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
+                "clim": numbers(image.get_clim()), "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
+                "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
+
+    def axes_of(ax) -> dict:
+        bars, members = bars_of(ax)
+        legend = ax.get_legend()
+        entry = {
+            "kind": getattr(ax, "name", "rectilinear"), "position": numbers(ax.get_position().bounds),
+            "title": ax.get_title(), "titles": [ax.get_title(loc=loc) for loc in ("left", "center", "right")],
+            "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "visible": ax.get_visible(), "axis_on": ax.axison,
+            "legend": [text.get_text() for text in legend.get_texts()] if legend is not None else None,
+            "bars": bars,
+            "lines": [line_of(line) for line in ax.get_lines()[:256]],
+            "patches": [patch_of(patch) for patch in ax.patches[:max_points] if id(patch) not in members],
+            "collections": [collection_of(item) for item in ax.collections[:256]],
+            "images": [image_of(image) for image in ax.get_images()[:16]],
+            "texts": [text.get_text()[:200] for text in ax.texts[:500]],
+        }
+        for axis in ("x", "y") + (("z",) if entry["kind"] == "3d" else ()):
+            entry[f"{axis}lim"] = numbers(getattr(ax, f"get_{axis}lim")())
+            entry[f"{axis}scale"] = getattr(ax, f"get_{axis}scale")()
+            entry[f"{axis}ticks"] = numbers(getattr(ax, f"get_{axis}ticks")())
+            entry[f"{axis}ticklabels"] = [tick.get_text() for tick in getattr(ax, f"get_{axis}ticklabels")()][:200]
+            entry[f"{axis}units"] = type(getattr(ax, f"{axis}axis").get_converter()).__name__ if hasattr(getattr(ax, f"{axis}axis"), "get_converter") else ""
+        return entry
+
+    def line_of(line) -> dict:
+        from matplotlib.colors import to_rgba
+
+        points = line.get_xydata()
+        return {"label": str(line.get_label() or ""), "color": colour(to_rgba(line.get_color(), line.get_alpha())),
+                "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
+                "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
+
+    def record(figure, file, kwargs) -> None:
+        from matplotlib import rcParams
+
+        dpi = kwargs.get("dpi") or rcParams["savefig.dpi"]
+        dpi = figure.dpi if dpi == "figure" else dpi
+        bbox = kwargs.get("bbox_inches", rcParams["savefig.bbox"])
+        name = None
+        if isinstance(file, str) or hasattr(file, "__fspath__"):
+            import os
+
+            name = os.path.abspath(os.fspath(file))
+        elif hasattr(file, "name") and isinstance(file.name, str):
+            name = file.name
+        width, height = figure.get_size_inches()
+        records.append({"file": name, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
+                        "bbox_inches": bbox if isinstance(bbox, str) or bbox is None else "custom",
+                        "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
+                        "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
+                        "axes": [axes_of(ax) for ax in figure.axes[:64]]})
+
+    def patch_figure(module) -> None:
+        save = module.Figure.savefig
+
+        def savefig(self, fname, *args, **kwargs):
+            result = save(self, fname, *args, **kwargs)
+            try:
+                record(self, fname, kwargs)
+            except Exception:  # a record is a bonus: it never breaks the agent's own savefig
+                pass
+            return result
+
+        module.Figure.savefig = savefig
+
+    def patch_pyplot(module) -> None:
+        show = module.show
+
+        def show_and_record(*args, **kwargs):
+            for number in module.get_fignums():
+                figure = module.figure(number)
+                try:
+                    figure.canvas.draw()
+                    record(figure, None, {})
+                except Exception:
+                    pass
+            return show(*args, **kwargs)
+
+        module.show = show_and_record
+
+    def take() -> str:
+        if not records:
+            return ""
+        import json
+
+        texts = [json.dumps(entry, default=str) for entry in records]
+        records.clear()
+        while texts and sum(len(text) + 1 for text in texts) > max_bytes:
+            texts.pop(0)
+        return "[" + ",".join(texts) + "]"
+
+    return {"matplotlib.figure": patch_figure, "matplotlib.pyplot": patch_pyplot, "take": take}
+
+
+def original_kernel():
+    """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
+    showed of a cell, as format facts read from its saved trajectories. A cell's last value goes through IPython's
+    pretty printer at the kernel's width (long dicts and tuples broken across lines), with no newline after it and
+    nothing for None or a cell ending in ';'. pandas starts with a kernel's display defaults: a kernel is no terminal,
+    so pandas shows up to 20 columns and wraps a wider frame with '\\' rather than fitting it to a terminal with '...'.
+    IPython's display() (and so PIL's img.show()) shows nothing: the kernel sent it to the notebook, not the messages.
+    An invalid escape in a string literal stays silent, as on Python 3.10 (3.12 warns). A cell is compiled under the
+    file name the kernel gave it (see cell_name). IPython is imported only when a value is shown."""
+    import sys
+
+    def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
+        return None
+
+    as_in_a_kernel = {"pandas": lambda module: module.set_option("display.max_columns", 20),
+                      "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)}
+
+    class AsInAKernel:  # adjusts these modules right after they are first imported
+        def find_spec(self, name, path=None, target=None):
+            if name not in as_in_a_kernel:
+                return None
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(name, path)
+            if spec is not None and spec.loader is not None:
+                load = spec.loader.exec_module
+
+                def exec_module(module):
+                    load(module)
+                    as_in_a_kernel[name](module)
+
+                spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, AsInAKernel())
+    import warnings
+
+    warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
+
+    def display(value, code: str) -> None:
+        if value is None or code.rstrip().endswith(";"):
+            return
+        from IPython.lib.pretty import pretty
+
+        sys.stdout.write(pretty(value, max_width=79, max_seq_length=1000))
+
+    def murmur2(data: bytes, seed: int) -> int:  # MurmurHash2 (Austin Appleby, public domain), 32-bit
+        m, h, end = 0x5BD1E995, (seed ^ len(data)) & 0xFFFFFFFF, len(data) & ~3
+        for at in range(0, end, 4):
+            k = (int.from_bytes(data[at:at + 4], "little") * m) & 0xFFFFFFFF
+            h = ((h * m) & 0xFFFFFFFF) ^ ((((k ^ (k >> 24)) * m)) & 0xFFFFFFFF)
+        if data[end:]:
+            h = ((h ^ int.from_bytes(data[end:], "little")) * m) & 0xFFFFFFFF
+        h = ((h ^ (h >> 13)) * m) & 0xFFFFFFFF
+        return h ^ (h >> 15)
+
+    def cell_name(code: str) -> str:
+        """The file name the kernel compiled a cell under (a SyntaxError names it; a warning shows it and the line):
+        a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process."""
+        import linecache
+        import os
+
+        name = f"/tmp/ipykernel_{os.getpid()}/{murmur2(code.encode(), 0xC70F6907)}.py"
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        return name
+
+    display.cell_name = cell_name
+    return display
+
+
+def jail_worker(command_fd: int, result_fd: int, frame, display=None) -> None:
+    """Runs inside the jail (stdlib only; its source is sent there): executes cells in one namespace until
+    its command pipe closes. Cells arrive on command_fd; results leave on result_fd; stdout and stderr are
+    one stream the harness reads separately, so nothing a cell prints can pass for a result. Messages are
+    frames: a 4-byte count, then each field as a 4-byte length and UTF-8 text. A command is (token, code,
+    end-of-output marker, CPU seconds); a result is the cell's token, then name/value pairs (status, and for a
+    failed cell type, message, trace): a new field is one more pair here and one .get() in Jail.run. The token
+    is fresh per cell, so a result a cell forges for a later or earlier cell is dropped by the harness. This
+    function and frame() are taken out of __main__ before it runs (see Jail.start), so a cell finds neither
+    there. The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal;
+    the Python halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a
+    cell fails."""
+    import _ast
+    import _signal
+    import os
+    import resource
+    import sys
+
+    def read_exactly(size: int) -> bytes:
+        data = b""
+        while len(data) < size:
+            chunk = os.read(command_fd, size - len(data))
+            if not chunk:
+                os._exit(0)  # the harness has gone: so do we
+            data += chunk
+        return data
+
+    def receive() -> list[str]:
+        count = int.from_bytes(read_exactly(4), "big")
+        return [read_exactly(int.from_bytes(read_exactly(4), "big")).decode() for _ in range(count)]
+
+    def send(token: str, **fields: str) -> None:
+        payload = frame(token, *[text for pair in fields.items() for text in pair])
+        while payload:
+            payload = payload[os.write(result_fd, payload):]
+
+    def cpu_limit_reached(signum, frame):
+        raise TimeoutError("the cell used up its CPU time")
+
+    os.dup2(1, 2)
+    sys.stdout.reconfigure(line_buffering=True)
+    output_fd = os.dup(1)  # to put fds 1 and 2 back after a cell that closed or redirected them
+    _signal.signal(_signal.SIGXCPU, cpu_limit_reached)
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    sources = {}  # every cell's source, for tracebacks through functions defined in earlier cells
+    worker_pid = os.getpid()
+    take_figures = figure_hook(FIGURE_RECORDER)  # both are sent to the jail along with this function
+    send("ready", status="ready")
+    while True:
+        token, code, marker, cpu_seconds = receive()
+        name = display.cell_name(code) if display is not None else f"<cell {len(sources) + 1}>"
+        sources[name] = code
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        resource.setrlimit(resource.RLIMIT_CPU, (int(usage.ru_utime + usage.ru_stime) + int(cpu_seconds), resource.RLIM_INFINITY))
+        error = None
+        try:
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+            tree = compile(code, name, "exec", _ast.PyCF_ONLY_AST)
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], _ast.Expr) else None
+            exec(compile(tree, name, "exec"), namespace)
+            if last is not None:
+                value = eval(compile(_ast.Expression(last.value), name, "eval"), namespace)
+                if display is not None:  # an original checkout's original_kernel()
+                    display(value, code)
+                elif value is not None:
+                    print(repr(value))
+        except BaseException as caught:  # SystemExit and KeyboardInterrupt too: they end the cell, not the worker
+            error = caught
+        finally:
+            if os.getpid() != worker_pid:
+                os._exit(0)  # a process the cell forked must not go on as a second worker
+            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+        report = {"status": "ok"}
+        if error is not None:
+            import linecache
+            import traceback
+
+            for cell_name, cell_code in sources.items():
+                linecache.cache[cell_name] = (len(cell_code), None, cell_code.splitlines(True), cell_name)
+            def bounded(make, keep: int) -> str:  # a cell's exception may be huge, or fail to print at all
+                try:
+                    text = make()
+                except BaseException as failure:
+                    return f"<unprintable: {type(failure).__name__}>"
+                return text if len(text) <= keep else f"{text[:keep // 2]}\n[... {len(text) - keep} characters cut ...]\n{text[-keep // 2:]}"
+
+            def traced() -> str:
+                trace = traceback.TracebackException(type(error), error, error.__traceback__, max_group_width=8, max_group_depth=4)
+                trace.stack = traceback.StackSummary.from_list([entry for entry in trace.stack if entry.filename != "<string>"])  # not the worker's own
+                return "".join(trace.format())
+
+            report = {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
+                      "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), 2000),
+                      "trace": bounded(traced, 20000)}
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        if sys.__stdout__.closed or sys.__stderr__.closed:
+            sys.__stdout__ = sys.__stderr__ = open(1, "w", buffering=1, closefd=False)
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        os.write(1, marker.encode())
+        send(token, **report, figures=take_figures())
+
+
+def restrict_unpickling() -> None:
+    """Runs in the check jail before any check code (stdlib only; its source is sent there): every unpickler, the C
+    one behind pickle.load/loads/Unpickler and the Python one (pickle._Unpickler) that joblib.load and pandas use,
+    resolves globals through one allow-list, so no file an agent wrote can run code in a check. Allowed: plain
+    builtins (containers, numbers, text, bytes), collections, datetime, decimal, fractions; classes defined in
+    numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper (constructed, never looked up as
+    arbitrary functions); the reconstructors those libraries pickle with (`functions` below, and Cython's
+    __pyx_unpickle_* helpers); constants and pandas.NA / pandas.NaT (never a mutable global such as a config
+    dict). Anything else raises UnpicklingError naming the refused global, which fails the check."""
+    import _compat_pickle
+    import io
+    import pickle
+
+    safe_builtins = {"list", "dict", "set", "frozenset", "tuple", "bytearray", "bytes", "complex", "float", "int", "str",
+                     "bool", "slice", "range", "object", "NoneType", "Ellipsis", "NotImplemented"}
+    safe_stdlib = {"collections": {"OrderedDict", "defaultdict", "deque", "Counter"}, "copyreg": {"_reconstructor"},
+                   "_codecs": {"encode"}, "datetime": {"date", "time", "datetime", "timedelta", "timezone"},
+                   "decimal": {"Decimal"}, "fractions": {"Fraction"}}
+    functions = {"numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct", "numpy._core.multiarray.scalar",
+                 "numpy.core.multiarray.scalar", "numpy._core.numeric._frombuffer", "numpy.core.numeric._frombuffer",
+                 "numpy.ma.core._mareconstruct", "numpy.random._pickle.__bit_generator_ctor", "numpy.random._pickle.__generator_ctor",
+                 "numpy.random._pickle.__randomstate_ctor", "pandas._libs.internals._unpickle_block",
+                 "pandas._libs.tslibs.timedeltas._timedelta_unpickle", "pandas._libs.tslibs.timestamps._unpickle_timestamp",
+                 "pandas.core.indexes.base._new_Index", "pandas.core.indexes.datetimes._new_DatetimeIndex",
+                 "pandas.core.indexes.period._new_PeriodIndex",
+                 "pyarrow.lib._restore_array", "pyarrow.lib.py_buffer", "pyarrow.lib.type_for_alias",
+                 "sklearn.metrics._dist_metrics.newObj", "sklearn.neighbors._kd_tree.newObj", "sklearn.neighbors._ball_tree.newObj"}
+    packages = ("numpy", "pandas", "sklearn", "scipy", "pyarrow", "joblib.numpy_pickle")
+    closed = ("pandas.io", "pandas.core.computation", "numpy.f2py", "numpy.testing", "numpy.distutils", "scipy._lib._testutils")
+    resolve = pickle._Unpickler.find_class
+
+    def under(module: str, roots) -> bool:
+        return any(module == root or module.startswith(root + ".") for root in roots)
+
+    def find_class(self, module: str, name: str):
+        if getattr(self, "proto", 3) < 3 and getattr(self, "fix_imports", True):  # Python 2 names, as pickle maps them
+            module, name = _compat_pickle.NAME_MAPPING.get((module, name), (_compat_pickle.IMPORT_MAPPING.get(module, module), name))
+        if module == "builtins" and name in safe_builtins:
+            return resolve(self, module, name)
+        if name in safe_stdlib.get(module, ()):
+            return resolve(self, module, name)
+        if "." not in name and under(module, packages) and not under(module, closed):
+            try:
+                found = resolve(self, module, name)
+            except (ImportError, AttributeError):
+                found = None
+            home = getattr(found, "__module__", None) or module
+            if isinstance(found, type) and under(home, packages) and not under(home, closed):
+                return found
+            if f"{module}.{name}" in functions or (name.startswith("__pyx_unpickle_") and callable(found)):
+                return found
+            if isinstance(found, (int, float, complex, str, bytes)) or type(found).__name__ in ("NAType", "NaTType"):
+                return found  # constants and pandas' missing-value singletons, never a mutable global
+        raise pickle.UnpicklingError(f"refused to load {module}.{name}: a check loads only numpy, pandas, scikit-learn "
+                                     "and plain Python data from pickles")
+
+    class Unpickler(pickle._Unpickler):
+        pass
+
+    pickle._Unpickler.find_class = find_class
+    pickle.Unpickler = Unpickler
+    pickle.load = lambda file, **options: Unpickler(file, **options).load()
+    pickle.loads = lambda data, /, **options: Unpickler(io.BytesIO(data), **options).load()
+    import _pickle
+    _pickle.load, _pickle.loads, _pickle.Unpickler = pickle.load, pickle.loads, Unpickler
