@@ -5,7 +5,7 @@ encoder delay of about 50 ms, so content is compared with a small lag search.
 """
 from pathlib import Path
 
-from common import assert_chart, numbers_in, output_file
+from common import numbers_in, output_file
 from figures import saved_figure
 
 

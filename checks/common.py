@@ -4,8 +4,6 @@ Every check has the signature check(answer: str, output: Path, data: Path) -> No
 by raising AssertionError with a short reason. Checks run in a fresh jail after the agent has
 finished; the helpers here only keep them short and make their reasons read alike.
 """
-import math
-import re
 from pathlib import Path
 
 from answers import (Quantity, assert_claim, assert_date, assert_labelled, assert_number, assert_stated, dates_in,  # noqa: F401

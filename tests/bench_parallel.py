@@ -8,8 +8,6 @@ shared: compare the ratios, not the absolute figures). Not a test: `.venv/bin/py
              real jails, real checks), and before each reply the model generates up to TOKENS tokens for the same
              messages (a fixed amount of model work per turn, since greedy decoding gives the same tokens at any K)
 """
-import ctypes
-import json
 import os
 import sys
 import tempfile

@@ -3,8 +3,6 @@ format, execution pass / fail / timeout in the real jail, an agent run that writ
 import json
 import shutil
 
-import pytest
-
 from conftest import ROOT, run_pybench, write_jsonl
 from tiny_gguf import write_tiny_gguf
 

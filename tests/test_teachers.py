@@ -1,7 +1,5 @@
 """Teachers' commands: `validate` proves a suite (inputs, checks, docstrings, reference replays pass, wrong ones fail),
 `grade` scores students' notebooks and replay lines against one task, in the real jail with the real check."""
-import json
-
 import nbformat
 
 from conftest import read_results, run_pybench, write_jsonl
