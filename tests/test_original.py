@@ -186,3 +186,34 @@ def test_cwd_and_data_take_new_files_as_the_originals_checkout_did_but_its_input
     assert messages[4]["content"] == P + "'kept'"
     assert messages[6]["content"].startswith(P + ERROR.format("PermissionError", "")[:-2]), messages[6]
     assert "poison" not in (CHECKOUT / "data" / "menu.txt").read_text(encoding="utf-8")
+
+
+def test_nltk_finds_the_punkt_models_and_stopwords_the_original_had_downloaded(tmp_path):
+    cells = ["import nltk\nnltk.sent_tokenize('Mr. Smith paid $5.20 at 5 p.m. on Jan. 3. He left. Did Dr. Lee stay?')",
+             "nltk.word_tokenize(\"It isn't done.\")",
+             "from nltk.corpus import stopwords\nwords = stopwords.words('english')\n"
+             "len(words), {'the', 'ourselves', 'wouldn'} <= set(words), 'README' in stopwords.fileids(), len(stopwords.words('german')) > 100",
+             "from textblob import TextBlob\nlen(TextBlob('It works. Offline too.').sentences)"]
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(cell) for cell in cells] + ["Finished."]}])
+    out = tmp_path / "run"
+    assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--out", out).returncode == 0
+    shown = [message["content"].removeprefix(P) for message in read_results(out)["134"]["messages"][4::2]]
+    # the trained English model knows "Mr.", "p.m." and "Jan." as abbreviations; an untrained Punkt splits after them
+    assert shown[0] == "['Mr. Smith paid $5.20 at 5 p.m. on Jan. 3.', 'He left.', 'Did Dr. Lee stay?']", shown[0]
+    assert shown[1] == "['It', 'is', \"n't\", 'done', '.']", shown[1]
+    assert shown[2] == "(153, True, False, True)", shown[2]
+    assert shown[3] == "2", shown[3]
+
+
+def test_exit_in_a_cell_shuts_the_kernel_down_after_the_cell_and_it_stays_dead(tmp_path):
+    replies = [{"id": "134", "replies": [code("print('checked')\nexit()\n1 / 0"), code("print('after')"), code("x = 1"), "Finished."]},
+               {"id": "140", "replies": [code("import sys\nprint('bye')\nquit()\nprint('still here')"), code("1 + 1"), "Finished."]}]
+    replay = write_jsonl(tmp_path / "replay.jsonl", replies)
+    out = tmp_path / "run"
+    assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134,140", "--out", out).returncode == 0
+    results = read_results(out)
+    shown = [message["content"] for message in results["134"]["messages"][4::2]]
+    # exit() did not stop the cell (its error shows, as in the saved runs), but no later cell ran
+    assert shown == [P + "checked\n" + ERROR.format("ZeroDivisionError", "division by zero"), P + "Kernel died", P + "Kernel died"], shown
+    # a cell that ends normally after quit() got "Kernel died" itself, its output lost (as the saved runs show)
+    assert [message["content"] for message in results["140"]["messages"][4::2]] == [P + "Kernel died", P + "Kernel died"]
