@@ -529,8 +529,10 @@ class LlamaModel:
 
     def reply(self, task_id: str, messages: list[dict], seed: int) -> Reply:
         request = self.render(merge_consecutive_roles(messages), seed)
-        if isinstance(request, Reply):
-            return request
+        return request if isinstance(request, Reply) else self.answer(request)
+
+    def answer(self, request: "Request") -> Reply:
+        """Hand a rendered request to the engine, on the calling thread's sequence, and wait for its reply."""
         if self.ctx is None:
             self.open(1, 1)
         with self.lock:
@@ -991,6 +993,9 @@ JAIL_ROOT = "/task"                 # the agent's cwd: data/ (read-only) and out
 INTERRUPT_GRACE = 5.0               # seconds a SIGINT'd cell gets to stop before the worker is killed
 CHECK_LIMITS = JailLimits(memory_gib=4.0, cell_timeout=60.0, processes=32)
 OUTPUT_POLL = 0.25                  # seconds between two looks at ./output/'s size
+CELL_OUTPUT_KEEP = 64 * 1024        # bytes of a cell's output kept from its start and from its end
+WORKER_START = 60.0                 # seconds a new jail's worker gets to say it is ready
+OUTPUT_DRAIN = 2.0                  # seconds to read a finished cell's last output, up to its end marker
 # Calls no data-science cell needs and a jail escape might: kernel modules, mounts, tracing, namespaces, keys, clocks.
 SECCOMP_DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount", "pivot_root", "chroot", "unshare", "setns",
                   "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "bpf", "perf_event_open",
@@ -1166,8 +1171,6 @@ class Jail:
     """One nsjail jail with one persistent Python worker. A worker that dies or will not stop is killed with
     everything it started (it is the pid namespace's init) and a fresh one takes its place."""
 
-    OUTPUT_KEEP = 64 * 1024    # bytes of a cell's output kept from its start and from its end
-
     def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path, output_dir: Path | None = None,
                  environment: str = "suite"):
         self.name, self.binds, self.limits, self.log_dir = name, binds, limits, log_dir
@@ -1203,7 +1206,7 @@ class Jail:
             self.stop_watching = threading.Event()
             self.watcher = threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True)
             self.watcher.start()
-        if (self.receive(time.monotonic() + 60, "ready") or {}).get("status") != "ready":
+        if (self.receive(time.monotonic() + WORKER_START, "ready") or {}).get("status") != "ready":
             self.kill()
             lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
             raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
@@ -1249,10 +1252,10 @@ class Jail:
         if self.process is None:
             self.start()
         timeout = timeout or self.limits.cell_timeout
-        output = BoundedOutput(self.OUTPUT_KEEP)
+        output = BoundedOutput(CELL_OUTPUT_KEEP)
         token, marker = secrets.token_hex(16), f"\x00pybench-{secrets.token_hex(16)}\x00"
         message = frame(token, code, marker, str(self.limits.cpu_seconds or int(timeout) + 1))
-        if self.unfinished and not self.drain_until(self.unfinished, BoundedOutput(self.OUTPUT_KEEP), timeout):
+        if self.unfinished and not self.drain_until(self.unfinished, BoundedOutput(CELL_OUTPUT_KEEP), timeout):
             self.kill()  # the previous cell is still running behind a result it forged: a fresh worker runs this one
             self.start()
             output.add(b"[The previous cell never finished; the Python worker was restarted, so all variables are gone.]\n")
@@ -1294,10 +1297,9 @@ class Jail:
             return self.restart(output, f"The cell's {self.over_cap}; all variables are gone.")
         figures = figure_records(result.get("figures", ""))
         if result.get("exit_asked"):  # the kernel shuts down after this cell: as saved, an error still shows, else not even the output
+            died = self.kernel_death()
             if status == "ok":
-                return self.kernel_death()
-            self.kill()
-            self.kernel_died = True
+                return died
         if status == "ok":
             return CellResult(output.text(), figures=figures)
         error_type, error_message, trace = result["type"], result["message"], result["trace"]
@@ -1306,7 +1308,7 @@ class Jail:
                               "TimeoutError", f"cell ran past {timeout:g} s", "interrupted", figures)
         return CellResult(output.text(), trace, error_type, error_message, "error", figures)
 
-    def drain_until(self, marker: str, output: "BoundedOutput", seconds: float = 2.0) -> bool:
+    def drain_until(self, marker: str, output: "BoundedOutput", seconds: float = OUTPUT_DRAIN) -> bool:
         """Read the output stream up to the marker the worker printed after the cell; False if it did not come in time.
         The marker goes to the harness only, so a cell that ended early with a forged result leaves its marker
         unseen, and the next cell first waits for it (its late output is dropped), or restarts the worker."""

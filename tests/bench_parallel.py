@@ -157,33 +157,12 @@ class WritingModel(pybench.LlamaModel):
         request = ForcedRequest(**{name: getattr(request, name) for name in request.__dataclass_fields__},
                                 forced=forced)
         request.max_tokens = max(request.max_tokens, len(forced))
-        with self.lock:
-            sequence = self.claim()
-            sequence.request = request
-            self.lock.notify_all()
-            while not request.reply:
-                self.lock.wait()
-
-
-class WrittenReplay:
-    """The reference replies, each written by the model first."""
-
-    def __init__(self, replay: "pybench.ReplayModel", llama: WritingModel):
-        self.replay, self.llama = replay, llama
-        self.name, self.device = "replay written by the model", llama.device
-
-    def __getattr__(self, name):  # open, start_task, stop, close, generated: the model's
-        return getattr(self.llama, name)
-
-    def reply(self, task_id, messages, seed):
-        reply = self.replay.reply(task_id, messages, seed)
-        if reply.text:
-            self.llama.write(messages, seed, reply.text)
-        return reply
+        self.answer(request)
 
 
 class ReplayPlusModel:
-    """The reference replies, each after the model has generated up to max_tokens tokens for the same messages."""
+    """The reference replies, each with the model's work done first: a WritingModel writes the reply, another
+    LlamaModel generates up to max_tokens tokens for the same messages."""
 
     def __init__(self, replay: "pybench.ReplayModel", llama: "pybench.LlamaModel"):
         self.replay, self.llama = replay, llama
@@ -193,20 +172,21 @@ class ReplayPlusModel:
         return getattr(self.llama, name)
 
     def reply(self, task_id, messages, seed):
-        self.llama.reply(task_id, messages, seed)
-        return self.replay.reply(task_id, messages, seed)
+        reply = self.replay.reply(task_id, messages, seed)
+        if not isinstance(self.llama, WritingModel):
+            self.llama.reply(task_id, messages, seed)
+        elif reply.text:
+            self.llama.write(messages, seed, reply.text)
+        return reply
 
 
 def bench_workload(kind: str, tokens: int, attempts: int = 30) -> float:
     suite = pybench.load_tasks(pybench.HERE / "tasks.jsonl")
     tasks = suite[:attempts]
     replay = pybench.ReplayModel(pybench.HERE / "checks" / "reference.jsonl", {task.id for task in suite})
-    if kind == "written":
-        llama = WritingModel(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, CTX // 2)
-        model = WrittenReplay(replay, llama)
-    else:
-        llama = pybench.LlamaModel(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, tokens)
-        model = ReplayPlusModel(replay, llama)
+    engine = WritingModel if kind == "written" else pybench.LlamaModel
+    llama = engine(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, CTX // 2 if kind == "written" else tokens)
+    model = ReplayPlusModel(replay, llama)
     walls, passes = {1: 0.0, 8: 0.0}, {}
     for k in (1, 8, 8, 1):  # ABBA: a drift of the shared machine's speed during the run weighs on both alike
         run_dir = Path(tempfile.mkdtemp(prefix=f"pybench-bench-parallel-{k}-"))
