@@ -439,6 +439,18 @@ def test_a_second_run_on_the_same_directory_is_refused(tmp_path):
 
 # --- the walkers themselves --------------------------------------------------------------------------------------------
 
+def nested_folders(root: Path, depth: int, name: str) -> int:
+    """depth folders called name, each inside the last, made by descriptor (the path soon passes PATH_MAX): the
+    innermost folder's open descriptor."""
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(depth):
+        os.mkdir(name, dir_fd=fd)
+        down = os.open(name, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = down
+    return fd
+
+
 def test_walks_survive_depth_loops_and_long_names(tmp_path):
     sys.path.insert(0, str(ROOT))
     import pybench
@@ -446,12 +458,7 @@ def test_walks_survive_depth_loops_and_long_names(tmp_path):
     root, copy = tmp_path / "tree", tmp_path / "copy"
     try:
         root.mkdir()
-        fd = os.open(root, os.O_RDONLY)
-        for _ in range(3000):
-            os.mkdir("d" * 250, dir_fd=fd)
-            down = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = down
+        fd = nested_folders(root, 3000, "d" * 250)
         os.symlink("/etc/passwd", "out", dir_fd=fd)
         os.symlink(".", "loop", dir_fd=fd)
         os.close(os.open(b"bad\xff", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
@@ -572,13 +579,7 @@ def test_a_tmpfs_output_left_by_a_crash_is_unmounted_and_removed(tmp_path):
     folder.mkdir(parents=True)
     assert pybench.mount_output(folder, pybench.JailLimits(output_mib=8, output_files=2000))
     try:
-        fd = os.open(folder, os.O_RDONLY)
-        for _ in range(1500):
-            os.mkdir("d" * 200, dir_fd=fd)
-            down = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = down
-        os.close(fd)
+        os.close(nested_folders(folder, 1500, "d" * 200))
         with pytest.raises(OSError, match="No space left"):
             (folder / "big").write_bytes(b"x" * (10 << 20))
     finally:
