@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 import mlbench
-import original
+import original_pybench
 import report
 import suite
 from engine import Model, ModelError, gguf_facts
@@ -48,7 +48,7 @@ DEFAULT_MODEL_SECONDS = 75  # per attempt on 2 CPU cores (69 tokens/s, replies r
 
 # --- the benchmarks: one line each; the first that claims --tasks runs it ------------------------------------------
 
-BENCHMARKS = (original.BENCHMARK,   # a folder: a checkout of the original PyBench
+BENCHMARKS = (original_pybench.BENCHMARK,   # a folder: a checkout of the original PyBench
               mlbench.BENCHMARK,    # a .parquet, or a JSONL of ML-Bench's fields
               suite.BENCHMARK)      # anything else: a tasks.jsonl in our format
 
@@ -342,7 +342,8 @@ def jail_environment_facts(name: str) -> dict:
 
 # --- CLI -----------------------------------------------------------------------------------------------------------
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def run_parser() -> argparse.ArgumentParser:
+    """The flags of a run (pybench.py without a subcommand)."""
     parser = argparse.ArgumentParser(prog="pybench.py", description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
                                      "`python3.12 pybench.py setup` installs everything first.")
     source = parser.add_mutually_exclusive_group()
@@ -382,6 +383,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                "(huggingface, torch): the jail's ~/.cache, read-only")
     mlbench_flags.add_argument("--execute", action="store_true", help="run each statically passing answer in a jail over --repos")
     mlbench_flags.add_argument("--mlbench-agent", action="store_true", help="ML-Agent-Bench: the agent must leave run.sh in the task folder")
+    return parser
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = run_parser()
     args = parser.parse_args(argv)
     for flag in ("limit", "max_tokens", "max_turns", "ctx", "samples"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:

@@ -4,7 +4,7 @@ import json
 from conftest import ROOT, read_results, run_pybench
 from tiny_gguf import write_tiny_gguf
 
-FIRST_TASK = json.loads((ROOT / "tasks.jsonl").read_text().splitlines()[0])
+FIRST_TASK = json.loads((ROOT / "tasks.jsonl").read_text().split("\n")[0])
 
 
 def test_tiny_random_model_drives_a_task(tmp_path):

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+import engine
 import pybench
 from conftest import ROOT, code, read_results, run_pybench, write_jsonl
 
@@ -17,7 +18,7 @@ TASK_IDS = [json.loads(line)["id"] for line in (ROOT / "tasks.jsonl").read_text(
 
 @pytest.fixture(scope="module")
 def smollm():
-    model = pybench.LlamaModel(pybench.default_model_path(), -1, 2048, 0, 0.2, 0.85, 40)
+    model = engine.LlamaModel(pybench.default_model_path(), -1, 2048, 0, 0.2, 0.85, 40)
     yield model
     model.close()
 
@@ -145,9 +146,9 @@ def test_parallel_must_be_auto_or_a_positive_number(tmp_path):
 
 
 def test_auto_fits_the_kv_caches_into_free_memory():
-    slots, why = pybench.parallel_plan(None, 100, 2**30, on_gpu=False)
-    free = pybench.ram_free_bytes()
+    slots, why = engine.parallel_plan(None, 100, 2**30, on_gpu=False)
+    free = engine.ram_free_bytes()
     assert 1 <= slots <= 8 and slots <= max(1, free // 2 // 2**30) and "auto" in why and "RAM" in why
-    assert pybench.parallel_plan(None, 3, 1, on_gpu=False)[0] == 3  # never more than the attempts
-    assert pybench.parallel_plan(None, 100, free * 10, on_gpu=False)[0] == 1  # one always runs
-    assert pybench.parallel_plan(5, 100, 1, on_gpu=False)[0] == 5
+    assert engine.parallel_plan(None, 3, 1, on_gpu=False)[0] == 3  # never more than the attempts
+    assert engine.parallel_plan(None, 100, free * 10, on_gpu=False)[0] == 1  # one always runs
+    assert engine.parallel_plan(5, 100, 1, on_gpu=False)[0] == 5

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-import pybench
+import suite
 from conftest import ROOT, read_results, run_pybench, write_jsonl
 
 TASKS = [json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
@@ -35,7 +35,7 @@ def test_every_task_has_alternative_correct_and_several_wrong_solutions():
 @pytest.mark.parametrize("path", SOLUTION_FILES, ids=[path.stem for path in SOLUTION_FILES])
 def test_solutions_get_the_verdict_they_expect(path, tmp_path):
     # Round r replays the r-th solution of every task that has one (as `validate` does); two rounds at a time (one per core).
-    rounds = pybench.solution_rounds(solutions(path))
+    rounds = suite.solution_rounds(solutions(path))
 
     def replay(number):
         records = rounds[number]
