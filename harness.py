@@ -386,31 +386,35 @@ class Verdict:
 @dataclass
 class Result:
     """One finished attempt: one line of results.jsonl, written by every benchmark and read by the report and grade.
-    The optional fields at the end are written only when set."""
+    Fields an older or hand-made line lacks take their defaults; the optional fields at the end are written only
+    when set."""
     id: str
     category: str
-    sample: int
-    seed: int
-    passed: bool
-    reason: str
-    caveats: list[str]
-    turns: int
-    ended_by: str
-    cells: int
-    worker_restarts: int
-    seconds: float
-    prompt_tokens: int
-    completion_tokens: int
-    output: str                       # the attempt's output folder, relative to the run directory
-    removed_from_output: list[str]
-    messages: list[dict]
-    code: list[str | None]            # per reply, the code that ran (None: none)
+    sample: int = 0
+    seed: int = 0
+    passed: bool = False
+    reason: str = ""
+    caveats: list[str] = field(default_factory=list)
+    turns: int = 0
+    ended_by: str = ""
+    cells: int = 0
+    worker_restarts: int = 0
+    seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    output: str = ""                  # the attempt's output folder, relative to the run directory (default outputs/<id>)
+    removed_from_output: list[str] = field(default_factory=list)
+    messages: list[dict] = field(default_factory=list)
+    code: list[str | None] | None = None     # per reply, the code that ran (None: none)
     printed: list[str | None] | None = None  # per reply, what its cell showed (None: no code); absent in older runs
     corrected: dict | None = None     # an original task with a defective test: our corrected check's verdict
     mlbench: dict | None = None       # an ML-Bench attempt: its answer, static verdict, outcome, ML-Bench's own verdict
     task: str | None = None           # grade: the task a submission answers (id is then the submission's label)
     submission: str | None = None     # grade: the submission's file name
     run_dir: Path | None = None       # the run directory it was read from (the report's; never written)
+
+    def __post_init__(self):
+        self.output = self.output or f"outputs/{self.id}"
 
     KEY_ORDER = ("id", "category", "sample", "seed", "passed", "reason", "caveats", "corrected", "turns", "ended_by", "cells",
                  "worker_restarts", "seconds", "prompt_tokens", "completion_tokens", "output", "removed_from_output",
@@ -638,13 +642,14 @@ Z95 = 1.959963984540054            # the normal quantile of a two-sided 95% inte
 
 
 def wilson(passed: int, total: int) -> tuple[float, float]:
-    """Wilson's score interval (95%) for passed/total, as fractions; (0, 1) when total is 0."""
+    """Wilson's score interval (95%) for passed/total, as fractions; (0, 1) when total is 0. Its bounds are clamped
+    to hold the estimate: at 0/n and n/n rounding leaves a bound a hair (1e-17) on the wrong side of it."""
     if total == 0:
         return 0.0, 1.0
     share, z2 = passed / total, Z95 ** 2
     centre = (share + z2 / (2 * total)) / (1 + z2 / total)
     half = Z95 * math.sqrt(share * (1 - share) / total + z2 / (4 * total ** 2)) / (1 + z2 / total)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return max(0.0, min(centre - half, share)), min(1.0, max(centre + half, share))
 
 
 def percent_interval(interval: tuple[float, float] | None) -> str:

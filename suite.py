@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                     append_result, functions_defined_in, jsonl_records, run_one, suite_digest, write_manifest)
+                     append_result, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
 from sandbox import JailLimits
 
 HERE = Path(__file__).resolve().parent
@@ -118,8 +118,9 @@ def solution_rounds(records: list[dict]) -> list[list[dict]]:
     return rounds
 
 
-def replay_records(tasks: dict[str, Task], records: list[dict], run_dir: Path, max_turns: int = 10) -> list[tuple[dict, dict]]:
-    """Every record replayed through the agent's jail and its task's check, round by round: (record, result)."""
+def replay_records(tasks: dict[str, Task], records: list[dict], run_dir: Path, max_turns: int = 10) -> list[tuple[dict, Result]]:
+    """Every record replayed through the agent's jail and its task's check, round by round, the replays of a round
+    (each of another task) as many at once as there are cores: (record, result)."""
     from tqdm import tqdm
 
     (run_dir / "jails").mkdir(parents=True, exist_ok=True)
@@ -134,10 +135,14 @@ def replay_records(tasks: dict[str, Task], records: list[dict], run_dir: Path, m
         replay.write_text("".join(json.dumps({"id": r["id"], "replies": r["replies"]}, ensure_ascii=False) + "\n" for r in chosen),
                           encoding="utf-8")
         model = ReplayModel(replay, set(tasks))
-        for record in chosen:  # samples=len(rounds)+1 (never 1): each round's output folder is <id>.s<round>
-            result = run_one(tasks[record["id"]], number, len(rounds) + 1, 0, model, Conversation(), run_dir, JailLimits(),
-                             max(max_turns, len(record["replies"])))
-            outcomes.append((record, result))
+        by_task = {record["id"]: record for record in chosen}
+
+        def attempt(task: Task, sample: int) -> Result:  # samples=len(rounds)+1 (never 1): each round's output folder is <id>.s<round>
+            return run_one(task, sample, len(rounds) + 1, 0, model, Conversation(), run_dir, JailLimits(),
+                           max(max_turns, len(by_task[task.id]["replies"])))
+        todo = [(tasks[record["id"]], number) for record in chosen]
+        for task, _, result, _ in run_attempts(todo, model.open(None, len(todo)), model, attempt, lambda in_flight: None):
+            outcomes.append((by_task[task.id], result))
             progress.update(1)
     progress.close()
     return outcomes

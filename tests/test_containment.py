@@ -52,6 +52,8 @@ import pytest
 import sandbox
 from conftest import ROOT, code, write_jsonl
 
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
+
 CELL_TIMEOUT = 3          # --cell-timeout for every run here
 MEMORY_GIB = 1            # --memory for every run here
 GRACE = sandbox.INTERRUPT_GRACE  # what docs/jail.md promises between SIGINT and the kill

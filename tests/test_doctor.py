@@ -1,5 +1,8 @@
 """`pybench.py doctor` reports this machine correctly: one line per check, ok or the fix."""
+import pytest
 from conftest import run_pybench
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 
 def test_doctor_passes_here():

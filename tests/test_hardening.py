@@ -28,6 +28,8 @@ import pytest
 
 from conftest import ROOT, code, write_jsonl
 
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
+
 CELL_TIMEOUT = 8   # sklearn alone takes seconds to import on a loaded 2-core machine
 TOLD_OUTPUT_CAP = r"(?i)\boutput\b[^\n]*\b(cap|limit)\b"
 
@@ -245,7 +247,6 @@ def play(base: Path, stalls: bool) -> Run:
     suite = make_suite(base)
     out = base / "run"
     sys.path.insert(0, str(ROOT))
-    import sandbox
     import pybench
 
     chosen = {name: attack for name, attack in attacks(out, str(pybench.default_model_path())).items() if (name in STALLS) == stalls}
@@ -271,7 +272,6 @@ def play(base: Path, stalls: bool) -> Run:
 def played(base: Path, stalls: bool):
     yield play(base, stalls)
     import sandbox
-    import pybench
 
     sandbox.remove_tree(base)  # pytest's own cleanup recurses, and the 3000-level trees left here defeat it
 
@@ -364,7 +364,6 @@ def test_the_watcher_counts_unlinked_files_without_a_tmpfs(tmp_path):
     """The fallback where ./output/ cannot be a tmpfs of its own (not root): a plain folder on the host's disk."""
     sys.path.insert(0, str(ROOT))
     import sandbox
-    import pybench
 
     output = tmp_path / "output"
     output.mkdir()
@@ -457,7 +456,6 @@ def nested_folders(root: Path, depth: int, name: str) -> int:
 def test_walks_survive_depth_loops_and_long_names(tmp_path):
     sys.path.insert(0, str(ROOT))
     import sandbox
-    import pybench
 
     root, copy = tmp_path / "tree", tmp_path / "copy"
     try:
@@ -493,8 +491,8 @@ def test_the_report_builds_after_every_attack(run):
 def test_the_allow_list_refuses_functions_modules_and_mutable_globals():
     """The unpickling guard on its own, in the checks' interpreter outside a jail: each crafted pickle names one global."""
     probe = '''
-import pickle, pybench
-exec(pybench.UNPICKLING_GUARD)
+import pickle, jailed
+jailed.restrict_unpickling()
 for module, name in [("os", "system"), ("builtins", "eval"), ("builtins", "getattr"), ("numpy", "load"), ("numpy", "f2py"),
                      ("sklearn._config", "_global_config"), ("pandas.io.clipboard", "clipboard_get"), ("subprocess", "Popen"),
                      ("numpy.testing", "assert_equal"), ("pandas.core.computation.eval", "eval"), ("numpy", "sys"),
@@ -508,7 +506,6 @@ for module, name in [("os", "system"), ("builtins", "eval"), ("builtins", "getat
         print(module, name, type(error).__name__)
 '''
     import sandbox
-    import pybench
 
     checks_python = sandbox.jail_python("suite")  # where numpy, pandas and scikit-learn are installed
     seen = subprocess.run([str(checks_python), "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout

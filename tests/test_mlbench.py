@@ -1,5 +1,6 @@
 """ML-Bench: a split in ML-Bench's fields (our own fixture of tiny repositories), its static checks, replay of its output
 format, execution pass / fail / timeout in the real jail, an agent run that writes run.sh, and bad input."""
+import pytest
 import json
 import shutil
 
@@ -7,6 +8,8 @@ from conftest import ROOT, run_pybench, write_jsonl
 from tiny_gguf import write_tiny_gguf
 
 import mlbench
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 FIXTURE = ROOT / "tests" / "fixtures" / "mlbench"
 SPLIT = FIXTURE / "split.jsonl"

@@ -12,6 +12,8 @@ import pytest
 import suite
 from conftest import ROOT, read_results, run_pybench, write_jsonl
 
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
+
 CHECKOUT = ROOT / "tests" / "fixtures" / "pybench_checkout"
 TRAJECTORIES = ROOT / "tests" / "fixtures" / "pybench_trajectories.jsonl"
 SOLUTIONS = [json.loads(line) for line in (ROOT / "tests" / "fixtures" / "original_corrected_solutions.jsonl").read_text().splitlines() if line]

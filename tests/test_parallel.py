@@ -39,6 +39,7 @@ QUESTIONS = ["Add 2 and 3 in Python.", "Print the first five primes.", "Sort [3,
              "Reverse a string.", "Count words in a sentence.", "Square the numbers 1 to 5.", "Print today's date."]
 
 
+@pytest.mark.slow
 def test_replies_are_what_create_chat_completion_gives(smollm):
     """Same template rendering, sampler chain, seed and prefix reuse as llama-cpp-python's own chat completion on one
     Llama, over two turns (the second evaluated after the common prefix)."""
@@ -57,6 +58,7 @@ def test_replies_are_what_create_chat_completion_gives(smollm):
     assert ours == theirs
 
 
+@pytest.mark.slow
 def test_a_sampled_reply_depends_only_on_its_seed_not_on_the_batch(smollm):
     smollm.open(1, 1)
     alone = {seed: conversation(smollm, QUESTIONS[0], seed) for seed in (1, 2)}
@@ -78,6 +80,7 @@ def test_a_sampled_reply_depends_only_on_its_seed_not_on_the_batch(smollm):
     assert all(replies[0] for replies in together.values())
 
 
+@pytest.mark.slow
 def test_greedy_trajectories_are_identical_at_parallel_1_and_8(tmp_path):
     runs = {}
     for parallel in ("1", "8"):
@@ -101,6 +104,7 @@ def sleepy_suite(make_suite, tmp_path, count: int, seconds: float):
     return tasks, replay
 
 
+@pytest.mark.slow
 def test_a_replay_at_parallel_4_runs_cells_of_different_tasks_at_the_same_time(make_suite, tmp_path):
     tasks, replay = sleepy_suite(make_suite, tmp_path, 4, 1.5)
     out = tmp_path / "run"
@@ -116,6 +120,7 @@ def test_a_replay_at_parallel_4_runs_cells_of_different_tasks_at_the_same_time(m
     assert latest_start < earliest_end, f"the four cells did not overlap: {spans}"
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_attempts_in_flight_and_the_same_command_resumes(make_suite, tmp_path):
     tasks, replay = sleepy_suite(make_suite, tmp_path, 3, 60)
     out = tmp_path / "run"
