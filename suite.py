@@ -84,14 +84,8 @@ def read_replays(path: Path, expect: str | None, task_id: str | None = None) -> 
     if not path.is_file():
         return []
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{where}: not valid JSON ({error.msg})") from None
+    for where, record in jsonl_records(path):
+        number = where.rsplit(" ", 1)[1]
         if task_id and isinstance(record, dict):
             if record.setdefault("id", task_id) != task_id:
                 raise UsageError(f"{where}: a replay for task {record['id']!r}, not for {task_id!r}")
