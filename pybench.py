@@ -525,12 +525,18 @@ def run_suite(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def cli(argv: list[str]) -> int:
+    """main() as the command line runs it: a mistake of the user's is one line and exit status 2; a jail that cannot
+    start, one line and 3."""
     try:
-        sys.exit(main(sys.argv[1:]))
+        return main(argv)
     except (UsageError, ModelError) as error:
         print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
+        return 2
     except JailError as error:
         print(f"error: {error}. {jail_trouble()}", file=sys.stderr)
-        sys.exit(3)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(cli(sys.argv[1:]))

@@ -49,7 +49,7 @@ TOY = textwrap.dedent('''
 ''')
 
 # The one registry line, as a driver that runs pybench's own main.
-DRIVER = "import sys, pybench, toybench; pybench.BENCHMARKS = (toybench.BENCHMARK,) + pybench.BENCHMARKS; sys.exit(pybench.main(sys.argv[1:]))"
+DRIVER = "import sys, pybench, toybench; pybench.BENCHMARKS = (toybench.BENCHMARK,) + pybench.BENCHMARKS; sys.exit(pybench.cli(sys.argv[1:]))"
 
 
 @pytest.mark.slow
