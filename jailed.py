@@ -49,7 +49,7 @@ def figure_hook():
 
     def patches() -> dict:
         if not recorder:
-            recorder.update(figure_recorder())
+            recorder.update(as_its_own_text(figure_recorder)())
         return recorder
 
     class Loader:
@@ -82,6 +82,19 @@ def figure_hook():
 
     sys.meta_path.insert(0, Hook())
     return lambda: recorder["take"]() if recorder else ""
+
+
+def as_its_own_text(function):
+    """The function with its code named "<string>" and its lines counted from its def, as when the jails compiled
+    it from its own text: a warning raised while it reads a cell's figure (a masked value, say) reads as it always has,
+    without pointing into this file."""
+    shift = function.__code__.co_firstlineno - 1
+
+    def renamed(code):
+        inner = tuple(renamed(constant) if isinstance(constant, type(code)) else constant for constant in code.co_consts)
+        return code.replace(co_filename="<string>", co_firstlineno=code.co_firstlineno - shift, co_consts=inner)
+
+    return type(function)(renamed(function.__code__), function.__globals__, function.__name__, function.__defaults__)
 
 
 def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:

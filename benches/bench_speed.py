@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import engine  # noqa: E402
@@ -46,11 +47,10 @@ def bench_jail(rounds: int = 40, cells: int = 300):
     for round_number in range(rounds):  # interleaved, so drift hits all alike
         plain.append(timed(lambda: subprocess.run([sys.executable, "-I", "-c", "pass"], check=True)))
         for times, settings in ((jailed, with_cgroups), (uncgrouped, lambda limits: {})):
-            sandbox.cgroup_settings = settings
-            jail = sandbox.Jail(f"bench{round_number}", binds, sandbox.JailLimits(), work)
-            times.append(timed(jail.start))
-            jail.kill()
-    sandbox.cgroup_settings = with_cgroups
+            with mock.patch.object(sandbox, "cgroup_settings", settings):  # put back on the way out, whatever happens
+                jail = sandbox.Jail(f"bench{round_number}", binds, sandbox.JailLimits(), work)
+                times.append(timed(jail.start))
+                jail.kill()
     jail = sandbox.Jail("bench-cells", binds, sandbox.JailLimits(), work)
     jail.start()
     round_trips = [timed(lambda: jail.run("pass")) for _ in range(cells)]
@@ -100,13 +100,12 @@ def bench_figures(rounds: int = 10):
     times = {"with": ([], []), "without": ([], [])}
     for round_number in range(rounds):  # interleaved, so drift hits both alike
         for label, folder in (("with", recording), ("without", bare)):
-            sandbox.WORKER_FOLDER = folder
-            jail = sandbox.Jail(f"bench-fig{round_number}", binds, sandbox.JailLimits(), work)
-            times[label][0].append(timed(jail.start))
-            jail.run("import numpy as np, matplotlib.pyplot as plt\n" + chart)  # imports and the first draw, not timed
-            times[label][1].append(timed(lambda: jail.run(chart)))
-            jail.kill()
-    sandbox.WORKER_FOLDER = recording
+            with mock.patch.object(sandbox, "WORKER_FOLDER", folder):  # put back on the way out, whatever happens
+                jail = sandbox.Jail(f"bench-fig{round_number}", binds, sandbox.JailLimits(), work)
+                times[label][0].append(timed(jail.start))
+                jail.run("import numpy as np, matplotlib.pyplot as plt\n" + chart)  # imports and the first draw, not timed
+                times[label][1].append(timed(lambda: jail.run(chart)))
+                jail.kill()
     (start, cell), (bare_start, bare_cell) = times["with"], times["without"]
     print(f"jail start with recorder   {median_ms(start):7.1f} ms   without {median_ms(bare_start):.1f} ms   "
           f"ratio {statistics.median(start) / statistics.median(bare_start):.2f}x")

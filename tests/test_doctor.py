@@ -31,7 +31,7 @@ def test_a_run_whose_jail_cannot_start_stops_with_a_reason(tmp_path, monkeypatch
     import pybench
     import pytest
 
-    monkeypatch.setattr(pybench, "nsjail_binary", lambda: "/bin/false")  # an nsjail that never starts a worker
+    monkeypatch.setattr(sandbox, "nsjail_binary", lambda: "/bin/false")  # an nsjail that never starts a worker
     with pytest.raises(sandbox.JailError, match="the jail did not start"):
         pybench.main(["--replay", str(pybench.HERE / "checks" / "reference.jsonl"), "--limit", "1", "--out", str(tmp_path / "run")])
     assert pybench.jail_trouble()  # the sentence appended to the error: doctor's first failing check, or where to look
