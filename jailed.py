@@ -94,7 +94,8 @@ def as_its_own_text(function):
         inner = tuple(renamed(constant) if isinstance(constant, type(code)) else constant for constant in code.co_consts)
         return code.replace(co_filename="<string>", co_firstlineno=code.co_firstlineno - shift, co_consts=inner)
 
-    return type(function)(renamed(function.__code__), function.__globals__, function.__name__, function.__defaults__)
+    return type(function)(renamed(function.__code__), function.__globals__, function.__name__, function.__defaults__,
+                          function.__closure__)
 
 
 def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:

@@ -79,3 +79,17 @@ def test_the_jails_code_is_a_module_of_its_own_with_its_calls_as_data():
     assert set(jailed.KIT_CALLS) == {"check", "probe_imports", "run_bash"}
     assert "{" not in jailed.WORKER_BOOT.replace("{JAIL_FOLDER", "")  # nothing spliced into it but the folder
     assert (sandbox.WORKER_FOLDER / "jailed.py").read_text() == Path(jailed.__file__).read_text()
+
+
+def test_the_figure_recorder_warns_as_when_it_was_sent_as_text():
+    import warnings
+
+    def recorder():
+        def inner():
+            warnings.warn("a masked element", UserWarning)
+        inner()
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        jailed.as_its_own_text(recorder)()
+    assert seen[0].filename == "<string>" and seen[0].lineno == 3  # the third line of its own text
