@@ -580,7 +580,7 @@ def test_a_tmpfs_output_left_by_a_crash_is_unmounted_and_removed(tmp_path):
 
     folder = tmp_path / "outputs" / "task"
     folder.mkdir(parents=True)
-    assert pybench.mount_output(folder, sandbox.JailLimits(output_mib=8, output_files=2000))
+    assert sandbox.mount_output(folder, sandbox.JailLimits(output_mib=8, output_files=2000))
     try:
         os.close(nested_folders(folder, 1500, "d" * 200))
         with pytest.raises(OSError, match="No space left"):

@@ -10,10 +10,11 @@ import time
 import pytest
 
 import engine
+import suite
 import pybench
 from conftest import ROOT, code, read_results, run_pybench, write_jsonl
 
-TASK_IDS = [json.loads(line)["id"] for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
+TASK_IDS = [task.id for task in suite.load_tasks(ROOT / "tasks.jsonl")]
 
 
 @pytest.fixture(scope="module")
@@ -24,14 +25,15 @@ def smollm():
 
 
 def conversation(model, question: str, seed: int, turns: int = 2) -> list[str]:
-    """A short chat of `turns` replies on the calling thread's sequence."""
+    """A short chat of `turns` replies in one attempt (its own sequence of the model)."""
     messages = [{"role": "system", "content": "You write short Python."}, {"role": "user", "content": question}]
-    model.start_task(question)
+    session = model.attempt(question, seed)
     replies = []
     for _ in range(turns):
-        reply = model.reply(question, messages, seed)
+        reply = session.reply(messages)
         replies.append(reply.text)
         messages += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": "Output:\nok"}]
+    session.close()
     return replies
 
 
