@@ -72,7 +72,11 @@ def task_from_record(record, where: str, tasks_path: Path, defined: dict) -> Tas
         defined[module] = functions_defined_in(checks_dir / f"{module}.py")
     if function not in defined[module]:
         raise UsageError(f"{where}: field 'check': no function {function}() in {checks_dir / (module + '.py')}")
-    return Task(task_id, record["category"], record["query"], inputs, [f"./{name}" for name in inputs], module, function, checks_dir)
+    points = record.get("points", 1)
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or not 0 < points <= 10_000:
+        raise UsageError(f"{where}: field 'points' {points!r} must be a number above 0 (what passing the task is worth; default 1)")
+    return Task(task_id, record["category"], record["query"], inputs, [f"./{name}" for name in inputs], module, function, checks_dir,
+                points=float(points))
 
 
 # --- teachers: prove a suite (validate) and grade students' submissions against one task (grade) -------------------
@@ -205,10 +209,14 @@ def submission_replies(path: Path, task_id: str) -> list[tuple[str, list[str]]]:
     if not path.is_file():
         raise UsageError(f"grade: submission {path} does not exist")
     if path.suffix == ".ipynb":
+        import warnings
+
         import nbformat
 
         try:
-            notebook = nbformat.read(path, as_version=4)
+            with warnings.catch_warnings():  # MissingIDFieldWarning and the like are nbformat's business, not the teacher's
+                warnings.simplefilter("ignore")
+                notebook = nbformat.read(path, as_version=4)
         except Exception as error:  # nbformat raises several kinds for a file that is not a notebook
             raise UsageError(f"grade: {path} is not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
         code = [cell.source for cell in notebook.cells if cell.cell_type == "code" and cell.source.strip()]
