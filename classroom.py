@@ -78,7 +78,7 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
             raise Unreadable(f"cell {number} is not a JSON object")
         kind = cell.get("cell_type")
         if kind not in ("code", "markdown", "raw"):
-            raise Unreadable(f"cell {number} has cell type {terminal_text(str(kind), 40)!r}, not code, markdown or raw")
+            raise Unreadable(f"cell {number} has cell type '{terminal_text(str(kind), 40)}', not code, markdown or raw")
         if "source" not in cell:
             raise Unreadable(f"cell {number} has no 'source' field")
         source = cell["source"]
@@ -422,6 +422,11 @@ class Graded:
     total: float
     work: dict[str, tuple[Submission, Result] | None]
 
+    @property
+    def shown(self) -> str:
+        """The name on one line, its control characters (a newline) as escapes."""
+        return terminal_text(self.student, 200)
+
 
 def gradebook(students: list[str], tasks: list[Task], submissions: list[Submission], results: dict[str, Result]) -> list[Graded]:
     taken: set[str] = set()
@@ -441,9 +446,9 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
     (CSV file) maps the student column to a user field and each other column to a grade item."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student"] + [task.id for task in tasks] + ["total"])
+        writer.writerow(["student"] + [task.id for task in tasks] + ["total points"])
         for row in book:
-            writer.writerow([terminal_text(row.student, 200)] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"])
+            writer.writerow([row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"])
 
 
 def templates():
@@ -478,7 +483,7 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded]) -> None:
         work = [{"task": task, "points": row.points[task.id], "submission": row.work[task.id][0] if row.work[task.id] else None,
                  "result": row.work[task.id][1] if row.work[task.id] else None,
                  "cells": student_cells(*row.work[task.id]) if row.work[task.id] else []} for task in tasks]
-        page = environment.get_template("classroom_student.html").render(csp=CSP, student=row.student, total=row.total,
+        page = environment.get_template("classroom_student.html").render(csp=CSP, student=row.shown, total=row.total,
                                                                          possible=possible, work=work)
         (run_dir / "feedback" / f"{row.label}.html").write_text(page, encoding="utf-8", errors="backslashreplace")
     totals = Counter(row.total for row in book)
