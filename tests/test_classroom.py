@@ -160,7 +160,7 @@ def write_class(folder: Path) -> dict[str, dict[str, int]]:
             answer = "<script>document.title = 'pwned'</script> **The mean is 72.5**"
         layout = (lambda task: folder / student / f"{task}.ipynb") if number % 2 else (lambda task: folder / f"{student}__{task}.ipynb")
         notebook(layout("mean"), [("markdown", f"# {student}"), ("code", MEAN), ("markdown", answer)])
-        notebook(layout("total"), [("code", TOTAL if right["total"] else "open('./output/total.txt', 'w').write('25')")])
+        notebook(layout("total"), [("code", TOTAL if right["total"] else "open('./output/total.txt', 'w').write('24')")])
         notebook(layout("plot"), [("code", PLOT if right["plot"] else "print('I forgot to save it')"), ("markdown", "Saved.")])
         expected[student] = {"mean": right["mean"] * 1, "total": right["total"] * 2, "plot": right["plot"] * 3}
     magics = ["%matplotlib inline\n", "%time ", "!ls ./data\n", "!pip install seaborn\n", "%%time\n"]
@@ -218,7 +218,7 @@ def test_a_class_of_30_is_graded_in_one_command(graded_class):
     assert "cell 1 has no 'source' field" in reason["nosource/plot.ipynb"]
     assert "time budget of 15 s spent after 2 of 12 code cells" in reason["slow/total.ipynb"]
     assert "TimeoutError: cell ran past 10 s" in reason["slow/total.ipynb"]
-    assert "s03__mean.ipynb: fail 0/1: your answer does not state the mean score" in lines
+    assert "s03/mean.ipynb: fail 0/1: your answer does not state the mean score" in lines
     results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(results) == 90 and {result["task"] for result in results} == {"mean", "total", "plot"}
     pip = next(result for result in results if result["submission"] == "magic4/mean.ipynb")
