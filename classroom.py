@@ -176,6 +176,16 @@ def kernel_source(source: str) -> str:
     return "\n".join(plain)
 
 
+DISPLAY = ('__import__("builtins").display = getattr(__import__("builtins"), "display", None) or '
+           '(lambda *values, **options: print(*map(repr, values), sep="\\n"))  # a kernel\'s display(), as text')
+
+
+def uses_display(code: list[str]) -> bool:
+    """Whether a notebook calls IPython's display() without importing it (a kernel has it built in; the jail has no IPython)."""
+    text = "\n".join(code)
+    return bool(re.search(r"\bdisplay\(", text)) and not re.search(r"import[^\n]*\bdisplay\b|def display\b|\bdisplay\s*=", text)
+
+
 # --- the cells as an attempt's replies, under a time budget ------------------------------------------------------
 
 CODE_REPLY = re.compile(r"```python\n(.*)\n```", re.DOTALL)
@@ -252,7 +262,10 @@ class NotebookAttempt:
         if turn < len(code):
             if turn and time.monotonic() - self.started > self.model.budget:
                 return Reply(None, stop=f"time budget of {self.model.budget:g} s spent after {turn} of {len(code)} code cells")
-            return Reply(f"```python\n{kernel_source(code[turn])}\n```", stop="stop")
+            source = kernel_source(code[turn])
+            if turn == 0 and uses_display(code):
+                source = f"{DISPLAY}\n{source}"
+            return Reply(f"```python\n{source}\n```", stop="stop")
         if turn == len(code):
             answer = notebook_answer(self.submission.cells)
             return Reply(answer if answer is not None else printed_answer(messages), stop="stop")

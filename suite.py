@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
                      append_result, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
-from sandbox import JailLimits
+from sandbox import JailLimits, terminal_text
 
 HERE = Path(__file__).resolve().parent
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
@@ -267,7 +267,8 @@ def grade(argv: list[str]) -> Path:
                          max(options.max_turns, len(record["replies"])))
         result.id, result.task, result.submission, result.sample = label, task.id, name, 0
         append_result(run_dir / "results.jsonl", result)
-        print(f"{name}: {'pass' if result.passed else 'fail'}{': ' + result.reason if result.reason else ''}", flush=True)
+        print(f"{terminal_text(name)}: {'pass' if result.passed else 'fail'}{': ' + terminal_text(result.reason, 300) if result.reason else ''}",
+              flush=True)
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
     print(f"results: {run_dir / 'results.jsonl'}")

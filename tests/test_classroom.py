@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -92,6 +93,9 @@ def test_magics_and_shell_escapes_become_python_a_kernel_would_run():
     for cell in ("%%javascript\nalert(1)", "%%bash\npip install x"):
         compile(classroom.kernel_source(cell), "<cell>", "exec")
     assert classroom.kernel_source("print(1)\nprint('%d' % 2)") == "print(1)\nprint('%d' % 2)"
+    assert classroom.uses_display(["x = 1", "display(x)"]) and not classroom.uses_display(["from IPython.display import display\ndisplay(1)"])
+    shown = subprocess.run([sys.executable, "-c", f"{classroom.DISPLAY}\ndisplay(72.5, 'a')"], capture_output=True, text=True)
+    assert shown.stdout == "72.5\n'a'\n", shown.stderr
 
 
 def test_points_default_to_1_and_are_validated(make_suite):
@@ -166,7 +170,8 @@ def write_class(folder: Path) -> dict[str, dict[str, int]]:
     magics = ["%matplotlib inline\n", "%time ", "!ls ./data\n", "!pip install seaborn\n", "%%time\n"]
     for number, magic in enumerate(magics, 1):
         student = f"magic{number}"
-        notebook(folder / student / "mean.ipynb", [("code", magic + MEAN + "\nprint(f'The mean is {mean_score}')")])  # printed answer
+        shown = "display(mean_score)" if number == 1 else "print(f'The mean is {mean_score}')"  # a printed (displayed) answer
+        notebook(folder / student / "mean.ipynb", [("code", magic + MEAN), ("code", shown)])
         notebook(folder / student / "total.ipynb", [("code", magic + TOTAL), ("markdown", "Done.")])
         notebook(folder / student / "plot.ipynb", [("code", "%matplotlib inline"), ("code", PLOT), ("markdown", "Saved.")])
         expected[student] = {"mean": 1, "total": 2, "plot": 3}
