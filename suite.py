@@ -219,8 +219,11 @@ def submission_replies(path: Path, task_id: str) -> list[tuple[str, list[str]]]:
                 notebook = nbformat.read(path, as_version=4)
         except Exception as error:  # nbformat raises several kinds for a file that is not a notebook
             raise UsageError(f"grade: {path} is not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
-        code = [cell.source for cell in notebook.cells if cell.cell_type == "code" and cell.source.strip()]
-        markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown" and cell.source.strip()]
+        try:
+            code = [cell.source for cell in notebook.cells if cell.cell_type == "code" and cell.source.strip()]
+            markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown" and cell.source.strip()]
+        except (AttributeError, TypeError):  # a cell without a source or a type: grade a class (a folder) to go on past it
+            raise UsageError(f"grade: {path} has a cell without a text 'source' or 'cell_type'") from None
         return [(path.name, [f"```python\n{source}\n```" for source in code] + [markdown[-1] if markdown else ""])]
     records = read_replays(path, "pass", task_id) if path.suffix in (".jsonl", ".json") else None
     if records is None:
