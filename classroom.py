@@ -230,12 +230,9 @@ class NotebookModel:
     rule); past the budget no further cell is sent."""
 
     def __init__(self, submissions: dict[str, Submission], budget: float):
-        self.submissions, self.budget = submissions, budget
-        self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = "notebooks", "none (grading)", False, None, None
-        self.generated, self.stopped, self.choice = 0, "", ""
+        self.submissions, self.budget, self.stopped = submissions, budget, ""
 
     def open(self, wanted: int | None, attempts: int) -> int:
-        self.choice = f"--parallel {wanted}" if wanted else "auto: one per core"
         return max(1, min(wanted or os.cpu_count() or 1, attempts))
 
     def attempt(self, task_id: str, seed: int) -> "NotebookAttempt":
