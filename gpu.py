@@ -243,14 +243,15 @@ FAILURE_EXIT = 4
 _keep_alive = []  # the ctypes callbacks must outlive every call into llama.cpp
 
 
-def stop_on_backend_failure(on: str) -> None:
-    """From now on a failure inside llama.cpp's backends ends the process with one line on stderr and exit status 4,
-    instead of ggml's C backtrace: a ggml abort (GGML_ASSERT, CUDA errors) through ggml's abort callback, an uncaught
-    C++ exception (ggml-vulkan throws vk::DeviceLostError, vk::OutOfDeviceMemoryError) through std::terminate."""
+def stop_on_backend_failure() -> None:
+    """From now on a failure inside llama.cpp ends the process with one line on stderr and exit status 4, instead of
+    ggml's C backtrace: a ggml abort (GGML_ASSERT; CUDA errors take this path) through ggml's abort callback, an
+    uncaught C++ exception (ggml-vulkan throws vk::DeviceLostError, vk::OutOfDeviceMemoryError) through
+    std::terminate. Nothing of llama.cpp is called from here, as it may be what failed."""
     def stop(what: str) -> None:
         sys.stdout.flush()
-        print(f"error: llama.cpp failed on {on}: {what}. The run stops; finished attempts are kept in results.jsonl and the "
-              f"same command resumes (--n-gpu-layers 0 runs on the CPU)", file=sys.stderr, flush=True)
+        print(f"error: llama.cpp failed: {what}. The run stops; finished attempts are kept in results.jsonl and the same command "
+              f"resumes; on a GPU, --n-gpu-layers 0 runs on the CPU (docs/gpu.md)", file=sys.stderr, flush=True)
         os._exit(FAILURE_EXIT)
 
     abort_callback = ctypes.CFUNCTYPE(None, ctypes.c_char_p)(lambda message: stop(message.decode(errors="replace").strip()))
@@ -265,7 +266,7 @@ def stop_on_backend_failure(on: str) -> None:
         exception = cxx.__cxa_current_exception_type()  # a std::type_info: its second word is the mangled name
         mangled = ctypes.cast(exception + ctypes.sizeof(ctypes.c_void_p), ctypes.POINTER(ctypes.c_char_p))[0] if exception else None
         name = cxx.__cxa_demangle(mangled.lstrip(b"*"), None, None, ctypes.byref(ctypes.c_int())) if mangled else None
-        stop(f"a C++ exception{' ' + name.decode() if name else ''} (its message, if any, is in the ggml line above)")
+        stop(f"an uncaught C++ exception{' (' + name.decode() + ')' if name else ''} in its backend; the ggml line above, if any, says more")
 
     terminate_handler = ctypes.CFUNCTYPE(None)(terminate)
     cxx._ZSt13set_terminatePFvvE.argtypes = [ctypes.c_void_p]

@@ -464,6 +464,7 @@ class LlamaModel:
 
         import gpu
 
+        gpu.stop_on_backend_failure()  # before llama.cpp's first call: its backends start up in it
         self.offload = bool(llama_cpp.llama_supports_gpu_offload())
         trained = gguf_facts(path).get("context_length")
         self.n_ctx = min(n_ctx, trained) if trained else n_ctx  # past its trained context a model only degrades
@@ -488,7 +489,6 @@ class LlamaModel:
         layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
         if self.offload and n_gpu_layers != 0:
             self.device = gpu_device_text(load_log, n_gpu_layers, layers) + self.gpu_note
-            gpu.stop_on_backend_failure(self.device.split(":")[0])
         elif self.offload:
             self.device = "CPU (--n-gpu-layers 0)" + self.gpu_note
         else:
