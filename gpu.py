@@ -52,6 +52,12 @@ def wheel_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pybench" / "wheels"
 
 
+def backend_named_in(cmake_args: str) -> str | None:
+    """The backend whose flag CMAKE_ARGS holds (-DGGML_CUDA=on: cuda), or None."""
+    given = cmake_args.lower().split()
+    return next((backend for backend, flag in BACKENDS.items() if flag.lower() in given), None)
+
+
 def vulkan_header_version() -> int | None:
     """VK_HEADER_VERSION of the vulkan_core.h the compiler finds ($VULKAN_SDK/include first, as CMake looks), or None."""
     compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
@@ -67,7 +73,8 @@ def vulkan_header_version() -> int | None:
 def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> tuple[Path, dict]:
     """The wheel of `pin` (llama-cpp-python==X) built with `backend`, from the cache or compiled now, and its build
     facts. install_packages(packages, why, present) installs system packages (pybench.install_system_packages)."""
-    extra = os.environ.get("CMAKE_ARGS", "").strip()  # the user's own flags (e.g. CUDA architectures) go after ours
+    extra = " ".join(arg for arg in os.environ.get("CMAKE_ARGS", "").split()  # the user's own flags (e.g. CUDA architectures)
+                     if arg.lower() != BACKENDS[backend].lower())                 # go after the backend's
     cmake_args = " ".join(filter(None, [BACKENDS[backend], extra]))
     patched, headers = False, None
     if backend == "vulkan":
@@ -75,12 +82,12 @@ def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> t
                          lambda: vulkan_header_version() is not None and shutil.which("glslc"))
         headers = vulkan_header_version()
         if headers is None:
-            raise BuildError("the Vulkan headers are not found: install libvulkan-dev (or set VULKAN_SDK) and run setup again")
+            raise BuildError("no C++ compiler finds the Vulkan headers (vulkan/vulkan_core.h): install build-essential and "
+                             "libvulkan-dev (or set VULKAN_SDK) and run setup again")
         patched = headers < LAYER_SETTINGS_HEADERS
     elif backend == "cuda" and not (shutil.which("nvcc") or os.environ.get("CUDACXX") or Path("/usr/local/cuda/bin/nvcc").exists()):
         raise BuildError("--gpu cuda needs NVIDIA's CUDA toolkit (nvcc on PATH, or CUDACXX): install it and run setup again")
-    facts = {"backend": backend, "package": pin, "cmake_args": cmake_args,
-             "vulkan_headers": headers,
+    facts = {"backend": backend, "package": pin, "cmake_args": cmake_args, "vulkan_headers": headers,
              "patch": OLD_HEADERS_PATCH.name if patched else None}
     key = hashlib.sha256(json.dumps(facts, sort_keys=True).encode() + (OLD_HEADERS_PATCH.read_bytes() if patched else b"")).hexdigest()[:12]
     folder = wheel_cache() / f"{backend}-{pin.replace('==', '-')}-{key}"

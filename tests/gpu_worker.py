@@ -5,7 +5,8 @@ with the CPU venv's on the same job. Not a test: `PYTHON tests/gpu_worker.py JOB
                                                                  each with its prompt's and its own token ids
     {"do": "margins", "replies": [...]}                          for each token of those replies, how far its logit is
                                                                  below this build's top logit at that position
-    {"do": "open", "parallel": K or null, "attempts": N}          the context open() makes: K, why, llama.cpp's buffers
+    {"do": "open", "parallel": K or null, "attempts": N, "budgets": [GiB or null, ...]}
+                                                                 the contexts open() makes: K, why, llama.cpp's buffers
     {"do": "fail", "how": "ggml_assert" or "cxx_exception"}      a failure inside llama.cpp's libraries, model loaded:
         ggml_assert     ggml-vulkan's GGML_ASSERT in ggml_backend_vk_get_device_memory, asked for a device it has not
                         (the path of every ggml abort: GGML_ASSERT, CUDA errors);
@@ -14,6 +15,7 @@ with the CPU venv's on the same job. Not a test: `PYTHON tests/gpu_worker.py JOB
 """
 import ctypes
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -53,10 +55,17 @@ def main(job: dict) -> dict:
             replies.append({"text": reply.text, "stop": reply.stop, "prompt_ids": request.prompt, "ids": request.completion})
             messages.append({"role": "assistant", "content": reply.text})
         found["replies"] = replies
-    elif job["do"] == "open":
-        with gpu.llama_log() as log:
-            found["slots"] = model.open(job["parallel"], job["attempts"])
-        found |= {"choice": model.choice, "buffers": gpu.device_buffers(log), "kv_per_sequence": model.kv_bytes_per_sequence()}
+    elif job["do"] == "open":  # once per GPU memory budget in job["budgets"] (GiB; null: none)
+        found |= {"gpus": [vars(device) for device in gpu.gpus()], "opened": []}
+        for budget in job.get("budgets", [None]):
+            os.environ.pop(gpu.BUDGET_VARIABLE, None)
+            os.environ.update({gpu.BUDGET_VARIABLE: str(budget)} if budget else {})
+            with gpu.llama_log() as log:
+                slots = model.open(job["parallel"], job["attempts"])
+            found["opened"].append({"budget": budget, "slots": slots, "choice": model.choice, "buffers": gpu.device_buffers(log),
+                                    "kv_per_sequence": model.kv_bytes_per_sequence()})
+            model.close()
+        return found
     elif job["do"] == "fail":
         import llama_cpp
 
