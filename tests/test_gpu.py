@@ -100,7 +100,7 @@ def test_greedy_replies_agree_with_the_cpu_build_up_to_near_ties(tmp_path):
     win, and the texts go their own ways from there. Measured here: the first turn agrees for 3 tokens ("Two and two"),
     then Vulkan picks " is" where the CPU picks " equals", 0.33 below the CPU's top logit. What is checked is what the
     arithmetic guarantees: each build's every greedy token is the other build's top choice or within 1.0 of it when its
-    tokens are fed to the other, and the replies begin alike."""
+    tokens are fed to the other (the CPU's first reply only, on Vulkan), and the replies begin alike."""
     job = {"do": "replies", "turns": ["What is 2+2?", "And times 3?"], "max_tokens": 6}
     on_vulkan = found(worker(VULKAN_PYTHON, job, tmp_path, **LAVAPIPE))
     on_cpu = found(worker(ROOT / ".venv" / "bin" / "python", job, tmp_path))
@@ -109,7 +109,8 @@ def test_greedy_replies_agree_with_the_cpu_build_up_to_near_ties(tmp_path):
     assert all(len(reply["ids"]) == 6 for reply in vulkan_replies + cpu_replies)
     assert vulkan_replies[0]["prompt_ids"] == cpu_replies[0]["prompt_ids"]  # the same prompt, token for token
     vulkan_below_cpu = found(worker(ROOT / ".venv" / "bin" / "python", {"do": "margins", "replies": vulkan_replies}, tmp_path))["margins"]
-    cpu_below_vulkan = found(worker(VULKAN_PYTHON, {"do": "margins", "replies": cpu_replies}, tmp_path, **LAVAPIPE))["margins"]
+    # the other way round for the first turn only (the same prompt in both; lavapipe is slow at scoring every position)
+    cpu_below_vulkan = found(worker(VULKAN_PYTHON, {"do": "margins", "replies": cpu_replies[:1]}, tmp_path, **LAVAPIPE))["margins"]
     print(f"Vulkan: {[reply['text'] for reply in vulkan_replies]}, its tokens below the CPU's top logit: {vulkan_below_cpu}; "
           f"CPU: {[reply['text'] for reply in cpu_replies]}, below Vulkan's: {cpu_below_vulkan}")
     assert max(map(max, vulkan_below_cpu + cpu_below_vulkan)) < 1.0
