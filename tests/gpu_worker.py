@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import engine  # noqa: E402
 import gpu  # noqa: E402
 import pybench  # noqa: E402
 
@@ -41,17 +42,17 @@ def margins(replies: list[dict]) -> list[list[float]]:
 def main(job: dict) -> dict:
     if job["do"] == "margins":
         return {"margins": margins(job["replies"])}
-    model = pybench.LlamaModel(pybench.default_model_path(), job.get("n_gpu_layers", -1), job.get("ctx", 2048), 0, 0.0, 1.0,
+    model = engine.LlamaModel(pybench.default_model_path(), job.get("n_gpu_layers", -1), job.get("ctx", 2048), 0, 0.0, 1.0,
                                job.get("max_tokens", 8))
     found = {"device": model.device}
     if job["do"] == "replies":
         model.open(1, 1)
-        model.start_task("chat")
+        session = model.attempt("chat", 0)
         messages, replies = [{"role": "system", "content": "You are a helpful assistant."}], []
         for turn in job["turns"]:
             messages.append({"role": "user", "content": turn})
-            request = model.render(pybench.merge_consecutive_roles(messages), 0)
-            reply = model.answer(request)
+            request = model.render(engine.merge_consecutive_roles(messages), 0)
+            reply = model.answer(request, session)
             replies.append({"text": reply.text, "stop": reply.stop, "prompt_ids": request.prompt, "ids": request.completion})
             messages.append({"role": "assistant", "content": reply.text})
         found["replies"] = replies
