@@ -31,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import classroom
 import mlbench
 import original_pybench
 import report
@@ -455,6 +456,10 @@ def main(argv: list[str]) -> int:
         parser.add_argument("--keep", type=Path, help="keep the replays' run directory here (default: a temporary one, removed)")
         options = parser.parse_args(argv[1:])
         return suite.validate(options.tasks, options.keep)
+    if command == ["grade"] and not any(arg == "--task" or arg.startswith("--task=") for arg in argv[1:]):
+        return classroom.grade_class(argv[1:])  # a class: --tasks and a folder of notebooks
+    if command == ["handout"]:
+        return classroom.handout(argv[1:])
     if command == ["grade"]:
         run_dir = suite.grade(argv[1:])
         print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
