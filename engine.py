@@ -3,12 +3,17 @@
 The harness talks to a model only through `Model` and `Attempt` below: `model.open(K, n)` sizes it for K attempts in
 flight, `model.attempt(task_id, seed)` starts one attempt's session, whose `reply(messages)` gives the next `Reply` and
 whose `close()` ends it. `LlamaModel` is the one real backend; the replays in harness.py and the benchmarks meet the
-same protocol. This module imports nothing of the kit's but gpu.py (ggml's devices, llama.cpp's log, the failure line):
-a new backend is one class with these members.
+same protocol. Below them: the devices llama.cpp sees (ggml's device API), its own log of an offload, and the one
+line a failure inside a backend ends with. This module imports nothing of the kit's: a new backend is one class with
+these members.
 """
 
+import contextlib
 import ctypes
+import functools
 import os
+import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -99,10 +104,7 @@ class LlamaModel:
 
     def __init__(self, path: Path, n_gpu_layers: int, n_ctx: int, seed: int, temperature: float, top_p: float, max_tokens: int):
         import llama_cpp
-
-        import gpu
-
-        gpu.stop_on_backend_failure()  # before llama.cpp's first call: its backends start up in it
+        stop_on_backend_failure()  # before llama.cpp's first call: its backends start up in it
         self.offload = bool(llama_cpp.llama_supports_gpu_offload())
         trained = gguf_facts(path).get("context_length")
         self.n_ctx = min(n_ctx, trained) if trained else n_ctx  # past its trained context a model only degrades
@@ -111,7 +113,7 @@ class LlamaModel:
             n_gpu_layers, self.gpu_note = fit_gpu_layers(path, n_gpu_layers)
         while True:  # the Llama object holds the weights, the vocabulary and the chat handler; its own context is tiny
             try:
-                with gpu.llama_log() as load_log:  # llama.cpp's own count of the layers it offloaded
+                with llama_log() as load_log:  # llama.cpp's own count of the layers it offloaded
                     self.llm = llama_cpp.Llama(model_path=str(path), n_gpu_layers=n_gpu_layers if self.offload else 0, n_ctx=256,
                                                n_batch=self.N_BATCH, seed=seed, n_threads=os.cpu_count(), verbose=False)
                 break
@@ -130,7 +132,7 @@ class LlamaModel:
         elif self.offload:
             self.device = "CPU (--n-gpu-layers 0)" + self.gpu_note
         else:
-            self.device = f"CPU ({gpu.why_no_gpu()})"
+            self.device = f"CPU ({why_no_gpu()})"
         self.kv_on_gpu = self.offload and n_gpu_layers != 0
         self.ctx = None
         self.slots: list[Sequence] = []
@@ -530,23 +532,19 @@ def ram_free_bytes() -> int:
 def gpu_free_bytes() -> int:
     """Free memory of the GPUs llama.cpp sees, through ggml's device API (0 if there is none), at most the budget
     PYBENCH_GPU_MEMORY_GIB where it is set (a GPU shared with other work, or a smaller GPU to plan for)."""
-    import gpu
-
     try:
-        budget = gpu.memory_budget()
+        budget = memory_budget()
     except ValueError as error:
         raise ModelError(str(error)) from None
-    free = sum(device.free for device in gpu.gpus())
+    free = sum(device.free for device in gpus())
     return free if budget is None else min(free, budget)
 
 
 def gpu_device_text(load_log: list[str], n_gpu_layers: int, layers) -> str:
     """'GPU Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)): 31 of 31 layers offloaded', the count being llama.cpp's own."""
-    import gpu
-
-    buffers = gpu.device_buffers(load_log)
-    used = [device for device in gpu.gpus() if f"{device.name} model" in buffers] or gpu.gpus()
-    counted = gpu.offloaded_layers(load_log)
+    buffers = device_buffers(load_log)
+    used = [device for device in gpus() if f"{device.name} model" in buffers] or gpus()
+    counted = offloaded_layers(load_log)
     shown = f"{counted[0]} of {counted[1]}" if counted else f"{'all' if n_gpu_layers < 0 else n_gpu_layers} of {layers}"
     return f"GPU {', '.join(f'{device.name} ({device.description})' for device in used)}: {shown} layers offloaded"
 
@@ -572,3 +570,149 @@ def fit_gpu_layers(path: Path, n_gpu_layers: int) -> tuple[int, str]:
         return n_gpu_layers, ""
     fitting = max(0, int((free - 2**30) / (size / layers)))
     return fitting, f"; the model ({size / 2**30:.1f} GiB) does not fit the GPU's {free / 2**30:.1f} GiB free, so {fitting} layers are offloaded"
+
+
+# --- the devices llama.cpp sees (ggml's device API), its log of an offload, a backend's failure ---------------------------------------------
+
+@dataclass
+class Device:
+    name: str          # ggml's name: Vulkan0, CUDA0, ...
+    description: str   # the driver's: "NVIDIA GeForce RTX 4060 Laptop GPU", "llvmpipe (LLVM 15.0.6, 256 bits)"
+    kind: str          # cpu, gpu, igpu, accel
+    free: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.description}, {self.free / 2**20:.0f} MiB free of {self.total / 2**20:.0f} MiB)"
+
+
+@functools.cache
+def ggml():
+    """libggml of the installed llama-cpp-python, with the prototypes used here."""
+    import llama_cpp
+
+    lib = ctypes.CDLL(str(Path(llama_cpp.__file__).parent / "lib" / "libggml.so"))
+    pointer, text, size = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t
+    for name, restype, argtypes in (("ggml_backend_reg_count", size, []), ("ggml_backend_reg_get", pointer, [size]),
+                                    ("ggml_backend_reg_name", text, [pointer]), ("ggml_backend_dev_count", size, []),
+                                    ("ggml_backend_dev_get", pointer, [size]), ("ggml_backend_dev_name", text, [pointer]),
+                                    ("ggml_backend_dev_description", text, [pointer]), ("ggml_backend_dev_type", ctypes.c_int, [pointer]),
+                                    ("ggml_backend_dev_memory", None, [pointer, ctypes.POINTER(size), ctypes.POINTER(size)])):
+        function = getattr(lib, name)
+        function.restype, function.argtypes = restype, argtypes
+    return lib
+
+
+def backends() -> list[str]:
+    """The ggml backends this llama.cpp was built with (CPU always; Vulkan, CUDA, Metal...)."""
+    lib = ggml()
+    return [lib.ggml_backend_reg_name(lib.ggml_backend_reg_get(number)).decode() for number in range(lib.ggml_backend_reg_count())]
+
+
+def devices() -> list[Device]:
+    lib, found = ggml(), []
+    for number in range(lib.ggml_backend_dev_count()):
+        device = lib.ggml_backend_dev_get(number)
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        lib.ggml_backend_dev_memory(device, ctypes.byref(free), ctypes.byref(total))
+        kind = {0: "cpu", 1: "gpu", 2: "igpu", 3: "accel"}.get(lib.ggml_backend_dev_type(device), "other")
+        found.append(Device(lib.ggml_backend_dev_name(device).decode(), lib.ggml_backend_dev_description(device).decode(),
+                            kind, free.value, total.value))
+    return found
+
+
+def gpus() -> list[Device]:
+    return [device for device in devices() if device.kind in ("gpu", "igpu")]
+
+
+BUDGET_VARIABLE = "PYBENCH_GPU_MEMORY_GIB"  # at most this much GPU memory is counted as free (a shared or smaller GPU)
+
+
+def memory_budget() -> int | None:
+    """PYBENCH_GPU_MEMORY_GIB in bytes, or None when unset."""
+    value = os.environ.get(BUDGET_VARIABLE)
+    if not value:
+        return None
+    try:
+        return int(float(value) * 2**30)
+    except ValueError:
+        raise ValueError(f"{BUDGET_VARIABLE}={value!r} is not a number of GiB") from None
+
+
+def why_no_gpu() -> str:
+    """Why llama.cpp offloads nothing here, in words."""
+    built = [name for name in backends() if name not in ("CPU", "BLAS", "RPC")]
+    if not built:
+        return 'this llama.cpp build has no GPU backend; rebuild it: python3.12 pybench.py setup --gpu cuda (or vulkan)'
+    if "Vulkan" in built and "GGML_VK_VISIBLE_DEVICES" not in os.environ:
+        return ("the Vulkan backend sees no GPU (it skips CPU-type Vulkan devices such as lavapipe unless "
+                "GGML_VK_VISIBLE_DEVICES names them, e.g. GGML_VK_VISIBLE_DEVICES=0)")
+    return f"the {'/'.join(built)} backend sees no GPU (check the driver: nvidia-smi, vulkaninfo --summary)"
+
+
+@contextlib.contextmanager
+def llama_log():
+    """llama.cpp's and ggml's log lines while the block runs (a list of str), whatever the verbosity; its own
+    callback (llama-cpp-python's, which prints only errors when verbose=False) is put back afterwards."""
+    import llama_cpp
+    import llama_cpp._logger
+
+    lines: list[str] = []
+
+    @llama_cpp.llama_log_callback
+    def keep(level, text, user_data):
+        lines.append(text.decode("utf-8", errors="replace"))
+        llama_cpp._logger.llama_log_callback(level, text, user_data)  # errors still reach stderr as before
+
+    llama_cpp.llama_log_set(keep, ctypes.c_void_p(0))
+    try:
+        yield lines
+    finally:
+        llama_cpp.llama_log_set(llama_cpp._logger.llama_log_callback, ctypes.c_void_p(0))
+
+
+def offloaded_layers(log: list[str]) -> tuple[int, int] | None:
+    """(layers offloaded, layers in all) as llama.cpp's loader reported them ("offloaded 31/31 layers to GPU")."""
+    found = re.search(r"offloaded (\d+)/(\d+) layers to GPU", "".join(log))
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def device_buffers(log: list[str]) -> dict[str, float]:
+    """MiB per buffer llama.cpp allocated, as its log names them ("Vulkan0 model buffer size = 74.59 MiB")."""
+    return {f"{name} {what}": float(mib) for name, what, mib in
+            re.findall(r"(\S+) (model|KV|compute) buffer size =\s*([\d.]+) MiB", "".join(log))}
+
+
+FAILURE_EXIT = 4
+_keep_alive = []  # the ctypes callbacks must outlive every call into llama.cpp
+
+
+def stop_on_backend_failure() -> None:
+    """From now on a failure inside llama.cpp ends the process with one line on stderr and exit status 4, instead of
+    ggml's C backtrace: a ggml abort (GGML_ASSERT; CUDA errors take this path) through ggml's abort callback, an
+    uncaught C++ exception (ggml-vulkan throws vk::DeviceLostError, vk::OutOfDeviceMemoryError) through
+    std::terminate. Nothing of llama.cpp is called from here, as it may be what failed."""
+    def stop(what: str) -> None:
+        sys.stdout.flush()
+        print(f"error: llama.cpp failed: {what}. The run stops; finished attempts are kept in results.jsonl and the same command "
+              f"resumes; on a GPU, --n-gpu-layers 0 runs on the CPU (docs/md)", file=sys.stderr, flush=True)
+        os._exit(FAILURE_EXIT)
+
+    abort_callback = ctypes.CFUNCTYPE(None, ctypes.c_char_p)(lambda message: stop(message.decode(errors="replace").strip()))
+    ggml().ggml_set_abort_callback.argtypes = [ctypes.c_void_p]
+    ggml().ggml_set_abort_callback(ctypes.cast(abort_callback, ctypes.c_void_p))
+    cxx = ctypes.CDLL("libstdc++.so.6")
+    cxx.__cxa_current_exception_type.restype = ctypes.c_void_p
+    cxx.__cxa_demangle.restype = ctypes.c_char_p
+    cxx.__cxa_demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+
+    def terminate() -> None:
+        exception = cxx.__cxa_current_exception_type()  # a std::type_info: its second word is the mangled name
+        mangled = ctypes.cast(exception + ctypes.sizeof(ctypes.c_void_p), ctypes.POINTER(ctypes.c_char_p))[0] if exception else None
+        name = cxx.__cxa_demangle(mangled.lstrip(b"*"), None, None, ctypes.byref(ctypes.c_int())) if mangled else None
+        stop(f"an uncaught C++ exception{' (' + name.decode() + ')' if name else ''} in its backend; the ggml line above, if any, says more")
+
+    terminate_handler = ctypes.CFUNCTYPE(None)(terminate)
+    cxx._ZSt13set_terminatePFvvE.argtypes = [ctypes.c_void_p]
+    cxx._ZSt13set_terminatePFvvE(ctypes.cast(terminate_handler, ctypes.c_void_p))
+    _keep_alive[:] = [abort_callback, terminate_handler]

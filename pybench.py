@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import classroom
+import engine
 import mlbench
 import original_pybench
 import report
@@ -301,13 +302,13 @@ def doctor(model_path: Path | None) -> int:
         import gpu
 
         build = gpu.installed_build()
-        report(True, f"llama-cpp-python {llama_cpp.__version__}, llama.cpp built with the {' and '.join(gpu.backends())} backend(s)"
+        report(True, f"llama-cpp-python {llama_cpp.__version__}, llama.cpp built with the {' and '.join(engine.backends())} backend(s)"
                + (f" (setup --gpu {build['backend']}: CMAKE_ARGS=\"{build['cmake_args']}\"{', ' + build['patch'] if build['patch'] else ''})"
                   if build else ""))
-        for device in gpu.gpus():
+        for device in engine.gpus():
             report(True, f"GPU {device}")
-        if not gpu.gpus():
-            print(f"note no GPU offload: {gpu.why_no_gpu()}")
+        if not engine.gpus():
+            print(f"note no GPU offload: {engine.why_no_gpu()}")
     except ImportError:
         report(False, "llama-cpp-python", "not installed: run `python3.12 pybench.py setup`")
     try:
@@ -335,8 +336,8 @@ def llama_backend_facts() -> dict:
     """For the manifest: the ggml backends llama.cpp was built with, the GPUs it sees, the memory budget, the GPU build."""
     import gpu
 
-    return {"backends": gpu.backends(), "gpus": [vars(device) for device in gpu.gpus()],
-            "gpu_memory_budget_gib": os.environ.get(gpu.BUDGET_VARIABLE), "build": gpu.installed_build()}
+    return {"backends": engine.backends(), "gpus": [vars(device) for device in engine.gpus()],
+            "gpu_memory_budget_gib": os.environ.get(engine.BUDGET_VARIABLE), "build": gpu.installed_build()}
 
 
 def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, model: Model, model_path: Path | None,

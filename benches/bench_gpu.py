@@ -39,10 +39,9 @@ def build(backend: str) -> Path:
 def measure(tokens: int, tasks: int) -> None:
     import bench_parallel
     import engine
-    import gpu
     import pybench
 
-    print(f"device: llama.cpp backends {', '.join(gpu.backends())}; " + ("; ".join(map(str, gpu.gpus())) or f"no GPU: {gpu.why_no_gpu()}"),
+    print(f"device: llama.cpp backends {', '.join(engine.backends())}; " + ("; ".join(map(str, engine.gpus())) or f"no GPU: {engine.why_no_gpu()}"),
           flush=True)
     bench_parallel.bench_decoding(tokens, (1, 4, 8, 16))
     gpu_kit = engine.LlamaModel(pybench.default_model_path(), -1, bench_parallel.CTX, 0, 0.0, 1.0, tokens)

@@ -21,7 +21,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import engine  # noqa: E402
-import gpu  # noqa: E402
 import pybench  # noqa: E402
 
 
@@ -57,13 +56,13 @@ def main(job: dict) -> dict:
             messages.append({"role": "assistant", "content": reply.text})
         found["replies"] = replies
     elif job["do"] == "open":  # once per GPU memory budget in job["budgets"] (GiB; null: none)
-        found |= {"gpus": [vars(device) for device in gpu.gpus()], "opened": []}
+        found |= {"gpus": [vars(device) for device in engine.gpus()], "opened": []}
         for budget in job.get("budgets", [None]):
-            os.environ.pop(gpu.BUDGET_VARIABLE, None)
-            os.environ.update({gpu.BUDGET_VARIABLE: str(budget)} if budget else {})
-            with gpu.llama_log() as log:
+            os.environ.pop(engine.BUDGET_VARIABLE, None)
+            os.environ.update({engine.BUDGET_VARIABLE: str(budget)} if budget else {})
+            with engine.llama_log() as log:
                 slots = model.open(job["parallel"], job["attempts"])
-            found["opened"].append({"budget": budget, "slots": slots, "choice": model.choice, "buffers": gpu.device_buffers(log),
+            found["opened"].append({"budget": budget, "slots": slots, "choice": model.choice, "buffers": engine.device_buffers(log),
                                     "kv_per_sequence": model.kv_bytes_per_sequence()})
             model.close()
         return found

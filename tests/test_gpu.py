@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 
 import pytest
 
@@ -74,7 +73,7 @@ def test_doctor_names_the_vulkan_backend_and_the_lavapipe_device():
     device = next(line for line in doctor.stdout.splitlines() if line.startswith("ok   GPU "))
     assert device.startswith("ok   GPU Vulkan0 (llvmpipe") and "MiB free of" in device
     # without GGML_VK_VISIBLE_DEVICES, ggml-vulkan skips lavapipe (a CPU-type device) and the kit says why it sees no GPU
-    why = subprocess.run([str(VULKAN_PYTHON), "-c", "import gpu; print(gpu.gpus(), gpu.why_no_gpu())"], capture_output=True,
+    why = subprocess.run([str(VULKAN_PYTHON), "-c", "import engine; print(engine.gpus(), engine.why_no_gpu())"], capture_output=True,
                          text=True, cwd=ROOT, env=environment())
     assert why.stdout.startswith("[] the Vulkan backend sees no GPU") and "GGML_VK_VISIBLE_DEVICES" in why.stdout
 
@@ -146,7 +145,7 @@ def test_a_model_that_does_not_fit_the_budget_loads_fewer_layers(tmp_path):
     size = os.path.getsize(model_path())
     fitting = int((1.05 * GIB - GIB) / (size / 30))
     assert 0 < fitting < 30
-    assert f"on GPU Vulkan0 (llvmpipe (LLVM" in line and f": {fitting} of 31 layers offloaded; the model (0.1 GiB) does not fit" in line
+    assert "on GPU Vulkan0 (llvmpipe (LLVM" in line and f": {fitting} of 31 layers offloaded; the model (0.1 GiB) does not fit" in line
     assert f"so {fitting} layers are offloaded" in line
     assert manifest["llama_cpp_backend"]["gpu_memory_budget_gib"] == "1.05"
 
