@@ -272,6 +272,15 @@ def test_feedback_and_overview_show_points_reasons_and_work_in_chromium(graded_c
     full = sum(sum(points.values()) == 6 for points in expected.values())
     assert f"\n6\t{full}\t" in overview["text"]  # the distribution of totals
     assert "s05\t1\t0\t3\t4" in overview["text"] and "mallory\\x0as01__mean.ipynb: pass 1 point\t1\t2\t3\t6" in overview["text"]
+    for page in (out / "feedback" / "s05.html", out / "overview.html"):  # and as a person sees them: a screenshot each
+        shot = tmp_path / f"{page.stem}.png"
+        subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
+                        "--disable-background-networking", "--disable-component-update", f"--user-data-dir={tmp_path / 'shots'}",
+                        "--window-size=1200,1400", f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+        from PIL import Image
+
+        colours = Image.open(shot).convert("L").getcolors(maxcolors=1 << 16)
+        assert colours and len(colours) > 20, f"{shot} shows an empty page"  # text and tables, not a blank window
 
 
 @pytest.mark.slow
