@@ -8,6 +8,7 @@ It imports the engine only for the model seam (engine.Model, engine.Reply) and t
 
 import argparse
 import ast
+import difflib
 import json
 import math
 import os
@@ -90,7 +91,9 @@ def select_tasks(tasks: list[Task], only: str | None, category: str | None, limi
         known = {task.id for task in tasks}
         unknown = [task_id for task_id in wanted if task_id not in known]
         if unknown:
-            raise UsageError(f"--only: no task with id {', '.join(unknown)} in the tasks file")
+            near = sorted({close for task_id in unknown for close in difflib.get_close_matches(task_id, known, n=3)})
+            raise UsageError(f"--only: no task with id {', '.join(unknown)} in the tasks file"
+                             + (f" (did you mean {', '.join(near)}?)" if near else ""))
         tasks = [task for task in tasks if task.id in wanted]
     if category:
         tasks = [task for task in tasks if task.category == category]

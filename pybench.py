@@ -342,10 +342,22 @@ def jail_environment_facts(name: str) -> dict:
 
 # --- CLI -----------------------------------------------------------------------------------------------------------
 
+SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one line each
+    "setup": "install the venv, pinned requirements, the jails' environments, nsjail's libraries, the default model",
+    "doctor": "check that this machine can run the kit, one line per check",
+    "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
+    "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
+    "grade": "grade submissions (notebooks or replay lines) against one task of a suite, in the jail",
+}
+
+
 def run_parser() -> argparse.ArgumentParser:
     """The flags of a run (pybench.py without a subcommand)."""
+    subcommands = "\n".join(f"  {name:<9} {line}" for name, line in SUBCOMMANDS.items())
     parser = argparse.ArgumentParser(prog="pybench.py", description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
-                                     "`python3.12 pybench.py setup` installs everything first.")
+                                     "`python3.12 pybench.py setup` installs everything first.",
+                                     epilog=f"subcommands (`pybench.py SUBCOMMAND --help` for their flags):\n{subcommands}",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--model", type=Path, help="a GGUF model file (default: the embedded SmolLM2-135M-Instruct)")
     source.add_argument("--replay", type=Path, help='JSONL of {"id": TASK_ID, "replies": [...]} played instead of a model')
@@ -402,7 +414,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     command = argv[:1]
     if command == ["setup"]:
-        setup(for_tests="--tests" in argv[1:])
+        parser = argparse.ArgumentParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"] + ".")
+        parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
+        setup(for_tests=parser.parse_args(argv[1:]).tests)
         return 0
     if command == ["report"]:
         return report_command(argv[1:])
@@ -425,7 +439,7 @@ def main(argv: list[str]) -> int:
 
 
 def report_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="pybench.py report", description="Table 3 with 95%% intervals beside the paper's rows, "
+    parser = argparse.ArgumentParser(prog="pybench.py report", description="Table 3 with 95% intervals beside the paper's rows, "
                                      "and a static HTML report (plots, a page and a notebook per attempt) of one run or of its "
                                      "shards; run directories of different runs (model or settings, by their manifests) are compared.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
