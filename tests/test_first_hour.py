@@ -1,6 +1,7 @@
 """The first hour of a new user (issue 23): help that helps, README examples that run, honest errors for the
 environment, reports that survive edge cases."""
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -270,3 +271,48 @@ def test_a_closed_stdout_is_a_quiet_exit_after_the_results_are_written(tmp_path)
     assert process.wait(timeout=300) == 141, stderr
     assert stderr == "", stderr
     assert 1 <= (out / "results.jsonl").read_text().count("\n") <= 3
+
+
+# --- resume without --out --------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_ctrl_c_without_out_and_the_same_command_resumes_in_the_same_folder(make_suite, tmp_path):
+    import re
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import code, read_results, write_jsonl
+
+    # the query names tmp_path: a suite of its own, so its run folder under runs/ is this test's alone
+    tasks = make_suite([{"id": f"t{n}", "category": "math", "query": f"wait ({tmp_path.name})", "files": [], "check": "suite:ok"}
+                        for n in range(3)], "def ok(answer, output, data):\n    pass\n")
+    cells = ["print('quick')", "import time\ntime.sleep(6)\nprint('slept')", "import time\ntime.sleep(6)\nprint('slept')"]
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": f"t{n}", "replies": [code(cell), "done"]} for n, cell in enumerate(cells)])
+    command = [sys.executable, str(ROOT / "pybench.py"), "--tasks", str(tasks), "--replay", str(replay), "--parallel", "1"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run_dir = None
+    try:
+        run_dir = Path(re.search(r"results in (\S+)", process.stdout.readline()).group(1))
+        assert run_dir.parent == ROOT / "runs" and run_dir.name.startswith("replay-replay-")
+        deadline = time.monotonic() + 120
+        results = run_dir / "results.jsonl"
+        while time.monotonic() < deadline and not (results.is_file() and results.read_text()):
+            time.sleep(0.1)
+        time.sleep(1)  # t1's cell is sleeping now
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        assert f"kept in {run_dir / 'results.jsonl'}; the same command resumes" in stderr
+        assert sorted(read_results(run_dir)) == ["t0"]
+        resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "(1 already done)" in resumed.stdout and f"results in {run_dir}" in resumed.stdout
+        assert sorted(read_results(run_dir)) == ["t0", "t1", "t2"]
+        assert results.read_text().count("\n") == 3
+    finally:
+        process.kill()
+        if run_dir is not None:
+            shutil.rmtree(run_dir, ignore_errors=True)
