@@ -401,6 +401,7 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--samples", type=int, help="attempts per task, with seeds seed..seed+K-1 (pass@k; default 1, ML-Bench 5)")
     parser.add_argument("--shard", help="K/N: run the K-th of N deterministic slices of the tasks (for a cluster)")
     parser.add_argument("--force", action="store_true", help="resume into --out even if its manifest differs")
+    parser.add_argument("--no-report", action="store_true", help="do not build the HTML report (DIR/report) at the end of the run")
     mlbench_flags = parser.add_argument_group("ML-Bench (with --tasks SPLIT.parquet|.jsonl)")
     mlbench_flags.add_argument("--mlbench-setting", choices=("oracle", "instruction", "bm25", "readme"), default="oracle",
                                help="what the prompt gives beside the instruction (bm25 and readme need --repos)")
@@ -501,6 +502,7 @@ def run_suite(args: argparse.Namespace) -> int:
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))
     manifest = make_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
     manifest["threads"] = {"threads": args.threads, "why": threads_why, "cpu_count": os.cpu_count()}
+    manifest["default_model"] = bool(model_path and not args.model)  # the report says it is a smoke test
     run_dir = (args.out or default_run_dir(args, model, manifest)).resolve()
     open_run_dir(run_dir, manifest, args.force)
     results_path = run_dir / "results.jsonl"
@@ -552,7 +554,10 @@ def run_suite(args: argparse.Namespace) -> int:
     selected = [result for result in results if result.id in {task.id for task in tasks}]
     tables = benchmark.tables(selected, [manifest])
     print(tables.text if tables.replaces_table3 else report.table3_text(selected, args.max_turns, report.PAPER_ROWS_SHOWN))
-    print(f"the report: {sys.executable} {Path(__file__).name} report {run_dir}")
+    if args.no_report:
+        print(f"the report: {sys.executable} {Path(__file__).name} report {run_dir}")
+    else:
+        print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
     if tables.text and not tables.replaces_table3:
         print(tables.text)
     return 0

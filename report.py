@@ -377,6 +377,8 @@ def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple
         answer = messages[i + 1]["content"] if i + 1 < len(messages) and messages[i + 1]["role"] == "user" else None
         at = reply.find(ran)
         before, after = (reply[:at], reply[at + len(ran):]) if at >= 0 else (reply, "")
+        if at >= 0:  # the fences around the code that ran: the page shows that code as code
+            before, after = re.sub(r"```[\w+-]*[ \t]*\n?$", "", before), re.sub(r"^\n?```", "", after)
         steps.append((before, ran, after, answer))
     return system, asked, steps
 
@@ -641,6 +643,15 @@ def model_text(model: dict) -> str:
                                               model.get("architecture"), size, sha) if part)
 
 
+def model_title(model: dict) -> str:
+    """A report's title: the model file's name (what the user gave) and its quantisation, if the name lacks it."""
+    if "replay" in model:
+        return f"replay of {Path(model['replay']).name}"
+    name = Path(model.get("file") or model.get("name") or "unknown model").name.removesuffix(".gguf")
+    quantization = str(model.get("quantization") or "").removeprefix("MOSTLY_")
+    return name if not quantization or quantization.lower() in name.lower() else f"{name} · {quantization}"
+
+
 def run_dates(manifests: list[dict], run_dirs: list[Path]) -> str:
     """When the run started and finished, from the manifests (or when results.jsonl was last written)."""
     started = [datetime.fromisoformat(manifest["started"]) for manifest in manifests if manifest.get("started")]
@@ -686,6 +697,9 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
     warnings = [f"These run directories differ in {what}: their attempts are merged anyway."
                 for what, values in (("model", models), ("suite", distinct(m.get("suite_sha256") for m in manifests)),
                                      ("max_turns", distinct(flag.get("max_turns") for flag in flags))) if len(values) > 1]
+    if any(manifest.get("default_model") for manifest in manifests if manifest):
+        warnings.append("This run used the embedded default model (SmolLM2-135M-Instruct), a smoke test of the kit: expect "
+                        "about 0%. For a real figure run pybench.py --model FILE.gguf.")
     if not all(manifests):
         warnings.append("Some run directories have no manifest.json: their model and settings are unknown.")
     short_tasks = sum(n < samples for _, n, _ in counts.values())
@@ -746,14 +760,14 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     stems = write_attempts(results, out_dir, samples)
     plots = report_plots(results, paper, max_turns, out_dir)
     facts, warnings = run_facts(results, manifests, run_dirs, samples)
-    models = distinct(model_text(manifest["model"]) for manifest in manifests if manifest.get("model"))
     rows = our_rows(results, max_turns)
     _, figures, intervals = rows[0]
     headline = {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
                 "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[6]:.2f}",
                 "more": [f"{name.removeprefix('this run ')} {row[5]:.1f}% (95% {percent_interval(bounds[5])})" for name, row, bounds in rows[1:]]}
     tables = tables_of(results, manifests)
-    title = f"{tables.title} run: {models[0] if len(models) == 1 else 'several models' if models else 'unknown model'}"
+    titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
+    title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
     page = out_dir / "report.html"
     write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, tables=tables,
                             table=table3_rows([("this run", results, max_turns)], paper), max_turns=max_turns,
@@ -771,7 +785,7 @@ def task_rows(results: list[dict], stems: dict) -> list[dict]:
                      "badges": [{"href": href(f"tasks/{stems[task, result.sample]}.html"), "passed": result.passed,
                                  "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"}
                                 for result in attempts],
-                     "turns": f"{sum(r.turns for r in attempts) / len(attempts):.1f}",
+                     "turns": f"{sum(r.turns for r in attempts) / len(attempts):.1f}".removesuffix(".0"),
                      "seconds": f"{sum(r.get('seconds') or 0 for r in attempts) / len(attempts):.1f}",
                      "endings": ", ".join(distinct(str(result.get("ended_by", "")).split(" (")[0] for result in attempts)),
                      "reason": failed.get("reason", "") if failed else "", "short_reason": short(failed.get("reason", "")) if failed else ""})

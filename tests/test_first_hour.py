@@ -395,7 +395,43 @@ def test_threads_reach_llama_cpp_the_jails_the_first_line_and_the_manifest(tmp_p
     assert manifest["flags"]["threads"] == 1 and manifest["jail_limits"]["threads"] == 1 and manifest["threads"]["why"] == "--threads"
     (agent_jail,) = [path for path in (out / "jails").glob("*.cfg") if not path.name.endswith(".check.cfg")]
     assert 'OMP_NUM_THREADS=1"' in agent_jail.read_text()
+    assert f"report: {out / 'report' / 'report.html'}" in done.stdout and (out / "report" / "report.html").is_file()  # every run's
     slurm = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--replay", "checks/reference.jsonl", "--limit", "1",
-                            "--out", tmp_path / "slurm"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                            "--no-report", "--out", tmp_path / "slurm"], cwd=ROOT, capture_output=True, text=True, timeout=600,
                            env={**os.environ, "SLURM_CPUS_PER_TASK": "1"})
     assert "1 thread(s) (the CPUs this process may use: SLURM_CPUS_PER_TASK=1)" in slurm.stdout.splitlines()[0], slurm.stderr
+    assert not (tmp_path / "slurm" / "report").exists() and "pybench.py report" in slurm.stdout
+
+
+# --- report polish -------------------------------------------------------------------------------------------------
+
+def test_an_attempt_page_shows_the_code_that_ran_without_its_fences():
+    import report
+
+    messages = [{"role": "user", "content": "Sum it."}, {"role": "assistant", "content": "Summing.\n```python\nprint(1 + 1)\n```\nThat is all."},
+                {"role": "user", "content": "2"}, {"role": "assistant", "content": "It is 2."}]
+    _, _, steps = report.split_messages(messages, None)
+    assert steps[0] == ("Summing.\n", "print(1 + 1)\n", "\nThat is all.", "2") and steps[1] == ("It is 2.", None, "", None)
+
+
+@pytest.mark.slow
+def test_the_report_is_titled_by_the_model_file_warns_of_the_default_model_and_reads_first_then_second(tmp_path):
+    import json
+    import re
+
+    import pybench
+    import report
+
+    run = edge_run(tmp_path / "run", [True, False, False], ("chart", "text"), "SmolLM2-135M-Instruct")
+    manifest = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(json.dumps(manifest | {"default_model": True}))
+    page = report.build_report([run], tmp_path / "html", ["GPT-4o"], pybench.tables_of).read_text()
+    assert "<h1>PyBench run: SmolLM2-135M-Instruct · Q4_1</h1>" in page
+    assert "embedded default model" in page and "smoke test" in page
+    assert re.findall(r'<td class="n">(\d+(?:\.\d+)?)</td><td class="n">1\.5</td>', page) == ["2", "2", "2"]  # turns, then seconds
+    other = edge_run(tmp_path / "other", [True, True, True], ("chart", "text"), "Other")
+    compared = report.build_report([run, other], tmp_path / "compared", ["GPT-4o"], pybench.tables_of).read_text()
+    header = compared.split("<h2>Run against run</h2>")[1].split("</tr>")[0]
+    assert header.index(">first<") < header.index(">second<") and "second − first" in header
+    row = compared.split("<h2>Run against run</h2>")[1].split("</tr>")[1]
+    assert row.index("SmolLM2") < row.index("Other") and "+66.7" in row
