@@ -541,8 +541,10 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
         heights = [np.nan if value is None else value for value in row]
         errors = np.array([[0, 0] if value is None or bound is None else [max(0, value - 100 * bound[0]), max(0, 100 * bound[1] - value)]
                            for value, bound in zip(row, bounds)]).T
-        axes.bar(np.arange(6) + (number - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=2,
-                 error_kw={"elinewidth": 0.8}, label=label)
+        bars = axes.bar(np.arange(6) + (number - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=2,
+                        error_kw={"elinewidth": 0.8}, label=label)
+        if number == 0:  # this run's figures written on its bars: a 0% bar is otherwise no bar at all
+            axes.bar_label(bars, ["" if value is None else f"{value:.0f}" for value in row], fontsize=7, padding=1)
     axes.set_xticks(np.arange(6), TABLE3_COLUMNS[:6])
     axes.set_ylabel("pass rate (%), 95% interval")
     axes.set_ylim(0, 119)
@@ -612,7 +614,7 @@ def comparison_plot(rows: list[dict], out_dir: Path) -> tuple[str, str]:
         axes.errorbar([value], [number], xerr=[[value - 100 * bound[0]], [100 * bound[1] - value]], fmt="o", color=colour, capsize=4)
         axes.annotate(f"{value:.1f}", (value, number), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=8)
     axes.set_yticks(range(len(shown)), [row["name"] for row in reversed(shown)], fontsize=8)
-    axes.set_xlim(0, 100)
+    axes.set_xlim(-3, 103)  # a run at 0% or 100% keeps its whole marker
     axes.set_xlabel("overall pass rate (%), 95% interval (paper rows: Wilson over its 143 tasks)")
     axes.set_title("Runs compared, beside the paper's Table 3")
     axes.grid(axis="x", color="#ddd")
