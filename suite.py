@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
                      append_result, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
-from sandbox import JailLimits
+from sandbox import JailLimits, terminal_text
 
 HERE = Path(__file__).resolve().parent
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
@@ -72,7 +72,11 @@ def task_from_record(record, where: str, tasks_path: Path, defined: dict) -> Tas
         defined[module] = functions_defined_in(checks_dir / f"{module}.py")
     if function not in defined[module]:
         raise UsageError(f"{where}: field 'check': no function {function}() in {checks_dir / (module + '.py')}")
-    return Task(task_id, record["category"], record["query"], inputs, [f"./{name}" for name in inputs], module, function, checks_dir)
+    points = record.get("points", 1)
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or not 0 < points <= 10_000:
+        raise UsageError(f"{where}: field 'points' {points!r} must be a number above 0 (what passing the task is worth; default 1)")
+    return Task(task_id, record["category"], record["query"], inputs, [f"./{name}" for name in inputs], module, function, checks_dir,
+                points=float(points))
 
 
 # --- teachers: prove a suite (validate) and grade students' submissions against one task (grade) -------------------
@@ -205,14 +209,21 @@ def submission_replies(path: Path, task_id: str) -> list[tuple[str, list[str]]]:
     if not path.is_file():
         raise UsageError(f"grade: submission {path} does not exist")
     if path.suffix == ".ipynb":
+        import warnings
+
         import nbformat
 
         try:
-            notebook = nbformat.read(path, as_version=4)
+            with warnings.catch_warnings():  # MissingIDFieldWarning and the like are nbformat's business, not the teacher's
+                warnings.simplefilter("ignore")
+                notebook = nbformat.read(path, as_version=4)
         except Exception as error:  # nbformat raises several kinds for a file that is not a notebook
             raise UsageError(f"grade: {path} is not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
-        code = [cell.source for cell in notebook.cells if cell.cell_type == "code" and cell.source.strip()]
-        markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown" and cell.source.strip()]
+        try:
+            code = [cell.source for cell in notebook.cells if cell.cell_type == "code" and cell.source.strip()]
+            markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown" and cell.source.strip()]
+        except (AttributeError, TypeError):  # a cell without a source or a type: grade a class (a folder) to go on past it
+            raise UsageError(f"grade: {path} has a cell without a text 'source' or 'cell_type'") from None
         return [(path.name, [f"```python\n{source}\n```" for source in code] + [markdown[-1] if markdown else ""])]
     records = read_replays(path, "pass", task_id) if path.suffix in (".jsonl", ".json") else None
     if records is None:
@@ -259,7 +270,8 @@ def grade(argv: list[str]) -> Path:
                          max(options.max_turns, len(record["replies"])))
         result.id, result.task, result.submission, result.sample = label, task.id, name, 0
         append_result(run_dir / "results.jsonl", result)
-        print(f"{name}: {'pass' if result.passed else 'fail'}{': ' + result.reason if result.reason else ''}", flush=True)
+        print(f"{terminal_text(name)}: {'pass' if result.passed else 'fail'}{': ' + terminal_text(result.reason, 300) if result.reason else ''}",
+              flush=True)
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
     print(f"results: {run_dir / 'results.jsonl'}")

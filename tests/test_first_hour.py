@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT, run_pybench
 
-SUBCOMMANDS = ("setup", "doctor", "report", "validate", "grade")
+SUBCOMMANDS = ("setup", "doctor", "report", "validate", "grade", "handout")
 
 
 def readme_commands() -> list[list[str]]:
@@ -35,7 +35,9 @@ def nothing_runs(monkeypatch):
     def tripwire(*args, **kwargs):
         raise AssertionError("the subcommand ran instead of printing its help")
 
-    for owner, name in ((pybench, "setup"), (pybench, "doctor"), (pybench, "run_suite"), (suite, "validate"),
+    import classroom
+
+    for owner, name in ((pybench, "setup"), (pybench, "doctor"), (pybench, "run_suite"), (suite, "validate"), (classroom, "find_submissions"), (classroom, "load_tasks"),
                         (suite, "submission_replies"), (report, "build_report"), (report, "summary_text")):
         monkeypatch.setattr(owner, name, tripwire)
 

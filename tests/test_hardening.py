@@ -576,7 +576,6 @@ def test_a_tmpfs_output_left_by_a_crash_is_unmounted_and_removed(tmp_path):
     """What a resume finds after kill -9 mid-attempt: outputs/<id> still a tmpfs mount, holding a deep tree."""
     sys.path.insert(0, str(ROOT))
     import sandbox
-    import pybench
 
     folder = tmp_path / "outputs" / "task"
     folder.mkdir(parents=True)
