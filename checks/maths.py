@@ -7,7 +7,7 @@ closed forms, as expressions compared with sympy after a conservative parse of t
 import re
 from pathlib import Path
 
-from common import assert_chart, assert_labelled, assert_number, numbers_in, quantities, read_table
+from common import assert_chart, assert_labelled, assert_number, halfwidth, numbers_in, quantities, read_table
 
 # a value as written in an answer: -3, 3.142857, 22/7
 _VALUE = r"[-+]?\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?"
@@ -26,8 +26,9 @@ def _braced(text: str, start: int) -> tuple[str, int] | None:
 
 
 def _clean(text: str) -> str:
-    """Unicode minus, LaTeX sizing (\\left( ... \\right)) and fractions (nested braces too) as plain ASCII arithmetic."""
-    text = text.replace("−", "-").replace("–", "-")
+    """Full-width punctuation and brackets, Unicode minus, LaTeX sizing (\\left( ... \\right)) and fractions (nested
+    braces too) as plain ASCII arithmetic."""
+    text = halfwidth(text)
     text = re.sub(r"\\(?:left|right|[bB]igg?)\s*\\?([()\[\]|])", r"\1", text).replace("\\,", " ").replace("\\!", "").replace("\\ ", " ")
     for _ in range(20):
         match = re.search(r"\\[dt]?frac\s*(?=\{)", text)
@@ -70,14 +71,17 @@ def _assert_value(answer: str, expected: float, tol: float, what: str) -> None:
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _ALLOWED_NAMES = {"x", "E", "exp", "sin", "cos", "pi", "sqrt"}
+# a bracketed note, not maths: brackets holding a Chinese character or a word that is not one of the allowed names
+_NOTE = re.compile(r"\((?=[^()]*(?:[\u4e00-\u9fff]|(?<![A-Za-z])(?!(?:x|E|e|exp|sin|cos|pi|sqrt)(?![A-Za-z]))[A-Za-z]{2,}))[^()]*\)")
 
 
 def _expression_candidates(answer: str) -> list[str]:
-    """Pieces of the answer that may be a formula: split on =, ≈, :, ; and $, markdown stripped."""
+    """Pieces of the answer that may be a formula: split on =, ≈, :, ; and $ (full-width ones too) and on Chinese
+    text, markdown and bracketed notes in words ('(approx.)', '（约）') stripped."""
     pieces = []
     for line in _clean(answer).splitlines():
-        line = line.replace("`", " ")
-        for piece in re.split(r"=|≈|:|;|\$|\\approx|\bis\b|\bequals\b|，|：", line):
+        line = _NOTE.sub(" ", line.replace("`", " "))
+        for piece in re.split(r"=|≈|:|;|\$|\\approx|\bis\b|\bequals\b|[，、。\u4e00-\u9fff]+", line):
             piece = piece.strip().strip("*").strip().rstrip(".。").strip()
             if piece and len(piece) <= 160:
                 pieces.append(piece)

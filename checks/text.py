@@ -262,7 +262,7 @@ def review_rating_chart(answer: str, output: Path, data: Path) -> None:
     assert_chart(output, "rating_distribution.png")
     fives = sum(1 for _, r, _ in _reviews(data) if r == 5)  # 7
     assert_labelled(answer, ["5 star", "5-star", "five star", "five-star", "5 stars", "5星", "五星", "5 分", "5分"], fives,
-                    what="the number of 5-star reviews")
+                    what="the number of 5-star reviews", nouns=("review", "rating", "customer", "评论", "评价"))
 
 
 def review_best_product(answer: str, output: Path, data: Path) -> None:
