@@ -291,6 +291,23 @@ def assert_number(answer: str, expected: float, rel: float = 1e-3, abs_tol: floa
     raise AssertionError(f"{what} should contain {expected:g}; found {shown}")
 
 
+def decimals_written(q: Quantity) -> int:
+    """How many decimals q was written with (0.4180 -> 4, 12 -> 0; 1.5e-3 -> 4)."""
+    return max(0, round(-math.log10(2 * q.step / q.scale)))
+
+
+def assert_rounded(answer: str, expected: float, decimals: int, what: str = "the answer", aliases: list[str] | None = None) -> None:
+    """The rounding the query states: the answer writes expected with at least `decimals` decimals, correct to half a
+    unit of the last asked decimal ('0.4180' or '0.41803' for 0.4180256 to 4 places; '0.418' and '0.4183' fail). With
+    aliases, only the numbers that belong to that label count (see labelled_numbers)."""
+    found = labelled_numbers(answer, aliases) if aliases else quantities(answer)
+    half = 0.5 * 10 ** -decimals * (1 + 1e-9)
+    near = [q for q in found if not q.scaled and abs(q.value - expected) <= half]
+    assert near, f"{what} should be {expected:.{decimals}f} (to {decimals} decimals); the answer does not give it"
+    assert any(decimals_written(q) >= decimals for q in near), \
+        f"{what} is given with fewer than the {decimals} decimals asked for"
+
+
 # ---------------------------------------------------------------------------------------------- claims
 def _mentions(answer: str, options: dict[str, list[str]]) -> list[tuple[int, str]]:
     """(position, label) for every mention of an option's alias, in order (longer aliases win overlaps)."""

@@ -6,7 +6,7 @@ finished; the helpers here only keep them short and make their reasons read alik
 """
 from pathlib import Path
 
-from answers import (Quantity, assert_claim, assert_date, assert_labelled, assert_number, assert_stated, dates_in,  # noqa: F401
+from answers import (Quantity, assert_claim, assert_date, assert_labelled, assert_number, assert_rounded, assert_stated, dates_in,  # noqa: F401
                      halfwidth, labelled_numbers, numbers_in, quantities, stated_item)
 
 

@@ -7,7 +7,7 @@ closed forms, as expressions compared with sympy after a conservative parse of t
 import re
 from pathlib import Path
 
-from common import assert_chart, assert_labelled, assert_number, halfwidth, numbers_in, quantities, read_table
+from common import assert_chart, assert_labelled, assert_number, assert_rounded, halfwidth, numbers_in, quantities, read_table
 
 # a value as written in an answer: -3, 3.142857, 22/7
 _VALUE = r"[-+]?\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?"
@@ -186,13 +186,13 @@ def system_solutions(answer: str, output: Path, data: Path) -> None:
 
 def integral_and_bound(answer: str, output: Path, data: Path) -> None:
     """Verifies: the answer gives the exact value 2 - 17*e^(-3) of the integral of x^2 e^(-x) over [0, 3]
-    (a closed form equal to it under sympy), its decimal 1.153620 (to 2e-6) and the upper limit
-    b = 2.674060 (to 2e-6) at which the integral from 0 to b equals 1."""
+    (a closed form equal to it under sympy), its decimal 1.153620 and the upper limit b = 2.674060 at which the
+    integral from 0 to b equals 1, both to the 6 decimal places asked."""
     import sympy
 
     exact = 2 - 17 * sympy.exp(-3)
-    assert_number(answer, 1.1536198377, rel=0, abs_tol=2e-6, what="the decimal value of the integral")
-    assert_number(answer, 2.6740603137, rel=0, abs_tol=2e-6, what="the upper limit b")
+    assert_rounded(answer, 1.1536198377, 6, what="the decimal value of the integral")
+    assert_rounded(answer, 2.6740603137, 6, what="the upper limit b")
 
     def is_exact(expr):
         return (not expr.free_symbols and expr.has(sympy.exp, sympy.E)
@@ -204,14 +204,14 @@ def integral_and_bound(answer: str, output: Path, data: Path) -> None:
 # ---- math-03 -------------------------------------------------------------------------------------
 
 def series_derivative_limit(answer: str, output: Path, data: Path) -> None:
-    """Verifies: for f(x) = exp(sin x), the answer gives f'(pi/3) = 1.188721 (to 1e-5), the limit
+    """Verifies: for f(x) = exp(sin x), the answer gives f'(pi/3) = 1.188721 (the 6 decimals asked), the limit
     (f(x) - e^x)/x^3 -> -1/6 as x -> 0 (to 1e-5), and the Taylor polynomial to x^5,
     1 + x + x^2/2 - x^4/8 - x^5/15 (a formula equal to it under sympy; '+ O(x^6)' allowed)."""
     import sympy
 
     x = sympy.Symbol("x")
     poly = 1 + x + x**2 / 2 - x**4 / 8 - x**5 / 15
-    _assert_value(answer, 1.1887213376, 1e-5, "f'(pi/3)")
+    assert_rounded(answer, 1.1887213376, 6, "f'(pi/3)")
     _assert_value(answer, -1 / 6, 1e-5, "the limit")
 
     def is_poly(expr):
@@ -224,11 +224,13 @@ def series_derivative_limit(answer: str, output: Path, data: Path) -> None:
 
 def ode_oscillator(answer: str, output: Path, data: Path) -> None:
     """Verifies: for x'' + 0.4 x' + 4 x = 1.5 cos(1.2 t), x(0)=1, x'(0)=-0.5 (from ./data/ode.json) the
-    answer gives x(10) = 0.41803 (to 3e-4) and the first zero t = 0.95656 (to 3e-4), and
+    answer gives x(10) = 0.41803 and the first zero t = 0.95656, each next to its label and to the 4 decimal places asked, and
     ./output/ode_solution.png is a decodable, non-blank image of at least 100x100 pixels."""
-    assert_labelled(answer, ["x(10)", "x(t=10)", "t = 10", "t=10"], 0.4180256140, rel=0, abs_tol=3e-4, what="x(10)")
-    assert_labelled(answer, ["zero", "crossing", "crosses", "x(t) = 0", "x(t)=0", "零点"], 0.9565564, rel=0, abs_tol=3e-4,
-                    what="the first zero crossing time")
+    at_ten, zero = ["x(10)", "x(t=10)", "t = 10", "t=10"], ["zero", "crossing", "crosses", "x(t) = 0", "x(t)=0", "零点"]
+    assert_labelled(answer, at_ten, 0.4180256140, rel=0, abs_tol=3e-4, what="x(10)")
+    assert_labelled(answer, zero, 0.9565564, rel=0, abs_tol=3e-4, what="the first zero crossing time")
+    assert_rounded(answer, 0.4180256140, 4, "x(10)", at_ten)
+    assert_rounded(answer, 0.9565564, 4, "the first zero crossing time", zero)
     assert_chart(output, "ode_solution.png")
 
 
@@ -236,10 +238,10 @@ def ode_oscillator(answer: str, output: Path, data: Path) -> None:
 
 def global_minimum(answer: str, output: Path, data: Path) -> None:
     """Verifies: the answer gives the global minimum of f(x, y) = x^4 - 3x^2 + x + 2y^2 + xy,
-    f = -3.72913 at (x, y) = (-1.32341, 0.33085), each to 2e-4, stated before the local minimum -1.23436 at (1.16065, -0.29016) if that is named too."""
-    assert_number(answer, -3.7291277400, rel=0, abs_tol=2e-4, what="the minimum value")
-    assert_number(answer, -1.3234070979, rel=0, abs_tol=2e-4, what="the x of the minimiser")
-    assert_number(answer, 0.3308517745, rel=0, abs_tol=2e-4, what="the y of the minimiser")
+    f = -3.72913 at (x, y) = (-1.32341, 0.33085), each to the 4 decimal places asked, stated before the local minimum -1.23436 at (1.16065, -0.29016) if that is named too."""
+    assert_rounded(answer, -3.7291277400, 4, what="the minimum value")
+    assert_rounded(answer, -1.3234070979, 4, what="the x of the minimiser")
+    assert_rounded(answer, 0.3308517745, 4, what="the y of the minimiser")
     # the minimum the answer states first is its result: the local one named first (then the global) fails
     minima = [v for v in (q.value for q in quantities(answer)) if abs(v + 3.72913) <= 2e-4 or abs(v + 1.23436) <= 2e-4]
     assert abs(minima[0] + 3.72913) <= 2e-4, "the answer states the local minimum -1.23436 before the global one"
