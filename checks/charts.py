@@ -829,14 +829,16 @@ def sensor_hists(answer: str, output: Path, data: Path) -> None:
 
 
 def reviews_wordcloud(answer: str, output: Path, data: Path) -> None:
-    """Verifies: wordcloud.png is a multi-coloured word-cloud image; the answer names the most frequent non-stopword ('battery')."""
+    """Verifies: wordcloud.png is a multi-coloured word-cloud image; the answer puts forward the most frequent non-stopword
+    ('battery') as its answer: the first of the frequent words it names (see assert_names)."""
     chart(output, "wordcloud.png", min_colours=3)
     # the next most frequent non-stopwords (wordcloud's STOPWORDS, words of 3+ letters): phone 22, life/best/part 13, ...
     assert_names(answer, "battery", ["battery", "phone", "life", "best", "part", "camera", "screen"], "most frequent word")
 
 
 def negative_wordcloud(answer: str, output: Path, data: Path) -> None:
-    """Verifies: negative_wordcloud.png is a multi-coloured word cloud; the answer names 'refund' (top word of rating<=2 reviews)."""
+    """Verifies: negative_wordcloud.png is a multi-coloured word cloud; the answer puts forward 'refund' (top word of the
+    rating<=2 reviews) as its answer, not another frequent word (see assert_names)."""
     chart(output, "negative_wordcloud.png", min_colours=3)
     # the next words of the negative reviews (broken 10, waiting 9, ...) and the top words of all reviews (great, love, easy)
     assert_names(answer, "refund", ["refund", "broken", "waiting", "weeks", "lid", "leaks", "great", "love", "easy", "clean"],
