@@ -411,7 +411,7 @@ def _unit_fits(q: Quantity, unit: str | None) -> bool:
     """q is written as a number of the asked kind: a plain count (unit None), a time, a share."""
     if unit in _TIME_SECONDS:
         return q.unit in _TIME_SECONDS or not q.unit
-    return q.unit in ("", unit or "") or unit == "%" and not q.unit
+    return q.unit in ("", unit or "")
 
 
 def labelled_numbers(answer: str, aliases: list[str], nouns: tuple[str, ...] = (), unit: str | None = None) -> list[Quantity]:

@@ -7,7 +7,7 @@ closed forms, as expressions compared with sympy after a conservative parse of t
 import re
 from pathlib import Path
 
-from common import assert_chart, assert_labelled, assert_number, assert_rounded, halfwidth, numbers_in, quantities, read_table
+from common import assert_labelled, assert_rounded, halfwidth, numbers_in, quantities, read_table
 
 # a value as written in an answer: -3, 3.142857, 22/7
 _VALUE = r"[-+]?\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?"
@@ -225,13 +225,40 @@ def series_derivative_limit(answer: str, output: Path, data: Path) -> None:
 def ode_oscillator(answer: str, output: Path, data: Path) -> None:
     """Verifies: for x'' + 0.4 x' + 4 x = 1.5 cos(1.2 t), x(0)=1, x'(0)=-0.5 (from ./data/ode.json) the
     answer gives x(10) = 0.41803 and the first zero t = 0.95656, each next to its label and to the 4 decimal places asked, and
-    ./output/ode_solution.png is a decodable, non-blank image of at least 100x100 pixels."""
+    from the figure record ./output/ode_solution.png plots x(t) over 0 <= t <= 20: a line that spans it and lies within
+    0.02 of the solution."""
     at_ten, zero = ["x(10)", "x(t=10)", "t = 10", "t=10"], ["zero", "crossing", "crosses", "x(t) = 0", "x(t)=0", "零点"]
     assert_labelled(answer, at_ten, 0.4180256140, rel=0, abs_tol=3e-4, what="x(10)")
     assert_labelled(answer, zero, 0.9565564, rel=0, abs_tol=3e-4, what="the first zero crossing time")
     assert_rounded(answer, 0.4180256140, 4, "x(10)", at_ten)
     assert_rounded(answer, 0.9565564, 4, "the first zero crossing time", zero)
-    assert_chart(output, "ode_solution.png")
+    _assert_plots_solution(output, data)
+
+
+def _assert_plots_solution(output: Path, data: Path) -> None:
+    """ode_solution.png (its figure record, held against the picture) draws x(t) over [0, 20]."""
+    import json
+
+    import numpy as np
+    from figures import saved_figure
+    from scipy.integrate import solve_ivp
+
+    spec = json.loads((data / "ode.json").read_text(encoding="utf-8"))
+    p, ic = spec["parameters"], spec["initial_conditions"]
+    solution = solve_ivp(lambda t, u: [u[1], p["F0"] * np.cos(p["omega"] * t) - p["c"] * u[1] - p["k"] * u[0]], (0, 20),
+                         [ic["x0"], ic["v0"]], rtol=1e-10, atol=1e-12, dense_output=True).sol
+    figure = saved_figure(output, "ode_solution.png")
+
+    def plots_solution(line: dict) -> bool:
+        points = np.array([(x, y) for x, y in zip(line["x"], line["y"]) if isinstance(x, (int, float)) and isinstance(y, (int, float))])
+        cut = line["n"] > len(line["x"])  # the record keeps a long line's first points only
+        if len(points) < 20 or points[:, 0].min() > 0.5 or not cut and points[:, 0].max() < 19.5:
+            return False
+        inside = (points[:, 0] >= 0) & (points[:, 0] <= 20)
+        return float(np.max(np.abs(points[inside, 1] - solution(points[inside, 0])[0]))) <= 0.02
+
+    lines = [line for ax in figure.axes for line in ax.data_lines()]
+    assert any(plots_solution(line) for line in lines), "ode_solution.png does not plot x(t) for 0 <= t <= 20"
 
 
 # ---- math-05 -------------------------------------------------------------------------------------

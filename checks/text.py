@@ -276,8 +276,23 @@ def review_battery(answer: str, output: Path, data: Path) -> None:
 
 
 def review_rating_chart(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/rating_distribution.png is a non-blank chart and the answer says 7 reviews gave 5 stars."""
-    assert_chart(output, "rating_distribution.png")
+    """Verifies from the figure record: ./output/rating_distribution.png is a bar chart with one bar per star rating 1-5
+    (each found by the digit of its tick label, else by its position), each as long as the number of reviews that gave
+    that rating (1, 3, 5, 8, 7); the answer says 7 reviews gave 5 stars."""
+    from collections import Counter
+
+    from figures import saved_figure
+
+    ratings = Counter(r for _, r, _ in _reviews(data))
+    ax = saved_figure(output, "rating_distribution.png").single_axes("bar chart")
+    bars = ax.bars
+    assert len(bars) == 5, f"rating_distribution.png has {len(bars)} bars, expected one per star rating (5)"
+    shown = {}
+    for bar in bars:
+        digit = re.search(r"[1-5]", str(ax.nearest_label(bar)))
+        shown[int(digit.group()) if digit else round(ax.bar_position(bar))] = ax.bar_value(bar)
+    expected = {stars: ratings.get(stars, 0) for stars in range(1, 6)}
+    assert shown == expected, f"rating_distribution.png shows {dict(sorted(shown.items()))} reviews per rating, expected {expected}"
     fives = sum(1 for _, r, _ in _reviews(data) if r == 5)  # 7
     assert_labelled(answer, ["5 star", "5-star", "five star", "five-star", "5 stars", "5星", "五星", "5 分", "5分"], fives,
                     what="the number of 5-star reviews", nouns=("review", "rating", "customer", "评论", "评价"))
