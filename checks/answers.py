@@ -2,7 +2,8 @@
 
 quantities(text) finds every number a person would see in the text: digits with thousands separators
 (1,234 / 1.234,5 / 6 010 600) told apart from lists (9,3 and 1, 2, 3 are two and three numbers), signs
-only where they are signs (2023-03-05 is a date, not -3), scale words (k, thousand, million, bn, 万, 亿),
+only where they are signs (2023-03-05 is a date, not -3; **−9.99** and $-4$ are negative), full-width digits,
+punctuation and brackets read as ASCII (halfwidth), scale words (k, thousand, million, bn, 万, 亿),
 units (%, ms, s, min, h, pages and page numbers: "4 pages", "a 4-page PDF", "p. 3", "第3页"), numbers in
 words (English "twenty-three", "one hundred and five"; Chinese 二十三, 一百零五) and LaTeX / sympy printing
 (\\left( 22/7, \\frac{9}{7} \\right)). Each Quantity keeps the precision it was written with, so "EUR 6.01
@@ -13,8 +14,10 @@ The claim checks hold the answer to what it states, not to what it mentions some
   first one named at all) must be the expected one, and naming most of the candidates is a spray that fails;
 - assert_stated: the expected number is in the answer and the answer does not spray many numbers of the
   asked kind (other candidates' values, or many numbers of the same size and unit);
-- assert_labelled: the number written next to a label ("448 words", "sentences: 35", "“茶”字出现了25次")
-  is the expected one, so "3 words and 9 sentences" fails a count of 9 words and 3 sentences.
+- assert_labelled: the number that belongs to a label ("448 words", "sentences: 35", "“茶”字出现了25次"; a number
+  belongs to the noun it counts, see labelled_numbers) is the expected one, so "3 words and 9 sentences" fails a
+  count of 9 words and 3 sentences, and in "7 of the 24 reviews gave 5 stars" the 5-star count is 7;
+- assert_rounded: the rounding the query states ("to 4 decimal places").
 """
 import math
 import re
