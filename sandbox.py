@@ -245,7 +245,8 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
                    "USER": "agent", "LOGNAME": "agent",
                    "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "PYTHONDONTWRITEBYTECODE": "1",
                    **{name: str(limits.threads) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")},
-                   **{name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ}}
+                   **{name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "NPY_DISABLE_CPU_FEATURES")
+                      if name in os.environ}}
     cgroups = cgroup_settings(limits)
     return NsJailConfig(
         hostname="pybench", cwd=JAIL_ROOT, time_limit=0, log_file=str(log_path), mount=mounts, mount_proc=True,
