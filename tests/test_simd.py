@@ -45,7 +45,8 @@ def test_the_jail_runs_numpy_at_the_baseline_when_asked(tmp_path):
 def test_validate_gives_the_same_verdicts_at_the_simd_baseline():
     """validate at the baseline: every reference, wrong and alternative solution of the suite gets the verdict it
     expects, the verdicts test_suite.py and test_solutions.py hold them to with numpy's dispatch as found, so each of
-    the suite's replays gets the same verdict on both. (Measured: both runs take the same time; see docs/checks.md.)"""
+    the suite's replays gets the same verdict on both. It takes as long as a validate run (about an hour on 2 busy
+    cores; see docs/checks.md)."""
     finished = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "validate"], capture_output=True, text=True,
                               env=at_baseline(), cwd=ROOT, timeout=7200)
     failed = [line for line in finished.stdout.splitlines() if line.startswith("FAIL")]
