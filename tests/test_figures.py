@@ -14,7 +14,6 @@ from figures import saved_figure
 
 def bars(answer: str, output: Path, data: Path) -> None:
     """Verifies: bars.png is stacked bars whose stacks reach 4, 4, 4, and a pie and a shown line were recorded too."""
-import pytest
     figure = saved_figure(output, "bars.png")
     ax = figure.single_axes()
     assert ax.stacked(), "not stacked"

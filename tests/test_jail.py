@@ -16,7 +16,6 @@ from pathlib import Path
 
 def wrote_after(answer: str, output: Path, data: Path) -> None:
     """Verifies: the cell after the attacks ran and wrote output/after.txt."""
-import pytest
     assert (output / "after.txt").read_text() == "ok", "after.txt missing"
 
 def total(answer: str, output: Path, data: Path) -> None:
