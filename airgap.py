@@ -374,33 +374,11 @@ def deb_installed(package: str) -> bool:
 
 
 def open_pack(source: Path, for_tests: bool) -> Pack:
-    """Check the pack as a whole (platform, Python, pins, CPU, flags), then every file's size and sha256, then what the
-    system packages need; refuse it with one line (UsageError) before anything is installed. Then pip reads the pack alone."""
+    """Check the pack (verified_pack), then what the system packages need; refuse it with one line (UsageError) before
+    anything is installed. Then pip, in this process and its children, reads the pack alone."""
     root = unpack(source) if source.is_file() else source
-    manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
-        raise UsageError(f"{source}: not a pack (no {MANIFEST} in it): make one with `python3.12 pybench.py pack DIR`")
-    try:
-        manifest = json.loads(manifest_path.read_text())
-    except ValueError as error:
-        raise UsageError(f"{manifest_path}: not valid JSON ({error}): the pack is damaged") from None
-    manifest["sha256"] = pybench.sha256_of(manifest_path)
-    refusal = pack_refusal(manifest, for_tests)
-    if refusal:
-        raise UsageError(f"{source}: {refusal}")
+    manifest = verified_pack(root, source, for_tests)
     listed = manifest["files"]
-    for name, entry in listed.items():
-        path = root / name
-        if not path.is_file():
-            raise UsageError(f"{source}: {name} is missing from the pack (PACK.json lists it): copy the pack again")
-        if path.stat().st_size != entry["size"] or pybench.sha256_of(path) != entry["sha256"]:
-            raise UsageError(f"{source}: {name} has changed since it was packed (its size or sha256 differs from PACK.json): "
-                             "copy the pack again")
-    extra = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file() and path != manifest_path
-                   and path.relative_to(root).as_posix() not in listed)
-    if extra:
-        raise UsageError(f"{source}: {extra[0]} is not listed in PACK.json" + (f" (nor {len(extra) - 1} more)" if len(extra) > 1 else "")
-                         + ": remove it, or copy the pack again")
     pack = Pack(root, source, manifest)
     missing = [entry for packages, tests_only, present in SYSTEM_PACKAGES if (for_tests or not tests_only) and not present()
                for entry in manifest["system_packages"] if entry["packages"] == list(packages)]
@@ -420,6 +398,40 @@ def open_pack(source: Path, for_tests: bool) -> Pack:
     print(f"pack {source}: {len(listed)} files checked (sha256 of {MANIFEST} {manifest['sha256'][:16]}), made {manifest['made']} "
           f"with kit {manifest['kit_commit'] or '(not a git checkout)'}; installing from it alone", flush=True)
     return pack
+
+
+def verified_pack(root: Path, source: Path, for_tests: bool) -> dict:
+    """PACK.json, once the pack as a whole suits this machine and checkout (pack_refusal) and every file it lists is there
+    with its size and sha256, and no other file is; else UsageError naming what is wrong. Installs nothing."""
+    manifest_path = root / MANIFEST
+    if not manifest_path.is_file():
+        raise UsageError(f"{source}: not a pack (no {MANIFEST} in it): make one with `python3.12 pybench.py pack DIR`")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except ValueError as error:
+        raise UsageError(f"{manifest_path}: not valid JSON ({error}): the pack is damaged") from None
+    manifest["sha256"] = pybench.sha256_of(manifest_path)
+    try:
+        refusal = pack_refusal(manifest, for_tests)
+        listed = manifest["files"]
+    except (KeyError, TypeError, AttributeError) as error:
+        raise UsageError(f"{manifest_path}: not a PACK.json this kit reads ({type(error).__name__}: {error}): the pack is damaged") from None
+    if refusal:
+        raise UsageError(f"{source}: {refusal}")
+    for name in listed:
+        if not (root / name).is_file():
+            raise UsageError(f"{source}: {name} is missing from the pack (PACK.json lists it): copy the pack again")
+    for name, entry in listed.items():
+        path = root / name
+        if path.stat().st_size != entry["size"] or pybench.sha256_of(path) != entry["sha256"]:
+            raise UsageError(f"{source}: {name} has changed since it was packed (its size or sha256 differs from PACK.json): "
+                             "copy the pack again")
+    extra = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file() and path != manifest_path
+                   and path.relative_to(root).as_posix() not in listed)
+    if extra:
+        raise UsageError(f"{source}: {extra[0]} is not listed in PACK.json" + (f" (nor {len(extra) - 1} more)" if len(extra) > 1 else "")
+                         + ": remove it, or copy the pack again")
+    return manifest
 
 
 def pack_refusal(manifest: dict, for_tests: bool) -> str | None:
