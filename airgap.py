@@ -376,6 +376,9 @@ def deb_installed(package: str) -> bool:
 def open_pack(source: Path, for_tests: bool) -> Pack:
     """Check the pack (verified_pack), then what the system packages need; refuse it with one line (UsageError) before
     anything is installed. Then pip, in this process and its children, reads the pack alone."""
+    source = source.resolve()
+    if not source.exists():
+        raise UsageError(f"--from {source}: no such folder or archive")
     root = unpack(source) if source.is_file() else source
     manifest = verified_pack(root, source, for_tests)
     listed = manifest["files"]
