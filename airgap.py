@@ -38,7 +38,8 @@ SYSTEM_PACKAGES = ((("libnl-3-200", "libnl-route-3-200"), False, pybench.libnl_p
                    (("chromium",), True, lambda: shutil.which("chromium")))
 # The instruction-set extensions that a -march=native build of llama.cpp may use (the CPU flags that matter here).
 ISA_FLAGS = re.compile(r"(sse\d?|sse4_[12]|ssse3|avx\w*|fma|f16c|bmi[12]|amx\w*|popcnt|lzcnt|abm|movbe|adx|sha_ni|vaes|vpclmulqdq|gfni)")
-USER_FILES = {"models": "--model", "pybench": "--original", "mlbench": "--mlbench", "repos": "--repos"}
+USER_FILES = {"models": "--model", "pybench": "--original", "mlbench": "--mlbench", "repos": "--repos"}  # pack's flag per folder
+USED_WITH = {"models": "--model", "pybench": "--tasks", "mlbench": "--tasks", "repos": "--repos"}  # a run's flag per folder
 
 
 # --- what a pack is made for --------------------------------------------------------------------------------
@@ -353,9 +354,8 @@ class Pack:
                     link_or_copy(self.root / folder / name, target / name)
             else:
                 shutil.copytree(self.root / folder, target, copy_function=link_or_copy)
-            shown = [f"{USER_FILES[folder]} {target / name}" for name in names] if folder in ("models", "mlbench") else \
-                    [f"{USER_FILES[folder]} {target}"]
-            print(f"your files from the pack: {'; '.join(shown)}" + (" (run it with --tasks)" if folder in ("pybench", "mlbench") else ""))
+            shown = [target / name for name in names] if folder in ("models", "mlbench") else [target]
+            print(f"your files from the pack ({USER_FILES[folder]}): " + "; ".join(f"{USED_WITH[folder]} {path}" for path in shown))
         stamp = {"from": "pack", "pack": str(self.source.resolve()), "pack_sha256": self.manifest["sha256"], "made": self.manifest["made"],
                  "kit_commit": self.manifest["kit_commit"], "llama_cpp_python": self.manifest["llama_cpp_python"]}
         (venv / pybench.PACK_STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
