@@ -4,7 +4,7 @@ before anything is installed."""
 import ast
 import inspect
 import json
-import os
+import re
 import shutil
 import subprocess
 import sys
@@ -136,3 +136,51 @@ def test_setup_from_pack_offline_equals_online():
         assert all((ours / name).read_bytes() == (theirs / name).read_bytes() for name in listing if name.startswith("corpora/stopwords/"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def tiny_pack(folder: Path, **changes) -> Path:
+    """A pack of two small files whose PACK.json says what this machine and checkout are (changes: other values)."""
+    (folder / "wheels").mkdir(parents=True)
+    (folder / "wheels" / "a.whl").write_bytes(b"a wheel")
+    (folder / "nltk").mkdir()
+    (folder / "nltk" / "b.tgz").write_bytes(b"a tarball")
+    files = {name: {"size": (folder / name).stat().st_size, "sha256": pybench.sha256_of(folder / name)} for name in ("wheels/a.whl", "nltk/b.tgz")}
+    manifest = {"pack_format": airgap.PACK_FORMAT, "made": "now", "kit_commit": "abc", "pins": airgap.pins(), "platform": airgap.platform_facts(),
+                "python": airgap.python_minor(), "cpu_features": airgap.cpu_features(),
+                "llama_cpp_python": {"wheel": "a.whl", "CMAKE_ARGS": "", "native": True, "same_as_venv": True},
+                "flags": {"tests": False}, "files": files} | changes
+    (folder / airgap.MANIFEST).write_text(json.dumps(manifest))
+    return folder
+
+
+def test_a_pack_that_fits_is_accepted(tmp_path):
+    assert airgap.verified_pack(tiny_pack(tmp_path), tmp_path, for_tests=False)["kit_commit"] == "abc"
+
+
+@pytest.mark.parametrize("changes, refusal", [
+    ({"platform": {"os": "ubuntu 24.04", "machine": "x86_64"}}, "made for ubuntu 24.04 on x86_64"),
+    ({"python": "3.13"}, "made for Python 3.13"),
+    ({"pins": airgap.pins() | {"jail/original.txt": "0" * 64}}, "made for other pins (jail/original.txt differs"),
+    ({"cpu_features": airgap.cpu_features() + ["avx1024"]}, "this CPU lacks avx1024"),
+    ({"pack_format": 0}, "made by another version of `pack`"),
+    ({"flags": {"tests": False}, "for_tests": True}, "made without --tests"),
+])
+def test_a_pack_for_another_machine_or_checkout_is_refused(tmp_path, changes, refusal):
+    for_tests = changes.pop("for_tests", False)
+    with pytest.raises(pybench.UsageError, match=re.escape(refusal)):
+        airgap.verified_pack(tiny_pack(tmp_path, **changes), tmp_path, for_tests=for_tests)
+
+
+def test_a_changed_missing_or_unlisted_file_is_named(tmp_path):
+    pack = tiny_pack(tmp_path / "changed")
+    (pack / "nltk" / "b.tgz").write_bytes(b"a tarbalL")  # same size, one byte changed
+    with pytest.raises(pybench.UsageError, match="nltk/b.tgz has changed since it was packed"):
+        airgap.verified_pack(pack, pack, for_tests=False)
+    pack = tiny_pack(tmp_path / "missing")
+    (pack / "wheels" / "a.whl").unlink()
+    with pytest.raises(pybench.UsageError, match="wheels/a.whl is missing from the pack"):
+        airgap.verified_pack(pack, pack, for_tests=False)
+    pack = tiny_pack(tmp_path / "unlisted")
+    (pack / "wheels" / "c.whl").write_bytes(b"another wheel")
+    with pytest.raises(pybench.UsageError, match="wheels/c.whl is not listed in PACK.json"):
+        airgap.verified_pack(pack, pack, for_tests=False)
