@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import original_pybench
 import pybench
 from pybench import HERE, UsageError
 
@@ -295,8 +296,8 @@ def user_file_sources(options: argparse.Namespace) -> list[tuple[str, Path]]:
         kind = "file" if folder in ("models", "mlbench") else "folder"
         if not (path.is_file() if kind == "file" else path.is_dir()):
             raise UsageError(f"{USER_FILES[folder]} {path}: no such {kind}")
-    if options.original and not (options.original / pybench.ORIGINAL_TASKS).is_file():
-        raise UsageError(f"--original {options.original}: no {pybench.ORIGINAL_TASKS} in it (not a checkout of the original PyBench)")
+    if options.original and not (options.original / original_pybench.ORIGINAL_TASKS).is_file():
+        raise UsageError(f"--original {options.original}: no {original_pybench.ORIGINAL_TASKS} in it (not a checkout of the original PyBench)")
     names = [path.name for folder, path in sources if folder == "models"]
     if len(set(names)) < len(names):
         raise UsageError("--model: two files with the same name")

@@ -1,35 +1,55 @@
-"""The code that runs inside pybench's jails, kept apart from the harness that starts them.
+"""jailed: the code that runs inside pybench's jails, a module of its own (standard library only).
 
-Nothing here is imported inside a jail: pybench.py reads these functions' source (inspect.getsource) once, at import,
-and sends it to each jail's Python, where it runs with the standard library only:
+The harness (sandbox.py) copies this file, compiled, into a private folder when it is first imported (so a file
+edited during a run does not change the jails' worker), mounts that folder read-only in every jail at /pybench, and
+starts the jail's Python with WORKER_BOOT, which imports this module and calls main() with its arguments as JSON:
 
     jail_worker          the persistent interpreter: runs a task's cells one by one and answers on a pipe
     figure_hook          a post-import hook that installs figure_recorder once a cell imports matplotlib
-    figure_recorder      the figure record: what every saved or shown matplotlib figure holds (sent as text,
-                         FIGURE_RECORDER, and compiled only when matplotlib loads)
+    figure_recorder      the figure record: what every saved or shown matplotlib figure holds
     original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its warnings)
-    restrict_unpickling  the check jail's unpickling guard, installed before any check code runs
+    KIT_CALLS            what the harness itself runs in a jail, with arguments as data: a check (under the
+                         unpickling guard, restrict_unpickling), doctor's import probe, and ML-Bench's bash runs
+    frame                the channel's message format, used on both sides
 
-Names a function here uses but does not define (frame, figure_hook, original_kernel, FIGURE_RECORDER) are the other
-pieces of the same source, defined beside it in the jail's __main__ by pybench.py.
+Tests import it as a plain module.
 """
-# ruff: noqa: F821
+import json
+import os
+import sys
+
+JAIL_FOLDER = "/pybench"  # where the harness mounts this module's folder in a jail
+# The jail's Python runs this, with main()'s arguments as sys.argv[1]: the module leaves sys.path and sys.modules
+# before any cell runs, so a cell finds neither it nor its functions in __main__.
+WORKER_BOOT = f"import sys\nsys.path.insert(0, {JAIL_FOLDER!r})\n__import__('jailed').main(sys.argv[1])\n"
 
 
-def figure_hook(recorder_source: str):
-    """Runs inside the jail (stdlib only): a post-import hook on matplotlib.figure and matplotlib.pyplot. Nothing is
-    imported or even compiled at worker start: only when a cell imports matplotlib is figure_recorder's source
-    (recorder_source) compiled and run, and the two modules patched as they load. Returns take(): the figure
-    records made since the last call, as JSON text ("" if none)."""
-    import sys
+def frame(*fields: str) -> bytes:
+    """A message on the worker's pipes: a 4-byte count, then each field as a 4-byte length and UTF-8 text."""
+    payload = len(fields).to_bytes(4, "big")
+    for text in fields:
+        data = text.encode("utf-8", "replace")
+        payload += len(data).to_bytes(4, "big") + data
+    return payload
 
+
+def main(arguments: str) -> None:
+    """The worker's entry in a jail: arguments is JSON {"command_fd", "result_fd", "original_kernel"}."""
+    options = json.loads(arguments)
+    sys.path.remove(JAIL_FOLDER)
+    del sys.modules[__name__]
+    jail_worker(options["command_fd"], options["result_fd"], original_kernel() if options.get("original_kernel") else None)
+
+
+def figure_hook():
+    """A post-import hook on matplotlib.figure and matplotlib.pyplot: nothing is imported at worker start; only when
+    a cell imports matplotlib is figure_recorder made and the two modules patched as they load. Returns take(): the
+    figure records made since the last call, as JSON text ("" if none)."""
     recorder = {}
 
     def patches() -> dict:
         if not recorder:
-            namespace = {}
-            exec(recorder_source, namespace)
-            recorder.update(namespace["figure_recorder"]())
+            recorder.update(as_its_own_text(figure_recorder)())
         return recorder
 
     class Loader:
@@ -64,8 +84,22 @@ def figure_hook(recorder_source: str):
     return lambda: recorder["take"]() if recorder else ""
 
 
+def as_its_own_text(function):
+    """The function with its code named "<string>" and its lines counted from its def, as when the jails compiled
+    it from its own text: a warning raised while it reads a cell's figure (a masked value, say) reads as it always has,
+    without pointing into this file."""
+    shift = function.__code__.co_firstlineno - 1
+
+    def renamed(code):
+        inner = tuple(renamed(constant) if isinstance(constant, type(code)) else constant for constant in code.co_consts)
+        return code.replace(co_filename="<string>", co_firstlineno=code.co_firstlineno - shift, co_consts=inner)
+
+    return type(function)(renamed(function.__code__), function.__globals__, function.__name__, function.__defaults__,
+                          function.__closure__)
+
+
 def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
-    """Runs inside the jail once matplotlib loads (figure_hook compiles it then). Patches Figure.savefig (plt.savefig,
+    """Runs inside the jail once matplotlib loads (figure_hook calls it then). Patches Figure.savefig (plt.savefig,
     pandas' and seaborn's plots all end there) and plt.show so that each adds a record of the figure: per axes its
     bars, lines, patches, collections, images, texts, labels, legend, ticks, limits and scales, and which file it
     became. Returns {module name: its patch, "take": take}; take() gives the records made since its last call as JSON
@@ -344,23 +378,19 @@ def original_kernel():
     return display
 
 
-def jail_worker(command_fd: int, result_fd: int, frame, display=None) -> None:
-    """Runs inside the jail (stdlib only; its source is sent there): executes cells in one namespace until
-    its command pipe closes. Cells arrive on command_fd; results leave on result_fd; stdout and stderr are
-    one stream the harness reads separately, so nothing a cell prints can pass for a result. Messages are
-    frames: a 4-byte count, then each field as a 4-byte length and UTF-8 text. A command is (token, code,
-    end-of-output marker, CPU seconds); a result is the cell's token, then name/value pairs (status, and for a
-    failed cell type, message, trace): a new field is one more pair here and one .get() in Jail.run. The token
-    is fresh per cell, so a result a cell forges for a later or earlier cell is dropped by the harness. This
-    function and frame() are taken out of __main__ before it runs (see Jail.start), so a cell finds neither
-    there. The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal;
-    the Python halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a
-    cell fails."""
+def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
+    """Executes cells in one namespace until its command pipe closes. Cells arrive on command_fd; results leave on
+    result_fd; stdout and stderr are one stream the harness reads separately, so nothing a cell prints can pass for
+    a result. Messages are frames (see frame). A command is (token, code, end-of-output marker, CPU seconds, call):
+    call is "" for a cell, else JSON {"function", "arguments"} naming one of KIT_CALLS, run in place of code. A
+    result is the cell's token, then name/value pairs (status, and for a failed cell type, message, trace): a new
+    field is one more pair here and one .get() in Jail.run. The token is fresh per cell, so a result a cell forges
+    for a later or earlier cell is dropped by the harness. The worker imports only C modules at start (_ast and
+    _signal are the C halves of ast and signal; the Python halves pull in enum and re, 15 ms of a 25 ms start);
+    traceback and linecache load only when a cell fails."""
     import _ast
     import _signal
-    import os
     import resource
-    import sys
 
     def read_exactly(size: int) -> bytes:
         data = b""
@@ -391,10 +421,10 @@ def jail_worker(command_fd: int, result_fd: int, frame, display=None) -> None:
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     sources = {}  # every cell's source, for tracebacks through functions defined in earlier cells
     worker_pid = os.getpid()
-    take_figures = figure_hook(FIGURE_RECORDER)  # both are sent to the jail along with this function
+    take_figures = figure_hook()
     send("ready", status="ready")
     while True:
-        token, code, marker, cpu_seconds = receive()
+        token, code, marker, cpu_seconds, call = receive()
         name = display.cell_name(code) if display is not None else f"<cell {len(sources) + 1}>"
         sources[name] = code
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -402,15 +432,19 @@ def jail_worker(command_fd: int, result_fd: int, frame, display=None) -> None:
         error = None
         try:
             _signal.signal(_signal.SIGINT, _signal.default_int_handler)
-            tree = compile(code, name, "exec", _ast.PyCF_ONLY_AST)
-            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], _ast.Expr) else None
-            exec(compile(tree, name, "exec"), namespace)
-            if last is not None:
-                value = eval(compile(_ast.Expression(last.value), name, "eval"), namespace)
-                if display is not None:  # an original checkout's original_kernel()
-                    display(value, code)
-                elif value is not None:
-                    print(repr(value))
+            if call:  # the harness's own function, with its arguments as data
+                asked = json.loads(call)
+                KIT_CALLS[asked["function"]](**asked["arguments"])
+            else:
+                tree = compile(code, name, "exec", _ast.PyCF_ONLY_AST)
+                last = tree.body.pop() if tree.body and isinstance(tree.body[-1], _ast.Expr) else None
+                exec(compile(tree, name, "exec"), namespace)
+                if last is not None:
+                    value = eval(compile(_ast.Expression(last.value), name, "eval"), namespace)
+                    if display is not None:  # an original checkout's original_kernel()
+                        display(value, code)
+                    elif value is not None:
+                        print(repr(value))
         except BaseException as caught:  # SystemExit and KeyboardInterrupt too: they end the cell, not the worker
             error = caught
         finally:
@@ -433,7 +467,7 @@ def jail_worker(command_fd: int, result_fd: int, frame, display=None) -> None:
 
             def traced() -> str:
                 trace = traceback.TracebackException(type(error), error, error.__traceback__, max_group_width=8, max_group_depth=4)
-                trace.stack = traceback.StackSummary.from_list([entry for entry in trace.stack if entry.filename != "<string>"])  # not the worker's own
+                trace.stack = traceback.StackSummary.from_list([entry for entry in trace.stack if entry.filename not in ("<string>", __file__)])  # not the worker's own
                 return "".join(trace.format())
 
             report = {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
@@ -456,7 +490,7 @@ def jail_worker(command_fd: int, result_fd: int, frame, display=None) -> None:
 
 
 def restrict_unpickling() -> None:
-    """Runs in the check jail before any check code (stdlib only; its source is sent there): every unpickler, the C
+    """Runs in the check jail before any check code (see check): every unpickler, the C
     one behind pickle.load/loads/Unpickler and the Python one (pickle._Unpickler) that joblib.load and pandas use,
     resolves globals through one allow-list, so no file an agent wrote can run code in a check. Allowed: plain
     builtins (containers, numbers, text, bytes), collections, datetime, decimal, fractions; classes defined in
@@ -520,3 +554,83 @@ def restrict_unpickling() -> None:
     pickle.loads = lambda data, /, **options: Unpickler(io.BytesIO(data), **options).load()
     import _pickle
     _pickle.load, _pickle.loads, _pickle.Unpickler = pickle.load, pickle.loads, Unpickler
+
+
+# --- what the harness runs in a jail, its arguments passed as data -------------------------------------------------
+
+def check(path: str, module: str, function: str, answer: str | None = None, output: str | None = None, data: str | None = None,
+          trajectory: list | None = None) -> None:
+    """A task's check, under the unpickling guard: function of the module in folder path, called with the final
+    answer and the output and data folders (our checks), or with the message list (an original checkout's
+    test_task_<index>). It passes by returning; whatever it raises is its verdict."""
+    from pathlib import Path
+
+    restrict_unpickling()
+    sys.path.insert(0, path)
+    checked = getattr(__import__(module), function)
+    if trajectory is not None:
+        checked(trajectory)
+    else:
+        checked(answer, Path(output), Path(data))
+
+
+def probe_imports(libraries: list[str], nltk_resources: list[str]) -> None:
+    """doctor's probe of a jail environment: a line 'FAILED ...' for each library that does not import and each nltk
+    resource nltk does not find."""
+    import importlib
+
+    for name in libraries:
+        try:
+            importlib.import_module(name)
+        except Exception as error:
+            print("FAILED", name, type(error).__name__, error)
+    if nltk_resources:
+        import nltk
+
+        for resource in nltk_resources:
+            try:
+                nltk.data.find(resource)
+            except LookupError:
+                print("FAILED nltk data", resource)
+
+
+class Outcome(Exception):
+    """How a bash run ended: 'exit N' or 'timeout', raised so that it leaves on the result channel, which the script
+    cannot write to."""
+
+
+def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "", prefix: str = "") -> None:
+    """ML-Bench's runs: `script` with /bin/bash (after the setup lines in `prefix`, whose failure is printed but does
+    not decide), its whole process group stopped after `seconds`; ends by raising Outcome("exit N") or
+    Outcome("timeout"). Offline: pip and the Hugging Face libraries are told so."""
+    import signal
+    import subprocess
+
+    environment = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
+                       TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    if path_first:
+        environment["PATH"] = path_first + ":" + environment["PATH"]
+    cwd = cwd or os.getcwd()
+    if prefix.strip():
+        try:
+            setup = subprocess.run(["/bin/bash", "-c", prefix], cwd=cwd, env=environment, timeout=60)
+            if setup.returncode:
+                print(f"[setup lines (prefix_code) exited {setup.returncode}]", flush=True)
+        except subprocess.TimeoutExpired:
+            print("[setup lines (prefix_code) ran past 60 s]", flush=True)
+    process = subprocess.Popen(["/bin/bash", "-c", script], cwd=cwd, env=environment, start_new_session=True)
+    try:
+        status = process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise Outcome("timeout") from None
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # what it left running in the background
+        except ProcessLookupError:
+            pass
+    raise Outcome(f"exit {status}")
+
+
+KIT_CALLS = {"check": check, "probe_imports": probe_imports, "run_bash": run_bash}

@@ -25,8 +25,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pybench
-from pybench import Jail, JailLimits, Task, UsageError
+from harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
+                     attempts_by_task, jsonl_records, pass_at_k)
+from sandbox import CellResult, Jail, JailLimits, remove_tree, tidy_output
 
 # --- the split: records in ML-Bench's fields, from the user's parquet or JSONL ----------------------------------
 
@@ -82,7 +83,7 @@ def read_records(path: Path) -> list[tuple[str, dict]]:
         if missing:
             raise UsageError(f"{path}: the parquet has no column {', '.join(missing)}; an ML-Bench split has {', '.join(FIELDS)}")
         return [(f"{path}, row {number}", record) for number, record in enumerate(table.select(list(FIELDS)).to_pylist(), 1)]
-    return pybench.jsonl_records(path)
+    return jsonl_records(path)
 
 
 def parse_arguments(text: str, where: str) -> dict:
@@ -115,8 +116,8 @@ def load_split(path: Path) -> list[MLBenchTask]:
         arguments = parse_arguments(record["arguments"], where)
         repo = record["github"].rstrip("/").rsplit("/", 1)[-1]
         folder = record["path"][1:].strip("/")  # ML-Bench: repos/<repo> + path[1:], path being "./examples/x" or ""
-        if not pybench.TASK_ID.fullmatch(repo) or ".." in Path(folder).parts or Path(record["path"]).is_absolute():
-            raise UsageError(f"{where}: field '{'github' if not pybench.TASK_ID.fullmatch(repo) else 'path'}' does not name a "
+        if not TASK_ID.fullmatch(repo) or ".." in Path(folder).parts or Path(record["path"]).is_absolute():
+            raise UsageError(f"{where}: field '{'github' if not TASK_ID.fullmatch(repo) else 'path'}' does not name a "
                              "folder inside a repository checkout")
         task_id = f"{record['github_id']}-{record['id']}"
         if task_id in seen:
@@ -246,8 +247,7 @@ def bm25_passage(repo_dir: Path, instruction: str) -> str:
 
 @dataclass
 class Setup:
-    """How ML-Bench records are asked and scored in this run. It stands where PyBench's Protocol stands in run_suite
-    (sampling defaults, turn limit), so that the loop, results, resume and shards are pybench's own."""
+    """How ML-Bench records are asked and scored in this run."""
     setting: str = "oracle"
     templates: dict = field(default_factory=lambda: dict(OUR_TEMPLATES))
     repos: Path | None = None
@@ -255,8 +255,7 @@ class Setup:
     agent: bool = False
     pythons: dict = field(default_factory=dict)   # repository folder name -> interpreter path
     cache: Path | None = None                     # the user's ~/.cache with downloaded weights, read-only in the jail
-    max_turns: int | None = 10
-    sampling: dict = field(default_factory=lambda: {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1000, "samples": SAMPLES})
+    output_replay: "OutputReplay | None" = None   # --replay in ML-Bench's output format: its samples are the answers
 
     def prompt(self, task: MLBenchTask) -> str:
         if self.setting == "oracle":
@@ -268,17 +267,6 @@ class Setup:
         else:
             parts = (task.query, readme_of(self.repos / task.repo))
         return self.templates[self.setting].format(*parts)
-
-
-MLBENCH_FLAGS = ("mlbench_checkout", "repos", "repo_python", "model_cache", "execute", "mlbench_agent")
-
-
-def refuse_flags(args) -> None:
-    """ML-Bench's flags given for a PyBench suite: say so rather than ignore them."""
-    given = [f"--{name.replace('_', '-')}" for name in MLBENCH_FLAGS if getattr(args, name)]
-    if given or args.mlbench_setting != "oracle":
-        given += ["--mlbench-setting"] if args.mlbench_setting != "oracle" else []
-        raise UsageError(f"{', '.join(given)} apply to an ML-Bench split only: give one with --tasks SPLIT.parquet (or .jsonl)")
 
 
 def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
@@ -304,10 +292,7 @@ def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
     cache = args.model_cache.resolve() if args.model_cache else None
     if cache and not cache.is_dir():
         raise UsageError(f"--model-cache {cache} is not a folder")
-    setup = Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons, cache)
-    if args.mlbench_agent:  # ML-Agent-Bench makes one attempt per task
-        setup.sampling["samples"] = 1
-    return setup
+    return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons, cache)
 
 
 def mlbench_limits(limits: JailLimits) -> JailLimits:
@@ -317,17 +302,17 @@ def mlbench_limits(limits: JailLimits) -> JailLimits:
 
 # --- replay: ML-Bench's output format, each string scored as it stands -------------------------------------------
 
-class OutputReplay(pybench.ReplayModel):
+class OutputReplay(ReplayModel):
     """A file in ML-Bench's output format, lines {"github_id": N, "id": M, "output": ["sample 1", ...]}: sample k is
     output[k], taken as it stands (ML-Bench's generation scripts cut the code block out before they write the file,
     and its evaluator does not cut again). As ML-Bench's evaluator aligns such a file with the split, the first line
     for a record wins and lines for records not in the split are left out. It is scheduled as pybench's replays are
-    (open, stop, close), but it has no replies to play: run_one reads answer()."""
+    (open, stop, close), but it has no replies to play: run_one reads answer() through Setup.output_replay."""
 
     def __init__(self, path: Path, task_ids: set[str]):
         self.answers: dict[str, list[str]] = {}
         self.unknown = 0
-        for where, record in pybench.jsonl_records(path):
+        for where, record in jsonl_records(path):
             if not (isinstance(record, dict) and isinstance(record.get("github_id"), int) and isinstance(record.get("id"), int)
                     and isinstance(record.get("output"), list) and all(isinstance(text, str) for text in record["output"])):
                 raise UsageError(f"{where}: expected ML-Bench's output format {{\"github_id\": N, \"id\": M, \"output\": [\"...\", ...]}}")
@@ -340,15 +325,16 @@ class OutputReplay(pybench.ReplayModel):
             print(f"note: {self.unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
                   file=sys.stderr)
         self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
-        self.replies, self.saved, self.generated, self.stopped = {}, {}, 0, ""
+        self.replies, self.generated, self.stopped, self.choice = {}, 0, "", ""
 
     def answer(self, task_id: str, sample: int) -> str | None:
         outputs = self.answers.get(task_id, [])
         return outputs[sample] if sample < len(outputs) else None
 
 
-def replay_model(path: Path, task_ids: set[str]):
-    """ML-Bench's output format, or pybench's own replay format ({"id", "replies"}: played as the model's replies)."""
+def replay_model(path: Path, task_ids: set[str], setup: "Setup") -> ReplayModel:
+    """ML-Bench's output format (kept as the setup's output_replay), or pybench's own replay format ({"id", "replies"}:
+    played as the model's replies)."""
     if not path.is_file():
         raise UsageError(f"--replay: {path} does not exist")
     with open(path, encoding="utf-8", errors="replace") as handle:
@@ -358,18 +344,20 @@ def replay_model(path: Path, task_ids: set[str]):
     except json.JSONDecodeError:
         record = None
     if isinstance(record, dict) and "github_id" in record and "output" in record:
-        return OutputReplay(path, task_ids)
-    return pybench.ReplayModel(path, task_ids)
+        setup.output_replay = OutputReplay(path, task_ids)
+        return setup.output_replay
+    return ReplayModel(path, task_ids)
 
 
-def tasks_to_run(tasks: list[MLBenchTask], model, setup: Setup) -> list[MLBenchTask]:
+def tasks_to_run(tasks: list[MLBenchTask], setup: Setup) -> list[MLBenchTask]:
     """The selected records that this run scores: a replay in ML-Bench's output format scores those it holds, as
     ML-Bench's evaluator does. Where the repositories are needed, each of them must be there."""
-    if isinstance(model, OutputReplay):
-        left = [task for task in tasks if task.id not in model.answers]
+    replay = setup.output_replay
+    if replay:
+        left = [task for task in tasks if task.id not in replay.answers]
         if left:
             print(f"note: {len(left)} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
-        tasks = [task for task in tasks if task.id in model.answers]
+        tasks = [task for task in tasks if task.id in replay.answers]
         if not tasks:
             raise UsageError("--replay holds no line for any selected record (lines are matched on github_id and id)")
     if setup.repos:
@@ -391,7 +379,7 @@ def private_copy(task: MLBenchTask, repos: Path, work: Path) -> Path:
     shares the checkout's file system: the jail can read it and replace it, never change it (it stays the user's
     file); this keeps a repository with gigabytes of weights from being copied once per sample."""
     if work.exists() or work.is_symlink():  # left by an attempt that was killed: the agent's tree, removed without recursion
-        pybench.remove_tree(work)
+        remove_tree(work)
     linked = set()
 
     def place(source: str, target: str) -> str:
@@ -432,44 +420,8 @@ def repo_binds(task: MLBenchTask, setup: Setup, work: Path) -> tuple[list[tuple[
     return binds, folder
 
 
-def bash_cell(script: str, cwd: str | None, seconds: float, path_first: str = "", prefix: str = "") -> str:
-    """Python for the jail's worker: run `script` with /bin/bash (after the setup lines in `prefix`, whose failure
-    is printed but does not decide), stop its whole process group after `seconds`, and end by raising Outcome("exit N")
-    or Outcome("timeout"). The outcome leaves on the worker's result channel, which the script cannot write to."""
-    return f"""
-import os, signal, subprocess
-class Outcome(Exception):
-    pass
-_env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-            HF_DATASETS_OFFLINE="1")
-if {path_first!r}:
-    _env["PATH"] = {path_first!r} + ":" + _env["PATH"]
-_cwd = {cwd!r} or os.getcwd()
-if {prefix!r}.strip():
-    try:
-        _setup = subprocess.run(["/bin/bash", "-c", {prefix!r}], cwd=_cwd, env=_env, timeout=60)
-        if _setup.returncode:
-            print(f"[setup lines (prefix_code) exited {{_setup.returncode}}]", flush=True)
-    except subprocess.TimeoutExpired:
-        print("[setup lines (prefix_code) ran past 60 s]", flush=True)
-_process = subprocess.Popen(["/bin/bash", "-c", {script!r}], cwd=_cwd, env=_env, start_new_session=True)
-try:
-    _status = _process.wait(timeout={seconds!r})
-except subprocess.TimeoutExpired:
-    os.killpg(_process.pid, signal.SIGKILL)
-    _process.wait()
-    raise Outcome("timeout")
-finally:
-    try:
-        os.killpg(_process.pid, signal.SIGKILL)  # what it left running in the background
-    except ProcessLookupError:
-        pass
-raise Outcome(f"exit {{_status}}")
-"""
-
-
-def outcome_of(cell: pybench.CellResult) -> str:
-    """'exit N' or 'timeout' from a bash_cell, or what stopped the cell itself."""
+def outcome_of(cell: CellResult) -> str:
+    """'exit N' or 'timeout' from jailed.run_bash, or what stopped the cell itself."""
     if cell.error_type == "Outcome":
         return cell.error_message
     return f"not run: {cell.error_type}: {cell.error_message}".strip()
@@ -494,7 +446,8 @@ def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: Ja
     seconds = exec_seconds(task, answer)
     jail = Jail(name, binds, JailLimits(**(vars(limits) | {"cell_timeout": seconds + 90.0})), log_dir)
     try:
-        cell = jail.run(bash_cell(script, folder, seconds, str(python.parent) if python else "", task.record["prefix_code"]))
+        cell = jail.call("run_bash", script=script, cwd=folder, seconds=seconds, path_first=str(python.parent) if python else "",
+                         prefix=task.record["prefix_code"])
     finally:
         jail.kill()
     return outcome_of(cell), cell.output
@@ -526,17 +479,17 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
     binds, folder = repo_binds(task, setup, work)
     python = setup.pythons.get(task.repo)
     path_first = str(python.parent) if python else ""
-    protocol = pybench.Protocol()
+    conversation = Conversation()
     messages = [{"role": "system", "content": AGENT_PROMPT},
                 {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
                                             f"Task: {task.query}"}]
-    code, ended_by, prompt_tokens, completion_tokens, restarts = [], "", 0, 0, 0
+    code, printed, ended_by, prompt_tokens, completion_tokens, restarts = [], [], "", 0, 0, 0
     jail = Jail(name, binds, mlbench_limits(limits), log_dir)
-    model.start_task(task.id)
+    session = model.attempt(task.id, seed)
     try:
         jail.run(f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else ""))
         while not ended_by:
-            reply = model.reply(task.id, messages, seed)
+            reply = session.reply(messages)
             prompt_tokens, completion_tokens = prompt_tokens + reply.prompt_tokens, completion_tokens + reply.completion_tokens
             if reply.text is None:
                 ended_by = reply.stop or "no reply"
@@ -545,39 +498,43 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
             block = agent_block(reply.text)
             code.append(None if block is None else block[1] if block[0] == "python" else f"%%bash\n{block[1]}")
             if block is None:
+                printed.append(None)
                 ended_by = "final answer"
                 break
             language, source = block
             if language == "python":
                 cell = jail.run(source)
-                observation = protocol.observation(cell)
+                observation = conversation.observation(cell)
             else:
-                cell = jail.run(bash_cell(source, None, limits.cell_timeout), timeout=limits.cell_timeout + 30)
+                cell = jail.call("run_bash", timeout=limits.cell_timeout + 30, script=source, cwd=None, seconds=limits.cell_timeout)
                 outcome = outcome_of(cell)
-                observation = protocol.observation(pybench.CellResult(cell.output)) + ("" if outcome == "exit 0" else f"\n[bash: {outcome}]")
+                observation = conversation.observation(CellResult(cell.output)) + ("" if outcome == "exit 0" else f"\n[bash: {outcome}]")
             restarts += cell.status == "restarted"
+            printed.append("" if observation == NO_OUTPUT else observation.removeprefix(conversation.interpreter_prefix))
             messages.append({"role": "user", "content": observation})
             if len(code) >= max_turns:
                 ended_by = "turn limit"
     finally:
+        session.close()
         jail.kill()
     if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():
         judge = Jail(f"{name}.run", binds, mlbench_limits(limits), log_dir)
         try:
-            cell = judge.run(bash_cell("bash run.sh", folder, AGENT_SECONDS, path_first), timeout=AGENT_SECONDS + 60)
+            cell = judge.call("run_bash", timeout=AGENT_SECONDS + 60, script="bash run.sh", cwd=folder, seconds=AGENT_SECONDS,
+                              path_first=path_first)
         finally:
             judge.kill()
         outcome, output = outcome_of(cell), cell.output
     else:
         outcome, output = "no run.sh", ""
-    return {"messages": messages, "code": code, "ended_by": ended_by, "prompt_tokens": prompt_tokens,
+    return {"messages": messages, "code": code, "printed": printed, "ended_by": ended_by, "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens, "worker_restarts": restarts, "outcome": outcome, "run_output": output[-4000:]}
 
 
 # --- one attempt: asked (or replayed), checked statically, executed where asked; one results line ---------------
 
 def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setup: Setup, run_dir: Path, limits: JailLimits,
-            max_turns: int) -> dict:
+            max_turns: int) -> Result:
     """One sample of one record, as a results line in pybench's fields plus an "mlbench" object: the answer, the
     static verdict, the execution outcome, and ML-Bench's verdict beside ours (ML-Bench counts a timeout as a pass)."""
     started = time.monotonic()
@@ -587,25 +544,29 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     log_dir = run_dir / "jails"
     facts: dict = {"setting": setup.setting, "type": task.record["type"], "repo": task.repo}
     prompt_tokens = completion_tokens = restarts = 0
+    printed = None
     if setup.agent:
         agent = run_agent(task, model, setup, work, limits, max_turns, log_dir, seed, name)
-        messages, code, ended_by = agent["messages"], agent["code"], agent["ended_by"]
+        messages, code, printed, ended_by = agent["messages"], agent["code"], agent["printed"], agent["ended_by"]
         prompt_tokens, completion_tokens, restarts = agent["prompt_tokens"], agent["completion_tokens"], agent["worker_restarts"]
         outcome = agent["outcome"]
         passed, ours_reason = outcome == "exit 0", "" if outcome == "exit 0" else f"bash run.sh: {outcome}"
         mlbench_passed = outcome in ("exit 0", "timeout")
         facts |= {"outcome": outcome, "run_output": agent["run_output"]}
     else:
-        if isinstance(model, OutputReplay):
-            answer = model.answer(task.id, sample)
+        if setup.output_replay:
+            answer = setup.output_replay.answer(task.id, sample)
             messages, ended_by = [], "replayed" if answer is not None else "no sample in the replay"
             answer = answer or ""
-            facts["samples_in_file"] = len(model.answers[task.id])
+            facts["samples_in_file"] = len(setup.output_replay.answers[task.id])
         else:
             prompt = setup.prompt(task)
             messages = [{"role": "user", "content": prompt}]
-            model.start_task(task.id)
-            reply = model.reply(task.id, messages, seed)
+            session = model.attempt(task.id, seed)
+            try:
+                reply = session.reply(messages)
+            finally:
+                session.close()
             prompt_tokens, completion_tokens = reply.prompt_tokens, reply.completion_tokens
             if reply.text is not None:
                 messages.append({"role": "assistant", "content": reply.text})
@@ -620,49 +581,44 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
             ours_reason = "" if passed else f"executed: {outcome}"
             facts |= {"outcome": outcome, "run_output": run_output[-4000:]}
     facts["mlbench_passed"] = mlbench_passed
-    removed = pybench.tidy_output(work) if work.is_dir() else []
-    return {"id": task.id, "category": task.category, "sample": sample, "seed": seed, "passed": passed, "reason": ours_reason,
-            "caveats": task.caveats, "turns": sum(message["role"] == "assistant" for message in messages) or 1, "ended_by": ended_by,
-            "cells": sum(piece is not None for piece in code), "worker_restarts": restarts,
-            "seconds": round(time.monotonic() - started, 3), "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "output": str(output), "removed_from_output": removed, "messages": messages, "code": code, "mlbench": facts}
+    removed = tidy_output(work) if work.is_dir() else []
+    return Result(task.id, task.category, sample, seed, passed, ours_reason, task.caveats,
+                  sum(message["role"] == "assistant" for message in messages) or 1, ended_by, sum(piece is not None for piece in code),
+                  restarts, round(time.monotonic() - started, 3), prompt_tokens, completion_tokens, str(output), removed, messages, code,
+                  printed, mlbench=facts)
 
 
 # --- tables: ML-Bench's pass@1/2/5 and the unbiased pass@k, per repository and overall ---------------------------
 
-def is_mlbench(results: list[dict]) -> bool:
-    return any("mlbench" in result for result in results)
-
-
-def figures(attempts: list[list[dict]], key) -> list[float | None]:
+def figures(attempts: list[list[Result]], key) -> list[float | None]:
     """For tasks given as lists of their attempts: ML-Bench's pass@1/2/5 (any of the first k samples passes) and the
     unbiased pass@1/2/5 (1 - C(n-c, k)/C(n, k), over the tasks with at least k samples), in %."""
     row = []
     for k in PASS_AT:
-        row.append(100 * sum(any(key(r) for r in task if r["sample"] < k) for task in attempts) / len(attempts) if attempts else None)
+        row.append(100 * sum(any(key(r) for r in task if r.sample < k) for task in attempts) / len(attempts) if attempts else None)
     for k in PASS_AT:
-        scored = [pybench.report_module().pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]
+        scored = [pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]
         row.append(100 * sum(scored) / len(scored) if scored else None)
     return row
 
 
-def table_blocks(results: list[dict]) -> tuple[list[tuple[str, list[str], list[tuple[str, list[str]]]]], list[str]]:
+def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list[tuple[str, list[str]]]]], list[str]]:
     """The ML-Bench tables, one per verdict (ML-Bench's; and ours, where answers were executed): (title, columns, rows),
     and the notes beneath."""
-    tasks = pybench.report_module().attempts_by_task(results)
-    executed = any("outcome" in result.get("mlbench", {}) for result in results)
+    tasks = attempts_by_task(results)
+    executed = any("outcome" in (result.mlbench or {}) for result in results)
     verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
-                 lambda r: bool(r.get("mlbench", {}).get("mlbench_passed", r["passed"])))]
+                 lambda r: bool((r.mlbench or {}).get("mlbench_passed", r.passed)))]
     if executed:
-        verdicts.append(("ours (only exit 0 passes)", lambda r: bool(r["passed"])))
+        verdicts.append(("ours (only exit 0 passes)", lambda r: bool(r.passed)))
     columns = ["tasks"] + [f"pass@{k}" for k in PASS_AT] + [f"unbiased@{k}" for k in PASS_AT]
     groups = {}
     for attempts in tasks.values():
-        groups.setdefault(attempts[0]["category"], []).append(attempts)
-    fair = [attempts for attempts in tasks.values() if not attempts[0].get("caveats")]
+        groups.setdefault(attempts[0].category, []).append(attempts)
+    fair = [attempts for attempts in tasks.values() if not attempts[0].caveats]
     chosen = [*sorted(groups.items()), ("overall", list(tasks.values())), ("overall, honest", fair)]
     # ML-Bench's evaluator drops a record of its output format that holds other than 5 samples: so does its count here
-    counted = lambda attempts: attempts[0].get("mlbench", {}).get("samples_in_file", SAMPLES) == SAMPLES  # noqa: E731
+    counted = lambda attempts: (attempts[0].mlbench or {}).get("samples_in_file", SAMPLES) == SAMPLES  # noqa: E731
     blocks = []
     for number, (title, key) in enumerate(verdicts):
         rows = []
@@ -682,13 +638,13 @@ def table_blocks(results: list[dict]) -> tuple[list[tuple[str, list[str], list[t
     if executed:
         outcomes = {}
         for result in results:
-            outcome = result.get("mlbench", {}).get("outcome", "not run (static check failed)")
+            outcome = (result.mlbench or {}).get("outcome", "not run (static check failed)")
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         notes.append("Outcomes of the samples: " + ", ".join(f"{name} {count}" for name, count in sorted(outcomes.items(), key=lambda item: -item[1])))
     return blocks, notes
 
 
-def table_text(results: list[dict]) -> str:
+def table_text(results: list[Result]) -> str:
     blocks, notes = table_blocks(results)
     lines = []
     for title, columns, rows in blocks:
@@ -698,3 +654,34 @@ def table_text(results: list[dict]) -> str:
         lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
     return "\n".join(lines + notes)
 
+
+
+def tables(results: list[Result], manifests: list[dict]) -> Tables:
+    """ML-Bench's tables replace the paper's Table 3 in the report and on the terminal."""
+    blocks, notes = table_blocks(results)
+    sections = [{"heading": f"ML-Bench: pass@k (%) per repository, {heading}", "corner": "repository", "columns": columns,
+                 "rows": [(name, cells, name.startswith("overall")) for name, cells in rows], "notes": []} for heading, columns, rows in blocks]
+    sections[-1]["notes"] = notes
+    return Tables(table_text(results), sections, replaces_table3=True, title="ML-Bench")
+
+
+# --- the benchmark record --------------------------------------------------------------------------------------------
+
+def prepare(args, split: Path) -> Prepared:
+    tasks = load_split(split)
+    setup = setup_from(args, tasks)
+    defaults = {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1000, "samples": 1 if setup.agent else SAMPLES, "max_turns": 10}
+
+    def attempts(args, model, run_dir: Path, limits: JailLimits, todo: list):
+        return lambda task, sample: run_one(task, sample, args.samples, args.seed + sample, model, setup, run_dir, limits, args.max_turns)
+    return Prepared(tasks, defaults, split.parent, [split], lambda path, task_ids: replay_model(path, task_ids, setup), attempts,
+                    to_run=lambda selected, model: tasks_to_run(selected, setup))
+
+
+# ML-Agent-Bench makes one attempt per task (samples 1); ML-LLM-Bench five (pass@1/2/5).
+BENCHMARK = Benchmark("mlbench", claims=is_split, prepare=prepare, tables=tables,
+                      made=lambda results, manifests: any(result.mlbench is not None for result in results),
+                      flags={"mlbench_checkout": None, "repos": None, "repo_python": None, "model_cache": None, "execute": False,
+                             "mlbench_agent": False, "mlbench_setting": "oracle"},
+                      given_elsewhere="an ML-Bench split only: give one with --tasks SPLIT.parquet (or .jsonl)",
+                      resume_keys=("mlbench_setting", "execute", "mlbench_agent"))

@@ -1,7 +1,8 @@
 """pybench's reports: Table 3 beside the paper's rows with 95% intervals, static HTML pages rendered by jinja2 from
 templates/ (autoescape on; no script), one run (or its shards) or several runs compared, and an original checkout's
 score three ways. Imported by pybench.py's `report` command and at the end of a run; it reads run directories and
-never changes them.
+never changes them. It knows no benchmark: what a benchmark shows beside Table 3 (or in its place) comes as data,
+harness.Tables, from the tables_of(results, manifests) that pybench.py hands it.
 
 Everything shown in a page goes through the templates, so every value is escaped once, by jinja2; control
 characters, NUL, ESC and lone surrogates are first made visible (␀, ␛, \\xff) by the environment's finalize.
@@ -16,7 +17,8 @@ import urllib.parse
 from datetime import datetime
 from pathlib import Path
 
-from pybench import CATEGORIES, NO_OUTPUT, ORIGINAL_INTERPRETER, RESUME_KEYS, Protocol, UsageError, read_results
+from harness import (CATEGORIES, RESUME_KEYS, Conversation, Result, UsageError, attempts_by_task, first_attempts, pass_at_k,
+                     percent_interval, read_results, wilson)
 
 HERE = Path(__file__).resolve().parent
 
@@ -56,21 +58,10 @@ REPORT_FOLDERS_OPEN = 256          # folders of an output tree waiting to be rea
 REPORT_NAME_BYTES = 120            # a flattened copy name longer than this keeps its tail behind a short digest
 # The pages hold no script, and this policy would refuse one anyway: only inline styles and images from disk.
 REPORT_CSP = "default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'"
-Z95 = 1.959963984540054            # the normal quantile of a two-sided 95% interval
 BOOTSTRAP_DRAWS = 2000             # resamples over tasks for the intervals of pass@k (seeded: the same report twice)
 
 
 # --- report: 95% intervals, Wilson for a proportion, a bootstrap over tasks for pass@k, paired for two runs ---
-
-def wilson(passed: int, total: int) -> tuple[float, float]:
-    """Wilson's score interval (95%) for passed/total, as fractions; (0, 1) when total is 0."""
-    if total == 0:
-        return 0.0, 1.0
-    share, z2 = passed / total, Z95 ** 2
-    centre = (share + z2 / (2 * total)) / (1 + z2 / total)
-    half = Z95 * math.sqrt(share * (1 - share) / total + z2 / (4 * total ** 2)) / (1 + z2 / total)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
 
 def bootstrap(per_task: list[float], draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> tuple[float, float]:
     """Percentile interval (95%) of the mean of per-task scores, resampling tasks with replacement."""
@@ -111,24 +102,19 @@ def mcnemar(only_first: int, only_second: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def percent_interval(interval: tuple[float, float] | None) -> str:
-    return "" if interval is None else f"{100 * interval[0]:.1f}-{100 * interval[1]:.1f}"
-
-
 # --- report: reading run directories; shards of one run merge, different runs are compared ---
 
-def read_run(run_dir: Path) -> tuple[list[dict], dict]:
+def read_run(run_dir: Path) -> tuple[list[Result], dict]:
     """The finished attempts of one run directory and its manifest, read without changing anything: a last line
-    still being written is left out. Each attempt gets its sample (0 when not recorded) and its output folder."""
+    still being written is left out. Each attempt gets its run directory."""
     run_dir = run_dir.resolve()
     path = run_dir / "results.jsonl"
     if not path.is_file():
         raise UsageError(f"report: {run_dir} holds no results.jsonl: give run directories made by pybench.py")
     attempts = []
     for result in read_results(path):
-        result.setdefault("sample", 0)
-        result.setdefault("output", f"outputs/{result['id']}")
-        attempts.append(result | {"run_dir": run_dir})
+        result.run_dir = run_dir
+        attempts.append(result)
     manifest_path = run_dir / "manifest.json"
     return attempts, json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
 
@@ -140,9 +126,9 @@ def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
     for run_dir in run_dirs:
         results, manifest = read_run(run_dir)
         manifests.append(manifest)
-        attempts |= {(result["id"], result["sample"]): result for result in results}
+        attempts |= {(result.id, result.sample): result for result in results}
     order = {category: number for number, category in enumerate(CATEGORIES)}
-    merged = sorted(attempts.values(), key=lambda r: (order.get(r["category"], len(order)), r["id"], r["sample"]))
+    merged = sorted(attempts.values(), key=lambda r: (order.get(r.category, len(order)), r.id, r.sample))
     return merged, manifests
 
 
@@ -153,7 +139,7 @@ def run_key(run_dir: Path) -> tuple:
     if not path.is_file():
         return ("directory", str(run_dir.resolve()))
     manifest = json.loads(path.read_text())
-    return tuple(json.dumps(manifest.get(key), sort_keys=True) for key in RESUME_KEYS)
+    return tuple(json.dumps(manifest.get(key), sort_keys=True) for key in manifest.get("resume_keys", RESUME_KEYS))
 
 
 def group_runs(run_dirs: list[Path]) -> list[list[Path]]:
@@ -172,29 +158,17 @@ def run_max_turns(manifests: list[dict]) -> int:
 
 # --- report: Table 3 with intervals ---
 
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Chance that at least one of k attempts drawn from n (c of them passed) passes: 1 - C(n-c, k) / C(n, k)."""
-    return 1 - math.comb(n - c, k) / math.comb(n, k)
-
-
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """Chance that all k attempts drawn from n (c of them passed) pass: C(c, k) / C(n, k)."""
     return math.comb(c, k) / math.comb(n, k)
-
-
-def attempts_by_task(results: list[dict]) -> dict[str, list[dict]]:
-    tasks: dict[str, list[dict]] = {}
-    for result in results:
-        tasks.setdefault(result["id"], []).append(result)
-    return tasks
 
 
 def tally(results: list[dict]) -> dict[str, tuple[str, int, int]]:
     """Task id -> (category, attempts, passed attempts)."""
     counts: dict[str, tuple[str, int, int]] = {}
     for result in results:
-        _, n, c = counts.get(result["id"], (result["category"], 0, 0))
-        counts[result["id"]] = (result["category"], n + 1, c + bool(result["passed"]))
+        _, n, c = counts.get(result.id, (result.category, 0, 0))
+        counts[result.id] = (result.category, n + 1, c + bool(result.passed))
     return counts
 
 
@@ -209,7 +183,7 @@ def table3_row(results: list[dict], max_turns: int, score=pass_at_k, k: int = 1)
         scores = [score(n, c, k) for task_category, n, c in tasks if n >= k and category in (None, task_category)]
         figures.append(100 * sum(scores) / len(scores) if scores else None)
         intervals.append(None if not scores else wilson(round(sum(scores)), len(scores)) if single else bootstrap(scores))
-    turns = [result["turns"] if result["passed"] else max_turns for result in results]
+    turns = [result.turns if result.passed else max_turns for result in results]
     return figures + [sum(turns) / len(turns) if turns else None], intervals + [None]
 
 
@@ -244,7 +218,7 @@ def passed_of_attempts(results: list[dict]) -> list[str]:
     """'passed/attempts' per category and overall ('-' for a category with none)."""
     cells = []
     for category in (*CATEGORIES, None):
-        chosen = [result["passed"] for result in results if category in (None, result["category"])]
+        chosen = [result.passed for result in results if category in (None, result.category)]
         cells.append(f"{sum(chosen)}/{len(chosen)}" if chosen else "-")
     return cells
 
@@ -300,47 +274,6 @@ def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs
     return "\n".join(lines + [line for _, run_results, _ in (runs or [("", results, 0)]) for line in pass_at_k_lines(run_results)])
 
 
-# --- report: an original checkout's score three ways ---
-
-def original_figures(results: list[dict], suite_size: int) -> list[dict]:
-    """An original checkout's score three ways, each with a Wilson interval: as published (its tests' verdicts over all
-    its tasks); honestly (tasks whose test is defective, that need the internet or miss an input set aside: not model
-    failures); and corrected (our own checks, checks/original.py, in place of the defective tests, so that only the
-    tasks nobody can score fairly are set aside). With several samples, each task's first attempt counts."""
-    results = list(first_attempts(results).values())
-    passed = sum(bool(result["passed"]) for result in results)
-    fair = [result for result in results if not result.get("caveats")]
-    corrected = [(result["corrected"]["passed"] if result.get("corrected") else result["passed"])
-                 for result in results if not (result["corrected"]["caveats"] if result.get("corrected") else result.get("caveats"))]
-    figures = [("original way", "published", passed, suite_size, "the original's tests over all its tasks"),
-               ("honest way", "honest", sum(bool(result["passed"]) for result in fair), len(fair),
-                f"{len(results) - len(fair)} task(s) set aside, not counted as model failures"),
-               ("corrected way", "corrected", sum(map(bool, corrected)), len(corrected),
-                f"our corrected checks for {sum(bool(result.get('corrected')) for result in results)} defective test(s); "
-                f"{len(results) - len(corrected)} task(s) still set aside")]
-    return [{"label": label, "name": name, "passed": count, "total": total, "rate": 100 * count / max(total, 1),
-             "interval": percent_interval(wilson(count, total)), "note": note} for label, name, count, total, note in figures]
-
-
-def original_figures_text(results: list[dict], suite_size: int) -> str:
-    lines = [f"{(figure['label'] + ':').ljust(14)}{figure['passed']}/{figure['total']} = {figure['rate']:.1f}% "
-             f"(95% {figure['interval']}; {figure['note']})" for figure in original_figures(results, suite_size)]
-    aside = [f"  {result['id']}: {'; '.join(result['caveats'])}"
-             + (f" [corrected check: {'pass' if result['corrected']['passed'] else 'fail'}]" if result.get("corrected") else "")
-             for result in results if result.get("caveats")]
-    return "\n".join(lines + aside)
-
-
-def is_original(results: list[dict], manifests: list[dict]) -> bool:
-    """A run of an original checkout: its suite is a folder (ours is a tasks.jsonl), or its results carry caveats."""
-    return (any(manifest.get("suite") and Path(str(manifest["suite"])).is_dir() for manifest in manifests)
-            or any(result.get("caveats") or result.get("corrected") for result in results))
-
-
-def suite_size_of(results: list[dict], manifests: list[dict]) -> int:
-    return max((manifest.get("suite_size") or 0 for manifest in manifests), default=0) or len({r["id"] for r in results})
-
-
 # --- report: safe text and names, for pages and notebooks ---
 
 INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # controls (tab and newline kept), DEL, C1, surrogates
@@ -386,8 +319,8 @@ def safe_name(name: str) -> str:
 
 def attempt_stem(result: dict, samples: int, prefix: str = "") -> str:
     """File name (no suffix) of an attempt's page and notebook: the task id made safe, with .s<k> when K > 1."""
-    stem = prefix + safe_name(str(result["id"]))
-    return f"{stem}.s{result['sample']}" if samples > 1 else stem
+    stem = prefix + safe_name(str(result.id))
+    return f"{stem}.s{result.sample}" if samples > 1 else stem
 
 
 def href(path: str) -> str:
@@ -434,7 +367,7 @@ def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple
     system = "\n\n".join(message["content"] for message in messages[:first_reply] if message["role"] == "system")
     asked = [message["content"] for message in messages[:first_reply] if message["role"] == "user"]
     replies = [i for i in range(first_reply, len(messages)) if messages[i]["role"] == "assistant"]
-    code = code if code is not None and len(code) == len(replies) else [Protocol().code_in(messages[i]["content"]) for i in replies]
+    code = code if code is not None and len(code) == len(replies) else [Conversation().code_in(messages[i]["content"]) for i in replies]
     steps = []
     for i, ran in zip(replies, code):
         reply = messages[i]["content"]
@@ -448,13 +381,6 @@ def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple
     return system, asked, steps
 
 
-def printed_output(answer: str) -> str:
-    """What a cell printed, from the interpreter's answer as the model read it (see Protocol.observation)."""
-    if answer == NO_OUTPUT:
-        return ""
-    return answer.removeprefix(Protocol.interpreter_prefix).removeprefix(ORIGINAL_INTERPRETER)
-
-
 def attempt_notebook(result: dict):
     """The trajectory as a Jupyter notebook, as the original PyBench writes them: the query, then per reply its
     prose as markdown and its code as a code cell holding the interpreter's output. Validated once, on write."""
@@ -463,13 +389,14 @@ def attempt_notebook(result: dict):
     _, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
     cells = [{"cell_type": "markdown", "source": "\n\n".join(asked)}]
     executed = 0
-    for before, code, after, answer in steps:
+    shown = result.printed if result.printed and len(result.printed) == len(steps) else None  # what each cell showed
+    for number, (before, code, after, answer) in enumerate(steps):
         prose = "\n\n".join(part.strip() for part in (before, after) if part.strip())
         if prose:
             cells.append({"cell_type": "markdown", "source": prose})
         if code is not None:
             executed += 1
-            printed = printed_output(answer) if answer is not None else ""
+            printed = "" if answer is None else (shown[number] or "") if shown else answer
             outputs = [{"output_type": "stream", "name": "stdout", "text": notebook_text(printed)}] if printed else []
             cells.append({"cell_type": "code", "execution_count": executed, "outputs": outputs, "source": code})
     for cell in cells:
@@ -485,8 +412,8 @@ def attempt_notebook(result: dict):
 
 def attempt_output_dir(result: dict) -> Path | None:
     """The attempt's output folder, if it is a real folder inside its run directory."""
-    run_dir = result["run_dir"]
-    folder = run_dir / str(result["output"])
+    run_dir = result.run_dir
+    folder = run_dir / str(result.output)
     if folder.is_symlink() or not folder.is_dir() or not folder.resolve().is_relative_to(run_dir):
         return None
     return folder
@@ -566,27 +493,27 @@ def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]],
     """One attempt: verdict, facts, query, the trajectory step by step, and its outputs."""
     system, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
     samples = [{"label": f"s{sample}", "href": href(f"{other}.html"), "passed": passed, "current": other == stem}
-               for sample, other, passed in siblings] if len(siblings) > 1 or result["sample"] else []
-    sample_text = f" · sample {result['sample']} (seed {result.get('seed', '?')})" if samples else ""
-    facts = (f"{result['turns']} turns · ended by {result.get('ended_by', '?')} · {result.get('cells', '?')} cells · "
+               for sample, other, passed in siblings] if len(siblings) > 1 or result.sample else []
+    sample_text = f" · sample {result.sample} (seed {result.get('seed', '?')})" if samples else ""
+    facts = (f"{result.turns} turns · ended by {result.get('ended_by', '?')} · {result.get('cells', '?')} cells · "
              f"{result.get('worker_restarts', 0)} worker restarts · {result.get('seconds', 0):.1f} s · "
              f"{result.get('prompt_tokens', 0)} prompt + {result.get('completion_tokens', 0)} completion tokens")
     folder = attempt_output_dir(result)
     outputs = output_files(folder, pages_dir, stem) if folder else None
     return render("attempt.html", result=result, stem=stem, samples=samples, sample_text=sample_text, facts=facts, run_name=run_name,
                   system=system, asked=asked, steps=steps, folder=folder, outputs=outputs,
-                  title=f"{result['id']}{sample_text}: {'passed' if result['passed'] else 'failed'}")
+                  title=f"{result.id}{sample_text}: {'passed' if result.passed else 'failed'}")
 
 
 def write_attempts(results: list[dict], out_dir: Path, samples: int, prefix: str = "", run_name: str = "") -> dict:
     """A page and a notebook per attempt; returns (id, sample) -> stem."""
     import nbformat
 
-    stems = {(result["id"], result["sample"]): attempt_stem(result, samples, prefix) for result in results}
+    stems = {(result.id, result.sample): attempt_stem(result, samples, prefix) for result in results}
     tasks = attempts_by_task(results)
     for result in results:
-        stem = stems[result["id"], result["sample"]]
-        siblings = [(other["sample"], stems[other["id"], other["sample"]], other["passed"]) for other in tasks[result["id"]]]
+        stem = stems[result.id, result.sample]
+        siblings = [(other.sample, stems[other.id, other.sample], other.passed) for other in tasks[result.id]]
         write_page(out_dir / "tasks" / f"{stem}.html", attempt_page(result, stem, siblings, out_dir / "tasks", run_name))
         nbformat.write(attempt_notebook(result), out_dir / "notebooks" / f"{stem}.ipynb")
     return stems
@@ -623,8 +550,8 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
     plots.append(save_plot(figure, out_dir / "categories.png", "pass rate per category with 95% intervals beside the paper's rows"))
 
     figure, axes = plt.subplots(figsize=(6, 3.2))
-    bins = np.arange(-0.5, max(max_turns, max(result["turns"] for result in results)) + 1.5)
-    turns = [[result["turns"] for result in results if result["passed"] == passed] for passed in (True, False)]
+    bins = np.arange(-0.5, max(max_turns, max(result.turns for result in results)) + 1.5)
+    turns = [[result.turns for result in results if result.passed == passed] for passed in (True, False)]
     axes.hist(turns, bins=bins, stacked=True, color=["#22a355", "#d9443a"], label=["passed", "failed"])
     axes.set_xlabel("assistant turns in the attempt")
     axes.set_ylabel("attempts")
@@ -653,7 +580,7 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
     else:
         bottom.text(0.5, 0.5, "no tokens counted (a replay run)", ha="center", va="center", transform=bottom.transAxes)
     bottom.set_ylabel("tokens")
-    categories = [task[0]["category"] for task in attempts]
+    categories = [task[0].category for task in attempts]
     starts = [i for i, category in enumerate(categories) if i == 0 or categories[i - 1] != category]
     bottom.set_xticks([(start + end) / 2 - 0.5 for start, end in zip(starts, starts[1:] + [len(tasks)])],
                       [("\n" if number % 2 else "") + categories[start] for number, start in enumerate(starts)])  # apart
@@ -784,14 +711,15 @@ def prepare_out_dir(out_dir: Path) -> Path:
 
 # --- report: one run (or its shards) ---
 
-def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str]) -> Path:
+def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
     """A static report in out_dir: of one run or its shards (report.html: the run's facts, Table 3 with intervals
     beside the paper's rows, plots, every attempt), or of several runs compared (see build_comparison); a page per
     attempt in tasks/ and a notebook per attempt in notebooks/. It has no script and loads nothing from the network:
-    it opens from disk. Returns the path of report.html."""
+    it opens from disk. tables_of(results, manifests) gives the benchmark's own tables (harness.Tables). Returns the
+    path of report.html."""
     groups = group_runs(run_dirs)
     if len(groups) > 1:
-        return build_comparison(groups, out_dir, paper_rows)
+        return build_comparison(groups, out_dir, paper_rows, tables_of)
     results, manifests = merge_runs(run_dirs)
     if not results:
         raise UsageError(f"report: no finished attempt in {', '.join(map(str, run_dirs))}")
@@ -805,16 +733,12 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str]) -> 
     rows = our_rows(results, max_turns)
     _, figures, intervals = rows[0]
     headline = {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
-                "passed": sum(bool(result["passed"]) for result in results), "attempts": len(results), "turns": f"{figures[6]:.2f}",
+                "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[6]:.2f}",
                 "more": [f"{name.removeprefix('this run ')} {row[5]:.1f}% (95% {percent_interval(bounds[5])})" for name, row, bounds in rows[1:]]}
-    original = original_figures(results, suite_size_of(results, manifests)) if is_original(results, manifests) else None
-    import mlbench
-
-    benchmark = mlbench.table_blocks(results) if mlbench.is_mlbench(results) else None  # ML-Bench's tables replace Table 3
-    title = (f"{'ML-Bench' if benchmark else 'PyBench'} run: "
-             f"{models[0] if len(models) == 1 else 'several models' if models else 'unknown model'}")
+    tables = tables_of(results, manifests)
+    title = f"{tables.title} run: {models[0] if len(models) == 1 else 'several models' if models else 'unknown model'}"
     page = out_dir / "report.html"
-    write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, original=original, mlbench=benchmark,
+    write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, tables=tables,
                             table=table3_rows([("this run", results, max_turns)], paper), max_turns=max_turns,
                             pass_at_k=pass_at_k_lines(results), plots=plots, tasks=task_rows(results, stems)))
     return page
@@ -825,12 +749,12 @@ def task_rows(results: list[dict], stems: dict) -> list[dict]:
     the first failing reason."""
     rows = []
     for task, attempts in attempts_by_task(results).items():
-        failed = next((result for result in attempts if not result["passed"]), None)
-        rows.append({"id": task, "category": attempts[0]["category"], "href": href(f"tasks/{stems[task, attempts[0]['sample']]}.html"),
-                     "badges": [{"href": href(f"tasks/{stems[task, result['sample']]}.html"), "passed": result["passed"],
-                                 "label": ("pass" if result["passed"] else "fail") if len(attempts) == 1 else f"s{result['sample']}"}
+        failed = next((result for result in attempts if not result.passed), None)
+        rows.append({"id": task, "category": attempts[0].category, "href": href(f"tasks/{stems[task, attempts[0].sample]}.html"),
+                     "badges": [{"href": href(f"tasks/{stems[task, result.sample]}.html"), "passed": result.passed,
+                                 "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"}
                                 for result in attempts],
-                     "turns": f"{sum(r['turns'] for r in attempts) / len(attempts):.1f}",
+                     "turns": f"{sum(r.turns for r in attempts) / len(attempts):.1f}",
                      "seconds": f"{sum(r.get('seconds') or 0 for r in attempts) / len(attempts):.1f}",
                      "endings": ", ".join(distinct(str(result.get("ended_by", "")).split(" (")[0] for result in attempts)),
                      "reason": failed.get("reason", "") if failed else "", "short_reason": short(failed.get("reason", "")) if failed else ""})
@@ -852,19 +776,14 @@ def run_names(runs: list[tuple[list[dict], list[dict], list[Path]]]) -> list[str
     return [name if names.count(name) == 1 else f"{name} ({runs[number][2][0].name})" for number, name in enumerate(names)]
 
 
-def first_attempts(results: list[dict]) -> dict[str, dict]:
-    """Each task's first attempt (its lowest sample)."""
-    return {task: min(attempts, key=lambda result: result["sample"]) for task, attempts in attempts_by_task(results).items()}
-
-
 def compare_pair(first: list[dict], second: list[dict]) -> dict:
     """Two runs over their common tasks: the paired difference of pass rates (second minus first) with its interval
     and McNemar's test, on each task's first attempt; and the tasks that flip, with those attempts."""
     one, two = first_attempts(first), first_attempts(second)
     common = [task for task in one if task in two]
-    figures = paired_difference([bool(one[task]["passed"]) for task in common], [bool(two[task]["passed"]) for task in common])
-    flips = [{"id": task, "first": bool(one[task]["passed"]), "second": bool(two[task]["passed"]), "first_sample": one[task]["sample"],
-              "second_sample": two[task]["sample"]} for task in common if bool(one[task]["passed"]) != bool(two[task]["passed"])]
+    figures = paired_difference([bool(one[task].passed) for task in common], [bool(two[task].passed) for task in common])
+    flips = [{"id": task, "first": bool(one[task].passed), "second": bool(two[task].passed), "first_sample": one[task].sample,
+              "second_sample": two[task].sample} for task in common if bool(one[task].passed) != bool(two[task].passed)]
     return figures | {"flips": flips, "only_in_one": len(set(one) ^ set(two))}
 
 
@@ -878,7 +797,7 @@ def comparison_text(names: list[str], results: list[list[dict]]) -> list[str]:
     return lines
 
 
-def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[str]) -> Path:
+def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
     """report.html for several runs: each run's headline on the first screen with the paired difference against the
     first run (interval, McNemar), Table 3 with a row per run beside the paper's rows, one plot of all of them with
     intervals, the tasks that flip, and a grid of every task's verdict per run linking to its attempt page."""
@@ -898,9 +817,9 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
         _, figures, intervals = our_rows(results, max_turns, name)[0]
         facts, warnings = run_facts(results, manifests, group, samples)
         cards.append({"name": name, "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
-                      "passed": sum(bool(r["passed"]) for r in results), "attempts": len(results),
+                      "passed": sum(bool(r.passed) for r in results), "attempts": len(results),
                       "label": "pass@1" if samples > 1 else "pass rate", "facts": facts, "warnings": warnings,
-                      "original": original_figures(results, suite_size_of(results, manifests)) if is_original(results, manifests) else None})
+                      "tables": tables_of(results, manifests)})
     pairs = []
     for number in range(1, len(runs)):
         pair = compare_pair(runs[0][0], runs[number][0])
@@ -912,13 +831,13 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
     table = table3_rows(table_runs, paper)
     plot = comparison_plot(table, out_dir)
     order = {category: number for number, category in enumerate(CATEGORIES)}
-    every = sorted({(result["category"], result["id"]) for results, _, _ in runs for result in results}, key=lambda item: (order.get(item[0], 9), item[1]))
+    every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order.get(item[0], 9), item[1]))
     by_run = [attempts_by_task(results) for results, _, _ in runs]
     grid = [{"id": task, "category": category,
-             "cells": [[{"href": href(f"tasks/{stems[number][task, result['sample']]}.html"), "passed": result["passed"],
-                         "label": ("pass" if result["passed"] else "fail") if len(attempts) == 1 else f"s{result['sample']}"}
+             "cells": [[{"href": href(f"tasks/{stems[number][task, result.sample]}.html"), "passed": result.passed,
+                         "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"}
                         for result in attempts] for number, attempts in enumerate(by_run_task.get(task, []) for by_run_task in by_run)],
-             "differs": len({tuple(bool(r["passed"]) for r in by_run_task.get(task, [])) for by_run_task in by_run}) > 1}
+             "differs": len({tuple(bool(r.passed) for r in by_run_task.get(task, [])) for by_run_task in by_run}) > 1}
             for category, task in every]
     page = out_dir / "report.html"
     write_page(page, render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
@@ -929,26 +848,23 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
 
 # --- report: what the CLI prints ---
 
-def summary_text(run_dirs: list[Path], paper_rows: list[str]) -> str:
+def summary_text(run_dirs: list[Path], paper_rows: list[str], tables_of) -> str:
     """What `report` prints before building the pages: Table 3 with intervals (a row per run when the directories
-    are different runs), the paired comparisons, and an original checkout's three figures."""
-    import mlbench
-
+    are different runs), the paired comparisons, and each run's benchmark tables (tables_of: see build_report)."""
     groups = group_runs(run_dirs)
     runs = [(*merge_runs(group), group) for group in groups]
     if len(runs) == 1:
         results, manifests, _ = runs[0]
-        if mlbench.is_mlbench(results):
-            return mlbench.table_text(results)
-        lines = [table3_text(results, run_max_turns(manifests), paper_rows)]
-        if is_original(results, manifests):
-            lines.append(original_figures_text(results, suite_size_of(results, manifests)))
-        return "\n".join(lines)
+        tables = tables_of(results, manifests)
+        if tables.replaces_table3:
+            return tables.text
+        return "\n".join([table3_text(results, run_max_turns(manifests), paper_rows)] + ([tables.text] if tables.text else []))
     names = run_names(runs)
     table_runs = [(name, results, run_max_turns(manifests)) for name, (results, manifests, _) in zip(names, runs)]
     lines = [table3_text([], 10, paper_rows, table_runs), *comparison_text(names, [results for results, _, _ in runs])]
     for name, (results, manifests, _) in zip(names, runs):
-        if is_original(results, manifests):
-            lines += [f"{name}:", original_figures_text(results, suite_size_of(results, manifests))]
+        tables = tables_of(results, manifests)
+        if tables.text:
+            lines += [f"{name}:", tables.text]
     return "\n".join(lines)
 

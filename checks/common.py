@@ -9,6 +9,11 @@ from pathlib import Path
 from answers import (Quantity, assert_claim, assert_date, assert_labelled, assert_number, assert_stated, dates_in,  # noqa: F401
                      labelled_numbers, numbers_in, quantities, stated_item)
 
+# What the check modules take from here: the answer reader's names (re-exported) and the helpers below.
+__all__ = ["Quantity", "assert_claim", "assert_date", "assert_labelled", "assert_number", "assert_stated", "dates_in",
+           "labelled_numbers", "numbers_in", "quantities", "stated_item",
+           "assert_words", "output_file", "load_image", "assert_chart", "read_table"]
+
 
 def assert_words(answer: str, *words: str) -> None:
     """Every word appears in the answer (case-insensitive)."""

@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests that call pybench's functions directly import it from the project root
+sys.path.insert(0, str(ROOT))  # tests that call the kit's functions directly import its modules from the project root
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: starts jails, models or whole runs (the fast tier is `pytest -m \"not slow\"`)")
 
 
 def run_pybench(*args, timeout=1800) -> subprocess.CompletedProcess:
@@ -17,8 +21,10 @@ def run_pybench(*args, timeout=1800) -> subprocess.CompletedProcess:
 
 
 def read_results(run_dir: Path) -> dict[str, dict]:
-    lines = (run_dir / "results.jsonl").read_text().split("\n")[:-1]
-    return {result["id"]: result for result in map(json.loads, lines)}
+    """A run's results by task id, read by the kit's own reader, as the JSON lines hold them."""
+    import harness
+
+    return {result.id: result.to_json() for result in harness.read_results(run_dir / "results.jsonl")}
 
 
 def write_jsonl(path: Path, records) -> Path:

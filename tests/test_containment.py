@@ -49,15 +49,18 @@ from pathlib import Path
 
 import pytest
 
+import sandbox
 from conftest import ROOT, code, write_jsonl
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 CELL_TIMEOUT = 3          # --cell-timeout for every run here
 MEMORY_GIB = 1            # --memory for every run here
-GRACE = 5                 # what the README promises between SIGINT and the kill (INTERRUPT_GRACE in pybench.py)
+GRACE = sandbox.INTERRUPT_GRACE  # what docs/jail.md promises between SIGINT and the kill
 SLACK = 1.5               # seconds of harness overhead allowed on top of a deadline
-OUTPUT_CAP_BYTES = 2 * 2**30
-OUTPUT_CAP_ENTRIES = 10_000
-FILE_LIMIT = 2**30        # the jail's largest file (1 GiB, JailLimits.file_mib)
+OUTPUT_CAP_BYTES = sandbox.JailLimits().output_mib * 2**20
+OUTPUT_CAP_ENTRIES = sandbox.JailLimits().output_files
+FILE_LIMIT = sandbox.JailLimits().file_mib * 2**20  # the jail's largest file
 JAIL_USER = 65534         # the jail's uid (nobody)
 TOKEN = secrets.token_hex(6)
 # Unique durations, so that pgrep / a /proc scan can tell our orphans from anything else on the machine.
@@ -861,7 +864,7 @@ def test_fork_bomb_is_capped_and_cleared(runs):
 def test_thread_bomb_is_capped(runs):
     task = handled(runs, "thread_bomb")
     threads = int(re.search(r"threads (\d+)", task.followup).group(1))
-    assert threads <= 64, f"{threads} threads: the 64-process cap did not hold"
+    assert threads <= sandbox.JailLimits().processes, f"{threads} threads: the process cap did not hold"
 
 
 # --- output -----------------------------------------------------------------------------------------------------
@@ -920,7 +923,7 @@ def test_filling_tmp_and_dev_shm_stays_in_the_jail(runs):
     task = handled(runs, "disk_tmp")
     assert task.attack.count("No space left on device") == 2, task.attack
     sizes = [int(n) for n in re.findall(r"\d+", re.search(r"sizes \[([\d, ]*)\]", task.followup).group(1))]
-    assert sizes and max(sizes) <= 256 * 2**20, f"the jail's /tmp and /dev/shm held {sizes}"
+    assert sizes and max(sizes) <= sandbox.JailLimits().tmp_mib * 2**20, f"the jail's /tmp and /dev/shm held {sizes}"
     stray = [path for path in tmp_entries() if TOKEN in path.name]
     assert not stray, f"the fill reached the host: {stray}"
 

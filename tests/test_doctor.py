@@ -1,5 +1,8 @@
 """`pybench.py doctor` reports this machine correctly: one line per check, ok or the fix."""
+import pytest
 from conftest import run_pybench
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 
 def test_doctor_passes_here():
@@ -24,10 +27,11 @@ def test_doctor_names_a_bad_model(tmp_path):
 
 
 def test_a_run_whose_jail_cannot_start_stops_with_a_reason(tmp_path, monkeypatch):
+    import sandbox
     import pybench
     import pytest
 
-    monkeypatch.setattr(pybench, "nsjail_binary", lambda: "/bin/false")  # an nsjail that never starts a worker
-    with pytest.raises(pybench.JailError, match="the jail did not start"):
+    monkeypatch.setattr(sandbox, "nsjail_binary", lambda: "/bin/false")  # an nsjail that never starts a worker
+    with pytest.raises(sandbox.JailError, match="the jail did not start"):
         pybench.main(["--replay", str(pybench.HERE / "checks" / "reference.jsonl"), "--limit", "1", "--out", str(tmp_path / "run")])
     assert pybench.jail_trouble()  # the sentence appended to the error: doctor's first failing check, or where to look

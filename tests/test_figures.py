@@ -2,7 +2,11 @@
 import json
 import shutil
 
+import pytest
+
 from conftest import ROOT, code, read_results, run_pybench, write_jsonl
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 CHECKS = '''
 from pathlib import Path
@@ -10,6 +14,7 @@ from figures import saved_figure
 
 def bars(answer: str, output: Path, data: Path) -> None:
     """Verifies: bars.png is stacked bars whose stacks reach 4, 4, 4, and a pie and a shown line were recorded too."""
+import pytest
     figure = saved_figure(output, "bars.png")
     ax = figure.single_axes()
     assert ax.stacked(), "not stacked"

@@ -5,13 +5,18 @@ import subprocess
 import threading
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, code, read_results, run_pybench, write_jsonl
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 CHECKS = '''
 from pathlib import Path
 
 def wrote_after(answer: str, output: Path, data: Path) -> None:
     """Verifies: the cell after the attacks ran and wrote output/after.txt."""
+import pytest
     assert (output / "after.txt").read_text() == "ok", "after.txt missing"
 
 def total(answer: str, output: Path, data: Path) -> None:

@@ -1,5 +1,6 @@
 """ML-Bench: a split in ML-Bench's fields (our own fixture of tiny repositories), its static checks, replay of its output
 format, execution pass / fail / timeout in the real jail, an agent run that writes run.sh, and bad input."""
+import pytest
 import json
 import shutil
 
@@ -7,6 +8,8 @@ from conftest import ROOT, run_pybench, write_jsonl
 from tiny_gguf import write_tiny_gguf
 
 import mlbench
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 FIXTURE = ROOT / "tests" / "fixtures" / "mlbench"
 SPLIT = FIXTURE / "split.jsonl"
@@ -101,7 +104,7 @@ def test_output_format_replay_is_scored_as_ml_bench_scores_it(tmp_path):
 
 def test_shards_resume_and_refusal_to_mix_settings(tmp_path):
     replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": r["github_id"], "id": r["id"], "output": [r["output"]] * 5}
-                                                      for r in map(json.loads, SPLIT.read_text().splitlines())])
+                                                      for r in map(json.loads, SPLIT.read_text().strip().split("\n"))])
     out = tmp_path / "run"
     for shard in ("1/2", "2/2"):
         finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--shard", shard, "--out", out)
@@ -249,7 +252,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     import pyarrow
     import pyarrow.parquet
 
-    records = [json.loads(line) for line in SPLIT.read_text().splitlines()]
+    records = [json.loads(line) for line in SPLIT.read_text().strip().split("\n")]
     table = pyarrow.Table.from_pylist([{key: value for key, value in record.items() if key != "arguments"} for record in records])
     pyarrow.parquet.write_table(table, tmp_path / "split.parquet")
     finished = run_pybench("--tasks", tmp_path / "split.parquet", "--out", tmp_path / "c")

@@ -1,10 +1,13 @@
 """Real llama.cpp drives the loop: a tiny random GGUF (fast, always fails) and the embedded default model."""
+import pytest
 import json
 
 from conftest import ROOT, read_results, run_pybench
 from tiny_gguf import write_tiny_gguf
 
-FIRST_TASK = json.loads((ROOT / "tasks.jsonl").read_text().splitlines()[0])
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
+
+FIRST_TASK = json.loads((ROOT / "tasks.jsonl").read_text().split("\n")[0])
 
 
 def test_tiny_random_model_drives_a_task(tmp_path):

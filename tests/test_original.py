@@ -1,4 +1,5 @@
 """An original PyBench checkout, run offline and jailed: our own fixture in the original's layout (tests/fixtures)."""
+import pytest
 import json
 import re
 import shutil
@@ -6,6 +7,8 @@ import shutil
 import yaml
 
 from conftest import ROOT, code, read_results, run_pybench, write_jsonl
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 CHECKOUT = ROOT / "tests" / "fixtures" / "pybench_checkout"
 TRAJECTORIES = ROOT / "tests" / "fixtures" / "pybench_trajectories.jsonl"

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import pybench
+import suite
 from conftest import ROOT, read_results, run_pybench, write_jsonl
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 CHECKOUT = ROOT / "tests" / "fixtures" / "pybench_checkout"
 TRAJECTORIES = ROOT / "tests" / "fixtures" / "pybench_trajectories.jsonl"
@@ -50,9 +52,9 @@ def checkout(tmp_path_factory):
 
 
 def replay_rounds(checkout: Path, records: list[dict], out: Path) -> list[tuple[dict, dict]]:
-    """Each solution replayed on the checkout, round by round (pybench.solution_rounds): (solution, its result)."""
+    """Each solution replayed on the checkout, round by round (suite.solution_rounds): (solution, its result)."""
     outcomes = []
-    for number, chosen in enumerate(pybench.solution_rounds(records)):
+    for number, chosen in enumerate(suite.solution_rounds(records)):
         replay = write_jsonl(out / f"round{number}.jsonl", [{"id": r["id"], "replies": r["replies"]} for r in chosen])
         finished = run_pybench("--tasks", checkout, "--replay", replay, "--only", ",".join(r["id"] for r in chosen), "--out", out / f"run{number}")
         assert finished.returncode == 0, finished.stderr

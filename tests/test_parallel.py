@@ -9,28 +9,31 @@ import time
 
 import pytest
 
+import engine
+import suite
 import pybench
 from conftest import ROOT, code, read_results, run_pybench, write_jsonl
 
-TASK_IDS = [json.loads(line)["id"] for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
+TASK_IDS = [task.id for task in suite.load_tasks(ROOT / "tasks.jsonl")]
 
 
 @pytest.fixture(scope="module")
 def smollm():
-    model = pybench.LlamaModel(pybench.default_model_path(), -1, 2048, 0, 0.2, 0.85, 40)
+    model = engine.LlamaModel(pybench.default_model_path(), -1, 2048, 0, 0.2, 0.85, 40)
     yield model
     model.close()
 
 
 def conversation(model, question: str, seed: int, turns: int = 2) -> list[str]:
-    """A short chat of `turns` replies on the calling thread's sequence."""
+    """A short chat of `turns` replies in one attempt (its own sequence of the model)."""
     messages = [{"role": "system", "content": "You write short Python."}, {"role": "user", "content": question}]
-    model.start_task(question)
+    session = model.attempt(question, seed)
     replies = []
     for _ in range(turns):
-        reply = model.reply(question, messages, seed)
+        reply = session.reply(messages)
         replies.append(reply.text)
         messages += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": "Output:\nok"}]
+    session.close()
     return replies
 
 
@@ -38,6 +41,7 @@ QUESTIONS = ["Add 2 and 3 in Python.", "Print the first five primes.", "Sort [3,
              "Reverse a string.", "Count words in a sentence.", "Square the numbers 1 to 5.", "Print today's date."]
 
 
+@pytest.mark.slow
 def test_replies_are_what_create_chat_completion_gives(smollm):
     """Same template rendering, sampler chain, seed and prefix reuse as llama-cpp-python's own chat completion on one
     Llama, over two turns (the second evaluated after the common prefix)."""
@@ -56,6 +60,7 @@ def test_replies_are_what_create_chat_completion_gives(smollm):
     assert ours == theirs
 
 
+@pytest.mark.slow
 def test_a_sampled_reply_depends_only_on_its_seed_not_on_the_batch(smollm):
     smollm.open(1, 1)
     alone = {seed: conversation(smollm, QUESTIONS[0], seed) for seed in (1, 2)}
@@ -77,6 +82,7 @@ def test_a_sampled_reply_depends_only_on_its_seed_not_on_the_batch(smollm):
     assert all(replies[0] for replies in together.values())
 
 
+@pytest.mark.slow
 def test_greedy_trajectories_are_identical_at_parallel_1_and_8(tmp_path):
     runs = {}
     for parallel in ("1", "8"):
@@ -100,6 +106,7 @@ def sleepy_suite(make_suite, tmp_path, count: int, seconds: float):
     return tasks, replay
 
 
+@pytest.mark.slow
 def test_a_replay_at_parallel_4_runs_cells_of_different_tasks_at_the_same_time(make_suite, tmp_path):
     tasks, replay = sleepy_suite(make_suite, tmp_path, 4, 1.5)
     out = tmp_path / "run"
@@ -115,6 +122,7 @@ def test_a_replay_at_parallel_4_runs_cells_of_different_tasks_at_the_same_time(m
     assert latest_start < earliest_end, f"the four cells did not overlap: {spans}"
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_attempts_in_flight_and_the_same_command_resumes(make_suite, tmp_path):
     tasks, replay = sleepy_suite(make_suite, tmp_path, 3, 60)
     out = tmp_path / "run"
@@ -145,9 +153,9 @@ def test_parallel_must_be_auto_or_a_positive_number(tmp_path):
 
 
 def test_auto_fits_the_kv_caches_into_free_memory():
-    slots, why = pybench.parallel_plan(None, 100, 2**30, on_gpu=False)
-    free = pybench.ram_free_bytes()
+    slots, why = engine.parallel_plan(None, 100, 2**30, on_gpu=False)
+    free = engine.ram_free_bytes()
     assert 1 <= slots <= 8 and slots <= max(1, free // 2 // 2**30) and "auto" in why and "RAM" in why
-    assert pybench.parallel_plan(None, 3, 1, on_gpu=False)[0] == 3  # never more than the attempts
-    assert pybench.parallel_plan(None, 100, free * 10, on_gpu=False)[0] == 1  # one always runs
-    assert pybench.parallel_plan(5, 100, 1, on_gpu=False)[0] == 5
+    assert engine.parallel_plan(None, 3, 1, on_gpu=False)[0] == 3  # never more than the attempts
+    assert engine.parallel_plan(None, 100, free * 10, on_gpu=False)[0] == 1  # one always runs
+    assert engine.parallel_plan(5, 100, 1, on_gpu=False)[0] == 5

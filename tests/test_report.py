@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+import harness
 import report as pybench_report
 from conftest import ROOT, run_pybench, write_jsonl
 
-TASKS = [json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
+TASKS = [record for _, record in harness.jsonl_records(ROOT / "tasks.jsonl")]
 PNG_TASKS = [task["id"] for task in TASKS if re.search(r"\./output/\S+\.png", task["query"])]
 OTHER_TASKS = [task["id"] for task in TASKS if task["id"] not in PNG_TASKS]
 PAPER_ROWS = "GPT-4o,Llama3-Instruct 8B"
@@ -30,7 +31,7 @@ HOSTILE = [
 
 
 def replies(name: str) -> dict[str, list[str]]:
-    return {record["id"]: record["replies"] for record in map(json.loads, (ROOT / "checks" / name).read_text().splitlines()) if record}
+    return {record["id"]: record["replies"] for _, record in harness.jsonl_records(ROOT / "checks" / name)}
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +45,12 @@ def report(tmp_path_factory):
     assert run.returncode == 0, run.stderr
     built = run_pybench("report", folder / "run", "--out", folder / "html", "--paper-rows", PAPER_ROWS, timeout=300)
     assert built.returncode == 0, built.stderr
-    results = {json.loads(line)["id"]: json.loads(line) for line in (folder / "run" / "results.jsonl").read_text().splitlines()}
+    results = {result.id: result.to_json() for result in harness.read_results(folder / "run" / "results.jsonl")}
     assert [results[task_id]["passed"] for task_id in chosen] == [True, True, False, False]
     return folder / "html", list(chosen)
 
 
+@pytest.mark.slow
 def test_report_has_table3_a_page_and_a_notebook_per_attempt(report):
     import nbformat
 
@@ -66,6 +68,7 @@ def test_report_has_table3_a_page_and_a_notebook_per_attempt(report):
     assert list((html_dir / "tasks" / task_ids[0]).glob("*.png")), "the passing PNG task's image was not copied"
 
 
+@pytest.mark.slow
 def test_report_escapes_agent_text_and_opens_no_link_or_fifo(report):
     html_dir, task_ids = report
     for page in [html_dir / "report.html", *(html_dir / "tasks").glob("*.html")]:
@@ -108,6 +111,7 @@ window.addEventListener("load", () => {{
     return json.loads(html.unescape(found.group(1)))
 
 
+@pytest.mark.slow
 def test_report_renders_in_chromium_with_every_image_loaded(report, tmp_path):
     assert CHROMIUM, "Chromium is missing: `python3.12 pybench.py setup --tests` installs Debian's chromium"
     html_dir, task_ids = report
@@ -138,6 +142,7 @@ def fake_shard(run_dir: Path, shard: str, attempts: list[dict]) -> None:
         "gpu_offload": False, "llama_cpp_python": "0.3.36", "started": "2026-01-02T10:00:00+0000", "finished": "2026-01-02T10:30:00+0000"}))
 
 
+@pytest.mark.slow
 def test_report_merges_shards_with_samples_and_keeps_to_the_output_folders(tmp_path):
     from PIL import Image
 
@@ -178,9 +183,9 @@ def test_report_merges_shards_with_samples_and_keeps_to_the_output_folders(tmp_p
 
 
 def test_pass_at_k_and_the_terminal_table():
-    assert pybench_report.pass_at_k(3, 1, 2) == pytest.approx(2 / 3) and pybench_report.pass_at_k(3, 0, 3) == 0 and pybench_report.pass_at_k(5, 5, 1) == 1
+    assert harness.pass_at_k(3, 1, 2) == pytest.approx(2 / 3) and harness.pass_at_k(3, 0, 3) == 0 and harness.pass_at_k(5, 5, 1) == 1
     assert pybench_report.pass_hat_k(3, 2, 2) == pytest.approx(1 / 3) and pybench_report.pass_hat_k(4, 4, 4) == 1
-    results = [{"id": f"t{i}", "category": category, "passed": passed, "turns": 3}
+    results = [harness.Result(f"t{i}", category, passed=passed, turns=3)
                for i, (category, passed) in enumerate([("chart", True), ("chart", False), ("math", True), ("text", False)])]
     table = pybench_report.table3_text(results, 10, ["GPT-4o"])
     ours = next(line for line in table.splitlines() if line.startswith("this run")).split()
@@ -205,6 +210,7 @@ def report_page(tmp_path) -> str:
     return (tmp_path / "html" / "tasks" / "T.s0.html").read_text(encoding="utf-8")  # fake_shard says 3 samples
 
 
+@pytest.mark.slow
 def test_report_shows_control_bytes_and_lone_surrogates_visibly(tmp_path):
     one_attempt_run(tmp_path, reason="bad \ud800 surrogate and \x1b[31mred")
     results = tmp_path / "run" / "results.jsonl"
@@ -218,6 +224,7 @@ def test_report_shows_control_bytes_and_lone_surrogates_visibly(tmp_path):
     assert "\\u001b[31mred" in notebook  # JSON-escaped in the notebook
 
 
+@pytest.mark.slow
 def test_report_lists_output_names_that_are_not_utf8(tmp_path):
     from PIL import Image
 
@@ -231,6 +238,7 @@ def test_report_lists_output_names_that_are_not_utf8(tmp_path):
     assert [path.name for path in (tmp_path / "html" / "tasks" / "T.s0").iterdir()] == ["bad__i_.png"]  # shown, safely named
 
 
+@pytest.mark.slow
 def test_report_survives_a_tree_deeper_than_a_copy_name_and_past_path_max(tmp_path):
     from PIL import Image
 
@@ -267,6 +275,7 @@ def remove_chain(top, levels):
     os.close(descriptors.pop())
 
 
+@pytest.mark.slow
 def test_two_runs_are_compared_with_flips_a_paired_interval_and_mcnemar(tmp_path):
     # run A passes tasks 0-4, run B passes 2-8: 2 tasks pass only in A, 4 only in B
     for name, passing in (("a", range(0, 5)), ("b", range(2, 9))):
@@ -295,9 +304,9 @@ def test_two_runs_are_compared_with_flips_a_paired_interval_and_mcnemar(tmp_path
 
 
 def test_intervals_against_known_values():
-    assert pybench_report.wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
-    assert pybench_report.wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
-    assert pybench_report.wilson(81, 263) == pytest.approx((0.2553, 0.3662), abs=1e-4)  # Newcombe (1998), example (a)
+    assert harness.wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert harness.wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert harness.wilson(81, 263) == pytest.approx((0.2553, 0.3662), abs=1e-4)  # Newcombe (1998), example (a)
     assert pybench_report.mcnemar(2, 4) == pytest.approx(44 / 64) and pybench_report.mcnemar(0, 6) == pytest.approx(2 / 64)
     assert pybench_report.mcnemar(3, 3) == 1.0
     even = pybench_report.paired_difference([True] * 5 + [False] * 5, [False] * 5 + [True] * 5)  # equal flips: a centred interval
@@ -307,5 +316,5 @@ def test_intervals_against_known_values():
     assert pybench_report.bootstrap([1.0] * 20) == (1.0, 1.0)
     low, high = pybench_report.bootstrap([0.0, 1.0] * 50)
     assert 0.39 < low < 0.45 and 0.55 < high < 0.61  # about 0.5 +- 1.96 * 0.05
-    table = pybench_report.table3_text([{"id": f"t{i}", "category": "chart", "passed": i < 5, "turns": 3} for i in range(10)], 10, [])
+    table = pybench_report.table3_text([harness.Result(f"t{i}", "chart", passed=i < 5, turns=3) for i in range(10)], 10, [])
     assert "95% interval" in table and "23.7-76.3" in table

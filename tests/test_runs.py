@@ -1,4 +1,5 @@
 """Runs you can trust: a manifest, resume after SIGKILL, refusal to mix settings, samples, shards, determinism."""
+import pytest
 import json
 import signal
 import subprocess
@@ -7,6 +8,8 @@ import time
 
 from conftest import ROOT, read_results, run_pybench
 from tiny_gguf import write_tiny_gguf
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 REFERENCE = ROOT / "checks" / "reference.jsonl"
 TASK_IDS = [json.loads(line)["id"] for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]

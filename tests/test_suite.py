@@ -1,32 +1,39 @@
-"""The suite proves itself: every reference solution passes its check and every near-miss wrong one fails it."""
-import json
+"""The suite proves itself, through `validate` (run once, on the whole suite): every reference solution passes its
+check, every near-miss wrong one fails it, and every solution in checks/solutions/<module>.jsonl gets the verdict it
+says it should ("expect": "pass" or "fail"), each replayed through the real jail and the real check. The coverage of
+those files is checked beforehand, in the fast tier, with the kit's own readers."""
+from collections import defaultdict
 
-from conftest import ROOT, read_results, run_pybench
+import pytest
 
-TASKS = [json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()]
+import suite
+from conftest import ROOT, run_pybench
+
+TASKS = suite.load_tasks(ROOT / "tasks.jsonl")
+SOLUTION_FILES = sorted((ROOT / "checks" / "solutions").glob("*.jsonl"))
 
 
 def test_every_task_has_a_reference_and_a_wrong_solution():
-    ids = [task["id"] for task in TASKS]
-    for name in ("reference.jsonl", "wrong.jsonl"):
-        replayed = [json.loads(line)["id"] for line in (ROOT / "checks" / name).read_text().splitlines() if line.strip()]
-        assert sorted(replayed) == sorted(ids), f"checks/{name} does not cover exactly the tasks"
+    ids = sorted(task.id for task in TASKS)
+    for name, expect in (("reference.jsonl", "pass"), ("wrong.jsonl", "fail")):
+        replayed = sorted(record["id"] for record in suite.read_replays(ROOT / "checks" / name, expect))
+        assert replayed == ids, f"checks/{name} does not cover exactly the tasks"
 
 
-def test_reference_replay_passes_every_task(tmp_path):
-    finished = run_pybench("--replay", ROOT / "checks" / "reference.jsonl", "--out", tmp_path / "run")
-    assert finished.returncode == 0, finished.stderr
-    results = read_results(tmp_path / "run")
-    assert len(results) == len(TASKS)
-    failed = {task_id: result["reason"] for task_id, result in results.items() if not result["passed"]}
-    assert not failed, failed
+def test_every_task_has_alternative_correct_and_several_wrong_solutions():
+    expected = defaultdict(lambda: {"pass": 0, "fail": 0})
+    for path in SOLUTION_FILES:
+        for record in suite.read_replays(path, None):
+            assert record["kind"] != path.stem, f"{record['source']}: a solution says what kind of answer it is ('kind')"
+            expected[record["id"]][record["expect"]] += 1
+    short = {task.id: dict(expected[task.id]) for task in TASKS if expected[task.id]["pass"] < 2 or expected[task.id]["fail"] < 3}
+    assert not short, f"{len(short)} task(s) lack 2 alternative correct or 3 wrong solutions: {short}"
 
 
-def test_wrong_replay_passes_no_task(tmp_path):
-    finished = run_pybench("--replay", ROOT / "checks" / "wrong.jsonl", "--out", tmp_path / "run")
-    assert finished.returncode == 0, finished.stderr
-    results = read_results(tmp_path / "run")
-    assert len(results) == len(TASKS)
-    passed = [task_id for task_id, result in results.items() if result["passed"]]
-    assert not passed, passed
-    assert all(result["reason"] for result in results.values())
+@pytest.mark.slow
+def test_validate_proves_the_whole_suite(tmp_path):
+    finished = run_pybench("validate", "--keep", tmp_path / "proof", timeout=3600)
+    assert finished.returncode == 0, finished.stdout[-5000:] + finished.stderr[-2000:]
+    failing = [line for line in finished.stdout.splitlines() if line.startswith("FAIL")]
+    assert not failing, "\n".join(failing)
+    assert f"validate: {len(TASKS)} of {len(TASKS)} task(s) proven" in finished.stdout

@@ -1,8 +1,11 @@
 """Teachers' commands: `validate` proves a suite (inputs, checks, docstrings, reference replays pass, wrong ones fail),
 `grade` scores students' notebooks and replay lines against one task, in the real jail with the real check."""
+import pytest
 import nbformat
 
 from conftest import read_results, run_pybench, write_jsonl
+
+pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
 CHECKS = '''
 from pathlib import Path

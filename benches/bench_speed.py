@@ -1,5 +1,5 @@
 """Speed of the harness beside its baselines, measured side by side in one run (this machine is shared: compare the
-ratios, not the absolute times). Not a test: run it with `.venv/bin/python tests/bench_speed.py`.
+ratios, not the absolute times). Not a test: run it with `.venv/bin/python benches/bench_speed.py`.
 
   jail start        a jail with its worker ready        beside  plain `python -I -c pass` (and a Jupyter kernel, if installed)
   cell round-trip   jail.run("pass")                      beside  a pipe round-trip to a plain child process
@@ -8,16 +8,23 @@ ratios, not the absolute times). Not a test: run it with `.venv/bin/python tests
   model             tokens/s of LlamaModel.reply in a task beside raw llama-cpp-python on the same messages
   figure record     jail start and a savefig cell with the figure recorder beside the same worker without it
 """
+import importlib.util
 import os
+import py_compile
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import engine  # noqa: E402
+import harness  # noqa: E402
+import jailed  # noqa: E402
 import pybench  # noqa: E402
+import sandbox  # noqa: E402
 
 
 def median_ms(samples):
@@ -34,29 +41,28 @@ def bench_jail(rounds: int = 40, cells: int = 300):
     work = Path(tempfile.mkdtemp(prefix="pybench-bench-"))
     (work / "output").mkdir()
     os.chmod(work / "output", 0o777)
-    binds = [(str(work / "output"), f"{pybench.JAIL_ROOT}/output", True)]
+    binds = [(str(work / "output"), f"{sandbox.JAIL_ROOT}/output", True)]
     plain, jailed, uncgrouped = [], [], []
-    with_cgroups = pybench.cgroup_settings
+    with_cgroups = sandbox.cgroup_settings
     for round_number in range(rounds):  # interleaved, so drift hits all alike
         plain.append(timed(lambda: subprocess.run([sys.executable, "-I", "-c", "pass"], check=True)))
         for times, settings in ((jailed, with_cgroups), (uncgrouped, lambda limits: {})):
-            pybench.cgroup_settings = settings
-            jail = pybench.Jail(f"bench{round_number}", binds, pybench.JailLimits(), work)
-            times.append(timed(jail.start))
-            jail.kill()
-    pybench.cgroup_settings = with_cgroups
-    jail = pybench.Jail("bench-cells", binds, pybench.JailLimits(), work)
+            with mock.patch.object(sandbox, "cgroup_settings", settings):  # put back on the way out, whatever happens
+                jail = sandbox.Jail(f"bench{round_number}", binds, sandbox.JailLimits(), work)
+                times.append(timed(jail.start))
+                jail.kill()
+    jail = sandbox.Jail("bench-cells", binds, sandbox.JailLimits(), work)
     jail.start()
     round_trips = [timed(lambda: jail.run("pass")) for _ in range(cells)]
-    restart = [timed(lambda: jail.restart(pybench.BoundedOutput(1024), "bench")) for _ in range(5)]
-    guarded = [timed(lambda: jail.run(pybench.UNPICKLING_GUARD)) for _ in range(20)]  # what each check cell runs first
+    restart = [timed(lambda: jail.restart(sandbox.BoundedOutput(1024), "bench")) for _ in range(5)]
+    kit_calls = [timed(lambda: jail.call("probe_imports", libraries=["json"], nltk_resources=[])) for _ in range(20)]  # as a check is called
     jail.kill()
     plain_dir, tmpfs_dir = [], []
     for _ in range(20):  # ./output/ per attempt: a plain folder, or (as root) a tmpfs kept on disk when the attempt ends
         folder = work / "attempt"
-        plain_dir.append(timed(lambda: (folder.mkdir(), (folder / "out.csv").write_text("a\n"), pybench.remove_tree(folder))))
-        tmpfs_dir.append(timed(lambda: (folder.mkdir(), pybench.mount_output(folder, pybench.JailLimits()), (folder / "out.csv").write_text("a\n"),
-                                        pybench.keep_output(folder, 2**20), pybench.remove_tree(folder))))
+        plain_dir.append(timed(lambda: (folder.mkdir(), (folder / "out.csv").write_text("a\n"), sandbox.remove_tree(folder))))
+        tmpfs_dir.append(timed(lambda: (folder.mkdir(), sandbox.mount_output(folder, sandbox.JailLimits()), (folder / "out.csv").write_text("a\n"),
+                                        sandbox.keep_output(folder, 2**20), sandbox.remove_tree(folder))))
     echo = subprocess.Popen([sys.executable, "-I", "-c", "import sys\nfor line in sys.stdin: print(line, end='', flush=True)"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
     pipe = []
@@ -70,7 +76,7 @@ def bench_jail(rounds: int = 40, cells: int = 300):
           "(the difference: the kernel attaching a process to a new cgroup)")
     print(f"cell round-trip (pass)     {median_ms(round_trips):7.2f} ms (median of {cells}); plain pipe round-trip {median_ms(pipe):.2f} ms")
     print(f"worker restart             {median_ms(restart):7.1f} ms (median of 5)")
-    print(f"check cell's unpickling guard {median_ms(guarded):5.2f} ms (median of 20; the round-trip of `pass` included)")
+    print(f"a kit call (arguments as data) {median_ms(kit_calls):5.2f} ms (median of 20; beside the round-trip of `pass`)")
     print(f"./output/ as a tmpfs       {median_ms(tmpfs_dir):7.2f} ms per attempt (mount, one file, copy to disk, unmount) beside "
           f"{median_ms(plain_dir):.2f} ms for a plain folder{'' if os.geteuid() == 0 else ' (not root: no tmpfs, both plain)'}")
 
@@ -80,21 +86,26 @@ def bench_figures(rounds: int = 10):
     work = Path(tempfile.mkdtemp(prefix="pybench-bench-"))
     (work / "output").mkdir()
     os.chmod(work / "output", 0o777)
-    binds = [(str(work / "output"), f"{pybench.JAIL_ROOT}/output", True)]
-    recording = pybench.WORKER_SOURCE
-    bare = recording.replace("figure_hook(FIGURE_RECORDER)", "(lambda: '')")
+    binds = [(str(work / "output"), f"{sandbox.JAIL_ROOT}/output", True)]
+    recording = sandbox.WORKER_FOLDER
+    bare = Path(tempfile.mkdtemp(prefix="pybench-bench-worker-"))  # the same worker without the hook: a copy of jailed.py
+    source = Path(jailed.__file__).read_text()
+    assert "    take_figures = figure_hook()\n" in source
+    (bare / "jailed.py").write_text(source.replace("    take_figures = figure_hook()\n", "    take_figures = lambda: ''  # noqa: E731\n"))
+    py_compile.compile(str(bare / "jailed.py"), cfile=importlib.util.cache_from_source(str(bare / "jailed.py")),
+                       dfile=f"{jailed.JAIL_FOLDER}/jailed.py", invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    bare.chmod(0o755)
     chart = ("fig, ax = plt.subplots(); ax.bar(range(40), range(40)); ax.plot(np.arange(20000.0), color='red')\n"
              "fig.savefig('output/bench.png'); plt.close(fig)")
     times = {"with": ([], []), "without": ([], [])}
     for round_number in range(rounds):  # interleaved, so drift hits both alike
-        for label, source in (("with", recording), ("without", bare)):
-            pybench.WORKER_SOURCE = source
-            jail = pybench.Jail(f"bench-fig{round_number}", binds, pybench.JailLimits(), work)
-            times[label][0].append(timed(jail.start))
-            jail.run("import numpy as np, matplotlib.pyplot as plt\n" + chart)  # imports and the first draw, not timed
-            times[label][1].append(timed(lambda: jail.run(chart)))
-            jail.kill()
-    pybench.WORKER_SOURCE = recording
+        for label, folder in (("with", recording), ("without", bare)):
+            with mock.patch.object(sandbox, "WORKER_FOLDER", folder):  # put back on the way out, whatever happens
+                jail = sandbox.Jail(f"bench-fig{round_number}", binds, sandbox.JailLimits(), work)
+                times[label][0].append(timed(jail.start))
+                jail.run("import numpy as np, matplotlib.pyplot as plt\n" + chart)  # imports and the first draw, not timed
+                times[label][1].append(timed(lambda: jail.run(chart)))
+                jail.kill()
     (start, cell), (bare_start, bare_cell) = times["with"], times["without"]
     print(f"jail start with recorder   {median_ms(start):7.1f} ms   without {median_ms(bare_start):.1f} ms   "
           f"ratio {statistics.median(start) / statistics.median(bare_start):.2f}x")
@@ -106,19 +117,19 @@ def bench_environments(rounds: int = 20, cells: int = 200):
     """Each jail environment, interleaved round by round: start, a cell, a cell whose value is shown, the first shown value."""
     work = Path(tempfile.mkdtemp(prefix="pybench-bench-"))
     plain = []
-    starts = {name: [] for name in pybench.JAIL_ENVIRONMENTS}
-    first_value = {name: [] for name in pybench.JAIL_ENVIRONMENTS}
+    starts = {name: [] for name in sandbox.JAIL_ENVIRONMENTS}
+    first_value = {name: [] for name in sandbox.JAIL_ENVIRONMENTS}
     value = "{'a' * 30: 1, 'b' * 30: 2, 'c' * 30: (1, 2, 3)}"
     for round_number in range(rounds):
         plain.append(timed(lambda: subprocess.run([sys.executable, "-I", "-c", "pass"], check=True)))
-        for name in pybench.JAIL_ENVIRONMENTS:
-            jail = pybench.Jail(f"env-{name}-{round_number}", [], pybench.JailLimits(), work, environment=name)
+        for name in sandbox.JAIL_ENVIRONMENTS:
+            jail = sandbox.Jail(f"env-{name}-{round_number}", [], sandbox.JailLimits(), work, environment=name)
             starts[name].append(timed(jail.start))
             first_value[name].append(timed(lambda: jail.run(value)))
             jail.kill()
     print(f"plain python -I -c pass    {median_ms(plain):7.1f} ms (median of {rounds})")
-    for name in pybench.JAIL_ENVIRONMENTS:
-        jail = pybench.Jail(f"env-{name}-cells", [], pybench.JailLimits(), work, environment=name)
+    for name in sandbox.JAIL_ENVIRONMENTS:
+        jail = sandbox.Jail(f"env-{name}-cells", [], sandbox.JailLimits(), work, environment=name)
         jail.start()
         jail.run(value)
         passes = [timed(lambda: jail.run("pass")) for _ in range(cells)]
@@ -152,20 +163,21 @@ def bench_model(max_tokens: int = 128, rounds: int = 3):
     import llama_cpp
 
     path = pybench.default_model_path()
-    task = pybench.Task("bench", "math", "Compute the sum of the squares of the integers from 1 to 100 with Python.", {}, [], "x", "y", Path("."))
-    messages = pybench.TaskRun(task, Path("."), 10, None, pybench.Protocol()).messages
-    ours = pybench.LlamaModel(path, -1, 8192, 0, 0.2, 0.85, max_tokens)
+    task = harness.Task("bench", "math", "Compute the sum of the squares of the integers from 1 to 100 with Python.", {}, [], "x", "y", Path("."))
+    messages = harness.TaskRun(task, Path("."), 10, None, harness.Conversation()).messages
+    ours = engine.LlamaModel(path, -1, 8192, 0, 0.2, 0.85, max_tokens)
     ours.open(1, 1)  # one sequence, as --parallel 1
     raw = llama_cpp.Llama(model_path=str(path), n_ctx=8192, seed=0, n_threads=os.cpu_count(), verbose=False)
     loop_rates, raw_rates = [], []
     for _ in range(rounds):
-        ours.start_task("bench")
+        session = ours.attempt("bench", 0)
         start = time.perf_counter()
-        reply = ours.reply("bench", messages, 0)
+        reply = session.reply(messages)
+        session.close()
         loop_rates.append(reply.completion_tokens / (time.perf_counter() - start))
         raw.reset()
         start = time.perf_counter()
-        response = raw.create_chat_completion(messages=pybench.merge_consecutive_roles(messages), temperature=0.2, top_p=0.85,
+        response = raw.create_chat_completion(messages=engine.merge_consecutive_roles(messages), temperature=0.2, top_p=0.85,
                                               max_tokens=max_tokens, seed=0)
         raw_rates.append(response["usage"]["completion_tokens"] / (time.perf_counter() - start))
     print(f"model {path.name}: {statistics.median(loop_rates):.1f} tokens/s in the loop, {statistics.median(raw_rates):.1f} raw "

@@ -1,5 +1,5 @@
 """Several attempts in flight on one model, beside raw llama.cpp, measured side by side in one run (the machine is
-shared: compare the ratios, not the absolute figures). Not a test: `.venv/bin/python tests/bench_parallel.py [TOKENS]`.
+shared: compare the ratios, not the absolute figures). Not a test: `.venv/bin/python benches/bench_parallel.py [TOKENS]`.
 
   decoding   total tokens/s for the same 8 chat prompts (greedy, up to TOKENS new tokens each) at K = 1, 4, 8:
              (a) raw llama.cpp batched decoding of K sequences through llama-cpp-python's low-level API, no harness,
@@ -22,15 +22,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import engine  # noqa: E402
+import harness  # noqa: E402
 import pybench  # noqa: E402
+import sandbox  # noqa: E402
+import suite  # noqa: E402
 
 CTX = 2048
 
 
 def chat_prompts(count: int) -> list[list[dict]]:
     """The first message list of `count` suite tasks, as the agent loop builds it."""
-    tasks = pybench.load_tasks(pybench.HERE / "tasks.jsonl")[:count]
-    return [pybench.TaskRun(task, Path("."), 10, None, pybench.Protocol()).messages for task in tasks]
+    tasks = suite.load_tasks(pybench.HERE / "tasks.jsonl")[:count]
+    return [harness.TaskRun(task, Path("."), 10, None, harness.Conversation()).messages for task in tasks]
 
 
 def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tuple[int, float]:
@@ -38,7 +42,7 @@ def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tu
     llama_decode per step for all sequences: (tokens generated, seconds)."""
     import llama_cpp
 
-    holder = llama_cpp.Llama(model_path=str(path), n_ctx=256, n_threads=os.cpu_count(), verbose=False)  # weights and settings only
+    holder = llama_cpp.Llama(model_path=str(path), n_gpu_layers=-1, n_ctx=256, n_threads=os.cpu_count(), verbose=False)  # weights and settings only
     model = holder.model
     vocab = llama_cpp.llama_model_get_vocab(model)
     params = llama_cpp.llama_context_params.from_buffer_copy(holder.context_params)  # the same settings the kit uses
@@ -91,7 +95,7 @@ def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tu
     return generated, seconds
 
 
-def kit_batched(model: "pybench.LlamaModel", messages: list[list[dict]], k: int) -> tuple[int, float, list[str]]:
+def kit_batched(model: "engine.LlamaModel", messages: list[list[dict]], k: int) -> tuple[int, float, list[str]]:
     """The same prompts through LlamaModel with k threads, each taking the next prompt (continuous batching)."""
     model.open(k, k)
     todo, replies = list(enumerate(messages)), {}
@@ -103,8 +107,9 @@ def kit_batched(model: "pybench.LlamaModel", messages: list[list[dict]], k: int)
                 if not todo:
                     return
                 number, prompt = todo.pop(0)
-            model.start_task(str(number))
-            replies[number] = model.reply(str(number), prompt, 0)
+            session = model.attempt(str(number), 0)
+            replies[number] = session.reply(prompt)
+            session.close()
 
     start = time.perf_counter()
     threads = [threading.Thread(target=work) for _ in range(k)]
@@ -117,26 +122,26 @@ def kit_batched(model: "pybench.LlamaModel", messages: list[list[dict]], k: int)
     return sum(reply.completion_tokens for reply in replies.values()), seconds, [replies[n].text for n in sorted(replies)]
 
 
-def bench_decoding(tokens: int) -> None:
+def bench_decoding(tokens: int, ks: tuple[int, ...] = (1, 4, 8)) -> None:
     path = pybench.default_model_path()
-    messages = chat_prompts(8)
-    kit = pybench.LlamaModel(path, -1, CTX, 0, 0.0, 1.0, tokens)
-    prompts = [kit.render(pybench.merge_consecutive_roles(m), 0).prompt for m in messages]
+    messages = chat_prompts(max(8, *ks))
+    kit = engine.LlamaModel(path, -1, CTX, 0, 0.0, 1.0, tokens)
+    prompts = [kit.render(engine.merge_consecutive_roles(m), 0).prompt for m in messages]
     rows, texts = {}, {}
-    for k in (1, 4, 8):  # raw and kit alternate, so that drift on the shared machine hits both alike
+    for k in ks:  # raw and kit alternate, so that drift on the shared machine hits both alike
         raw_tokens, raw_seconds = raw_batched(path, prompts, k, tokens)
         kit_tokens, kit_seconds, texts[k] = kit_batched(kit, messages, k)
         rows[k] = (raw_tokens / raw_seconds, kit_tokens / kit_seconds, raw_tokens, kit_tokens)
-    print(f"decoding: {path.name}, 8 prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens, up to {tokens} new tokens each, "
+    print(f"decoding: {path.name} on {kit.device}, {len(prompts)} prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens, up to {tokens} new tokens each, "
           f"greedy, {os.cpu_count()} threads")
     print("   K   raw tokens/s   kit tokens/s   kit/raw   kit K / kit 1   raw K / raw 1   tokens raw/kit")
     for k, (raw, ours, raw_tokens, kit_tokens) in rows.items():
         print(f"{k:4d} {raw:14.1f} {ours:14.1f} {ours / raw:9.2f} {ours / rows[1][1]:15.2f} {raw / rows[1][0]:15.2f}   {raw_tokens}/{kit_tokens}")
-    print(f"kit replies identical at K=1, 4, 8: {texts[1] == texts[4] == texts[8]}")
+    print(f"kit replies identical at K={', '.join(map(str, ks))}: {all(texts[k] == texts[ks[0]] for k in ks)}")
 
 
 @dataclass(eq=False)
-class ForcedRequest(pybench.Request):
+class ForcedRequest(engine.Request):
     """A request whose tokens are given: each step's sampled token is replaced by the next given one."""
     forced: list = field(default_factory=list)
 
@@ -146,58 +151,73 @@ class ForcedRequest(pybench.Request):
         return super().take(self.forced.pop(0), model, evaluated)
 
 
-class WritingModel(pybench.LlamaModel):
+class WritingModel(engine.LlamaModel):
     """The kit's engine made to write given replies (see "written" above); the rest is LlamaModel's."""
 
-    def write(self, messages: list[dict], seed: int, text: str) -> None:
-        request = self.render(pybench.merge_consecutive_roles(messages), seed)
-        if isinstance(request, pybench.Reply):
+    def write(self, messages: list[dict], seed: int, text: str, owner: object) -> None:
+        request = self.render(engine.merge_consecutive_roles(messages), seed)
+        if isinstance(request, engine.Reply):
             return
         forced = self.llm.tokenize(text.encode(), add_bos=False, special=False)
         request = ForcedRequest(**{name: getattr(request, name) for name in request.__dataclass_fields__},
                                 forced=forced)
         request.max_tokens = max(request.max_tokens, len(forced))
-        self.answer(request)
+        self.answer(request, owner)
 
 
 class ReplayPlusModel:
     """The reference replies, each with the model's work done first: a WritingModel writes the reply, another
     LlamaModel generates up to max_tokens tokens for the same messages."""
 
-    def __init__(self, replay: "pybench.ReplayModel", llama: "pybench.LlamaModel"):
+    def __init__(self, replay: "harness.ReplayModel", llama: "engine.LlamaModel"):
         self.replay, self.llama = replay, llama
         self.name, self.device = "replay+model", llama.device
 
-    def __getattr__(self, name):  # open, start_task, stop, close, generated: the model's
+    def __getattr__(self, name):  # open, stop, close, generated, choice: the model's
         return getattr(self.llama, name)
 
-    def reply(self, task_id, messages, seed):
-        reply = self.replay.reply(task_id, messages, seed)
-        if not isinstance(self.llama, WritingModel):
-            self.llama.reply(task_id, messages, seed)
+    def attempt(self, task_id: str, seed: int) -> "ReplayPlusAttempt":
+        return ReplayPlusAttempt(self, self.replay.attempt(task_id, seed), self.llama.attempt(task_id, seed), seed)
+
+
+@dataclass
+class ReplayPlusAttempt:
+    model: ReplayPlusModel
+    replayed: "harness.ReplayAttempt"
+    generating: "engine.LlamaAttempt"
+    seed: int
+
+    def reply(self, messages):
+        reply = self.replayed.reply(messages)
+        if not isinstance(self.model.llama, WritingModel):
+            self.generating.reply(messages)
         elif reply.text:
-            self.llama.write(messages, seed, reply.text)
+            self.model.llama.write(messages, self.seed, reply.text, self.generating)
         return reply
+
+    def close(self):
+        self.replayed.close()
+        self.generating.close()
 
 
 def bench_workload(kind: str, tokens: int, attempts: int = 30) -> float:
-    suite = pybench.load_tasks(pybench.HERE / "tasks.jsonl")
-    tasks = suite[:attempts]
-    replay = pybench.ReplayModel(pybench.HERE / "checks" / "reference.jsonl", {task.id for task in suite})
-    engine = WritingModel if kind == "written" else pybench.LlamaModel
-    llama = engine(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, CTX // 2 if kind == "written" else tokens)
+    every = suite.load_tasks(pybench.HERE / "tasks.jsonl")
+    tasks = every[:attempts]
+    replay = harness.ReplayModel(pybench.HERE / "checks" / "reference.jsonl", {task.id for task in every})
+    model_class = WritingModel if kind == "written" else engine.LlamaModel
+    llama = model_class(pybench.default_model_path(), -1, CTX, 0, 0.0, 1.0, CTX // 2 if kind == "written" else tokens)
     model = ReplayPlusModel(replay, llama)
     walls, passes = {1: 0.0, 8: 0.0}, {}
     for k in (1, 8, 8, 1):  # ABBA: a drift of the shared machine's speed during the run weighs on both alike
         run_dir = Path(tempfile.mkdtemp(prefix=f"pybench-bench-parallel-{k}-"))
         (run_dir / "jails").mkdir()
         parallel = model.open(k, len(tasks))
-        attempt = lambda task, sample: pybench.run_one(task, sample, 1, 0, model, pybench.Protocol(), run_dir,  # noqa: E731
-                                                       pybench.JailLimits(), 10)
+        attempt = lambda task, sample: harness.run_one(task, sample, 1, 0, model, harness.Conversation(), run_dir,  # noqa: E731
+                                                       sandbox.JailLimits(), 10)
         before, start = llama.generated, time.perf_counter()
-        results = [result for _, _, result, _ in pybench.run_attempts([(task, 0) for task in tasks], parallel, model, attempt, lambda n: None)]
+        results = [result for _, _, result, _ in harness.run_attempts([(task, 0) for task in tasks], parallel, model, attempt, lambda n: None)]
         walls[k] += time.perf_counter() - start
-        passes.setdefault(k, []).append((time.perf_counter() - start, sum(result["passed"] for result in results), llama.generated - before))
+        passes.setdefault(k, []).append((time.perf_counter() - start, sum(result.passed for result in results), llama.generated - before))
         model.close()
     how = "the model writes each reference reply" if kind == "written" else f"up to {tokens} model tokens before each reference reply"
     print(f"workload '{kind}': {attempts} attempts, real jails and checks, {how}")

@@ -1,7 +1,7 @@
 """Fidelity to the original PyBench, measured on a saved run of the original harness. Not a CI test: it needs the
 user's own checkout and saved run.
 
-    .venv/bin/python tests/bench_fidelity.py CHECKOUT SAVED_RUN [--reuse RUN_DIR]
+    .venv/bin/python benches/bench_fidelity.py CHECKOUT SAVED_RUN [--reuse RUN_DIR]
 
 CHECKOUT is an original PyBench checkout (data/meta/task.json, data/unit_test/tests.py, config/); SAVED_RUN a folder
 like the original's unit_test_result/gpt4turbo/, holding trajectory.jsonl and the run's output/. The script
@@ -27,7 +27,8 @@ from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-import pybench  # noqa: E402
+import harness  # noqa: E402
+import original_pybench  # noqa: E402
 
 # Saved output that no re-execution can reproduce: a process id in IPython's cell file names, the original machine's
 # paths, memory addresses, progress bars redrawn with \r, durations.
@@ -42,7 +43,7 @@ UNREPRODUCIBLE = {
 
 def original_verdicts(checkout: Path, saved_run: Path, tasks: list, work: Path) -> dict[str, tuple[bool, str]]:
     """The saved run scored as the original's scorer scored it, each test in a check jail of pybench."""
-    model = pybench.ReplayModel(saved_run / "trajectory.jsonl", {task.id for task in pybench.load_original(checkout)})
+    model = original_pybench.SavedRun(saved_run / "trajectory.jsonl", {task.id for task in original_pybench.load_original(checkout)})
     saved_messages = saved_trajectories(saved_run)
     verdicts = {}
     for number, task in enumerate(tasks, 1):
@@ -52,7 +53,7 @@ def original_verdicts(checkout: Path, saved_run: Path, tasks: list, work: Path) 
             continue
         trajectory = record.stand_in if record and record.stand_in else saved_messages[task.id]
         run = SimpleNamespace(messages=trajectory, output_dir=saved_run / "output", answer="")
-        verdicts[task.id] = pybench.run_check(task, run, work, trajectory=trajectory)
+        verdicts[task.id] = harness.run_check(task, run, work, trajectory=trajectory)
         print(f"\rscoring the saved outputs: {number}/{len(tasks)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return verdicts
@@ -70,7 +71,7 @@ def saved_trajectories(saved_run: Path) -> dict[str, list]:
 
 def interpreter_messages(messages: list) -> list[tuple[int, str]]:
     return [(at, message["content"]) for at, message in enumerate(messages)
-            if message.get("role") == "user" and str(message.get("content", "")).startswith(pybench.ORIGINAL_INTERPRETER)]
+            if message.get("role") == "user" and str(message.get("content", "")).startswith(original_pybench.ORIGINAL_INTERPRETER)]
 
 
 def unreproducible(text: str) -> str:
@@ -112,7 +113,7 @@ def main() -> int:
     parser.add_argument("--only", help="comma-separated task ids (default: all)")
     options = parser.parse_args()
     checkout, saved_run = options.checkout.resolve(), options.saved_run.resolve()
-    tasks = pybench.load_original(checkout)
+    tasks = original_pybench.load_original(checkout)
     if options.only:
         tasks = [task for task in tasks if task.id in options.only.split(",")]
     work = Path(tempfile.mkdtemp(prefix="pybench-fidelity-"))
@@ -122,7 +123,7 @@ def main() -> int:
                    "--out", str(run_dir)] + (["--only", options.only] if options.only else [])
         print("re-executing:", " ".join(command), file=sys.stderr, flush=True)
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    ours = {result["id"]: result for result in pybench.read_results(run_dir / "results.jsonl")}
+    ours = {result["id"]: result for result in harness.read_results(run_dir / "results.jsonl")}
     original = original_verdicts(checkout, saved_run, tasks, work)
     saved = saved_trajectories(saved_run)
 

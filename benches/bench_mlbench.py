@@ -1,6 +1,6 @@
 """ML-Bench: the kit's static verdicts against ML-Bench's own functions, and the time of a whole re-score.
 
-    .venv/bin/python tests/bench_mlbench.py --split SPLIT.parquet --mlbench-checkout ML-Bench [--answers FILE.jsonl]
+    .venv/bin/python benches/bench_mlbench.py --split SPLIT.parquet --mlbench-checkout ML-Bench [--answers FILE.jsonl]
 
 ML-Bench's validate_arguments, validate_output_type and assess_output are read from the user's checkout
 (utils/exec.py) and run here as they stand, with two changes only: their `subprocess.run(['echo', ...])` progress lines

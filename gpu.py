@@ -1,0 +1,129 @@
+"""gpu: building llama-cpp-python with a ggml GPU backend (setup's side; what the build sees at run time, its devices,
+its load log and its failures, is engine.py's).
+
+    python3.12 pybench.py setup --gpu cuda                          # NVIDIA
+    python3.12 pybench.py setup --gpu vulkan                        # AMD, Intel (and any Vulkan driver)
+    python3.12 pybench.py setup --gpu vulkan --venv .venv-vulkan    # a second venv beside the CPU one (the GPU tests)
+
+build_wheel() compiles llama-cpp-python at requirements.txt's pin with one backend into a wheel folder of its own,
+keyed by backend, pin and build flags (~/.cache/pybench/wheels/): pip's own cache, which keeps the CPU wheel, never
+hands out one for the other, and a second setup reuses the GPU wheel instead of compiling again.
+
+Only the standard library is imported at the top: setup runs it before the venv exists.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BACKENDS = {"cuda": "-DGGML_CUDA=on", "vulkan": "-DGGML_VULKAN=on", "metal": "-DGGML_METAL=on"}
+# Debian/Ubuntu packages a Vulkan build needs: the loader and headers, the shader compilers, SPIR-V headers; Mesa's
+# drivers (radv for AMD, anv for Intel, lavapipe on the CPU) and vulkaninfo, to see what the machine offers.
+VULKAN_PACKAGES = ["libvulkan-dev", "glslc", "glslang-tools", "spirv-headers", "mesa-vulkan-drivers", "vulkan-tools"]
+# ggml-vulkan as vendored by llama-cpp-python 0.3.36 configures the validation layer through VK_EXT_layer_settings,
+# whose C++ types arrived with Vulkan headers 1.3.261; Debian 12 ships 1.3.239. The patch puts that block under
+# `#if VK_HEADER_VERSION >= 261`, so it changes nothing where the headers are newer (and nothing in a CUDA build).
+OLD_HEADERS_PATCH = HERE / "patches" / "ggml-vulkan-headers-before-1.3.261.patch"
+LAYER_SETTINGS_HEADERS = 261
+BUILD_FILE = "pybench-build.json"            # beside each wheel: how it was built
+
+
+class BuildError(Exception):
+    """A GPU build that cannot go ahead: one sentence saying what to do."""
+
+
+def wheel_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pybench" / "wheels"
+
+
+def backend_named_in(cmake_args: str) -> str | None:
+    """The backend whose flag CMAKE_ARGS holds (-DGGML_CUDA=on: cuda), or None."""
+    given = cmake_args.lower().split()
+    return next((backend for backend, flag in BACKENDS.items() if flag.lower() in given), None)
+
+
+def vulkan_header_version() -> int | None:
+    """VK_HEADER_VERSION of the vulkan_core.h the compiler finds ($VULKAN_SDK/include first, as CMake looks), or None."""
+    compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    if not compiler:
+        return None
+    include = [f"-I{os.environ['VULKAN_SDK']}/include"] if os.environ.get("VULKAN_SDK") else []
+    probe = subprocess.run([compiler, "-E", "-x", "c++", *include, "-"], input="#include <vulkan/vulkan_core.h>\nVK_HEADER_VERSION\n",
+                           capture_output=True, text=True)
+    last = probe.stdout.strip().splitlines()[-1:] if probe.returncode == 0 else []
+    return int(last[0]) if last and last[0].isdigit() else None
+
+
+def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> tuple[Path, dict]:
+    """The wheel of `pin` (llama-cpp-python==X) built with `backend`, from the cache or compiled now, and its build
+    facts. install_packages(packages, why, present) installs system packages (pybench.install_system_packages)."""
+    extra = " ".join(arg for arg in os.environ.get("CMAKE_ARGS", "").split()  # the user's own flags (e.g. CUDA architectures)
+                     if arg.lower() != BACKENDS[backend].lower())                 # go after the backend's
+    cmake_args = " ".join(filter(None, [BACKENDS[backend], extra]))
+    patched, headers = False, None
+    if backend == "vulkan":
+        install_packages(VULKAN_PACKAGES, "llama.cpp's Vulkan backend is built against them",
+                         lambda: vulkan_header_version() is not None and shutil.which("glslc"))
+        headers = vulkan_header_version()
+        if headers is None:
+            raise BuildError("no C++ compiler finds the Vulkan headers (vulkan/vulkan_core.h): install build-essential and "
+                             "libvulkan-dev (or set VULKAN_SDK) and run setup again")
+        patched = headers < LAYER_SETTINGS_HEADERS
+    elif backend == "cuda" and not (shutil.which("nvcc") or os.environ.get("CUDACXX") or Path("/usr/local/cuda/bin/nvcc").exists()):
+        raise BuildError("--gpu cuda needs NVIDIA's CUDA toolkit (nvcc on PATH, or CUDACXX): install it and run setup again")
+    facts = {"backend": backend, "package": pin, "cmake_args": cmake_args, "vulkan_headers": headers,
+             "patch": OLD_HEADERS_PATCH.name if patched else None}
+    key = hashlib.sha256(json.dumps(facts, sort_keys=True).encode() + (OLD_HEADERS_PATCH.read_bytes() if patched else b"")).hexdigest()[:12]
+    folder = wheel_cache() / f"{backend}-{pin.replace('==', '-')}-{key}"
+    built = sorted(folder.glob("*.whl"))
+    if built and (folder / BUILD_FILE).is_file():
+        print(f"setup: the {backend} build of {pin} from {folder} (built before; delete the folder to build again)", flush=True)
+        return built[0], json.loads((folder / BUILD_FILE).read_text())
+    if patched:
+        install_packages(["patch"], f"the Vulkan headers here are 1.3.{headers}, older than 1.3.261: setup patches ggml-vulkan",
+                         lambda: shutil.which("patch"))
+    with tempfile.TemporaryDirectory(prefix="pybench-gpu-build-") as scratch:
+        pip = [str(pip_python), "-m", "pip", "--disable-pip-version-check"]
+        subprocess.run(pip + ["download", "--no-deps", "--no-binary", ":all:", "-q", "-d", scratch, pin], check=True)
+        archive, = Path(scratch).glob("*.tar.gz")
+        with tarfile.open(archive) as sdist:
+            sdist.extractall(scratch, filter="data")
+        source, = (path for path in Path(scratch).iterdir() if path.is_dir())
+        if patched:
+            subprocess.run(["patch", "-p1", "--forward", "--batch", "-i", str(OLD_HEADERS_PATCH)], cwd=source, check=True)
+        print(f"setup: building {pin} with CMAKE_ARGS=\"{cmake_args}\"{' and ' + OLD_HEADERS_PATCH.name if patched else ''} "
+              f"(llama.cpp compiles from source: minutes)", flush=True)
+        began = time.monotonic()
+        subprocess.run(pip + ["wheel", "--no-deps", "-w", str(Path(scratch) / "wheel"), str(source)], check=True,
+                       env={**os.environ, "CMAKE_ARGS": cmake_args})
+        facts["build_seconds"] = round(time.monotonic() - began)
+        wheel, = (Path(scratch) / "wheel").glob("*.whl")
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.move(wheel, folder / wheel.name)
+        (folder / BUILD_FILE).write_text(json.dumps(facts, indent=1) + "\n")  # written last: a folder without it is rebuilt
+    print(f"setup: built in {facts['build_seconds'] // 60} min {facts['build_seconds'] % 60} s: {folder / wheel.name}", flush=True)
+    return folder / wheel.name, facts
+
+
+def installed_build() -> dict | None:
+    """How the llama-cpp-python of this interpreter was built, when it came from build_wheel (pip's record of the
+    wheel it installed points into the wheel folder, where the build facts lie); None for a registry build."""
+    import importlib.metadata
+    import urllib.parse
+
+    try:
+        record = importlib.metadata.distribution("llama-cpp-python").read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    url = json.loads(record).get("url", "") if record else ""
+    if not url.startswith("file://"):
+        return None
+    facts = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)).parent / BUILD_FILE
+    return json.loads(facts.read_text()) if facts.is_file() else None

