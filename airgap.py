@@ -144,9 +144,15 @@ def pack(options: argparse.Namespace) -> Path:
     started = time.monotonic()
     llama = next(line.split("#")[0].strip() for line in (HERE / "requirements.txt").read_text().splitlines()
                  if line.startswith("llama-cpp-python=="))
-    # As setup does: a GPU build (CMAKE_ARGS) is compiled afresh, a CPU build is taken from pip's wheel cache if it is there.
-    subprocess.run(pip + ["wheel", "-q", "--no-deps", *(["--no-cache-dir"] if cmake_args else []), "-w", str(staging / "build"), llama],
-                   check=True)
+    gpu_wheel = installed_wheel_file(harness)  # a GPU build, which setup installs from gpu.py's wheel folder
+    if gpu_wheel:
+        shutil.copy2(gpu_wheel, staging / "build" / gpu_wheel.name)
+        import gpu
+
+        cmake_args = json.loads((gpu_wheel.parent / gpu.BUILD_FILE).read_text())["cmake_args"]
+    else:  # the CPU build, from pip's wheel cache as setup left it (or compiled now, as setup would)
+        subprocess.run(pip + ["wheel", "-q", "--no-deps", *(["--no-cache-dir"] if cmake_args else []), "-w", str(staging / "build"), llama],
+                       check=True)
     wheel, = (staging / "build").glob("*.whl")
     same = same_as_installed(wheel, harness)
     llama_facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native_build(cmake_args), "same_as_venv": same}
@@ -205,6 +211,18 @@ def pack(options: argparse.Namespace) -> Path:
     print(f"pack done: {final}: {len(files)} files, {total / 2**20:.0f} MiB, in {time.monotonic() - began:.0f} s. On the machine "
           f"without network, beside a copy of this kit: python3.12 pybench.py setup{' --tests' if options.tests else ''} --from {final.name}")
     return final
+
+
+def installed_wheel_file(harness: Path) -> Path | None:
+    """The wheel file the harness's llama-cpp-python was installed from, when pip installed it from a file (setup --gpu)."""
+    import urllib.parse
+
+    record = subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; "
+                             "sys.stdout.write(m.distribution('llama-cpp-python').read_text('direct_url.json') or '')"],
+                            capture_output=True, text=True).stdout
+    url = json.loads(record).get("url", "") if record.strip() else ""
+    path = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)) if url.startswith("file://") else None
+    return path if path and path.suffix == ".whl" and path.is_file() else None
 
 
 def same_as_installed(wheel: Path, harness: Path) -> bool:
