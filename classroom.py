@@ -462,12 +462,26 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
 
 
 def templates():
-    """The jinja2 environment of templates/ for the classroom's pages: autoescape on, every value made safe text."""
+    """The jinja2 environment of templates/ for the classroom's pages: autoescape on, every value made safe text; the
+    `markdown` filter renders a student's Markdown."""
     import jinja2
+    import markupsafe
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined,
-                              finalize=lambda value: safe_text(value) if isinstance(value, str) else value,
-                              trim_blocks=True, lstrip_blocks=True)
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined,
+                                     finalize=lambda value: value if isinstance(value, markupsafe.Markup) else
+                                     safe_text(value) if isinstance(value, str) else value, trim_blocks=True, lstrip_blocks=True)
+    environment.filters["markdown"] = markdown_html
+    return environment
+
+
+def markdown_html(text: str):
+    """A student's Markdown as HTML (markdown-it-py, CommonMark) with raw HTML off, so a <script> or any other tag a
+    student wrote is shown as text, and links only where markdown-it allows them (never javascript:, vbscript:,
+    file: or data: but images); the pages' policy allows no script anyway."""
+    import markupsafe
+    from markdown_it import MarkdownIt
+
+    return markupsafe.Markup(MarkdownIt("commonmark", {"html": False}).render(safe_text(text)))
 
 
 def student_cells(submission: Submission, result: Result) -> list[dict]:

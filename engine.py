@@ -102,9 +102,12 @@ class LlamaModel:
 
     N_BATCH = 512  # tokens per llama_decode, as Llama's default
 
-    def __init__(self, path: Path, n_gpu_layers: int, n_ctx: int, seed: int, temperature: float, top_p: float, max_tokens: int):
+    def __init__(self, path: Path, n_gpu_layers: int, n_ctx: int, seed: int, temperature: float, top_p: float, max_tokens: int,
+                 threads: int | None = None):
         import llama_cpp
+
         stop_on_backend_failure()  # before llama.cpp's first call: its backends start up in it
+        self.threads = threads or os.cpu_count()  # llama.cpp's threads; a run passes --threads (the CPUs it may use)
         self.offload = bool(llama_cpp.llama_supports_gpu_offload())
         trained = gguf_facts(path).get("context_length")
         self.n_ctx = min(n_ctx, trained) if trained else n_ctx  # past its trained context a model only degrades
@@ -115,7 +118,7 @@ class LlamaModel:
             try:
                 with llama_log() as load_log:  # llama.cpp's own count of the layers it offloaded
                     self.llm = llama_cpp.Llama(model_path=str(path), n_gpu_layers=n_gpu_layers if self.offload else 0, n_ctx=256,
-                                               n_batch=self.N_BATCH, seed=seed, n_threads=os.cpu_count(), verbose=False)
+                                               n_batch=self.N_BATCH, seed=seed, n_threads=self.threads, verbose=False)
                 break
             except ValueError as error:  # llama.cpp could not load it: truncated, unknown architecture, too big
                 if not (self.offload and n_gpu_layers != 0):
@@ -158,7 +161,7 @@ class LlamaModel:
         self.choice says why, in words. A context llama.cpp cannot allocate is retried with half the sequences."""
         import llama_cpp
 
-        slots, why = parallel_plan(wanted, attempts, self.kv_bytes_per_sequence(), self.kv_on_gpu)
+        slots, why = parallel_plan(wanted, attempts, self.kv_bytes_per_sequence(), self.kv_on_gpu, self.threads)
         while True:
             params = llama_cpp.llama_context_params.from_buffer_copy(self.llm.context_params)  # Llama's own settings
             params.n_ctx, params.n_seq_max, params.kv_unified = self.n_ctx * slots, slots, False
@@ -506,18 +509,20 @@ def merge_consecutive_roles(messages: list[dict]) -> list[dict]:
 
 # --- where the KV caches and the layers fit ------------------------------------------------------------------------
 
-def parallel_plan(wanted: int | None, attempts: int, kv_per_sequence: int, on_gpu: bool) -> tuple[int, str]:
+def parallel_plan(wanted: int | None, attempts: int, kv_per_sequence: int, on_gpu: bool, cpus: int | None = None) -> tuple[int, str]:
     """How many sequences the context gets: --parallel K as asked, or (auto) as many KV caches of --ctx tokens as fit
     in half the free memory where the KV cache lives (the GPU when layers are offloaded, else RAM; the other half is
-    left to compute buffers, the jails and the machine), at most 16 on a GPU and 8 on a CPU; never more than the
-    attempts to run. Each sequence always gets the whole --ctx, so no reply depends on K."""
+    left to compute buffers, the jails and the machine), at most 16 on a GPU and on a CPU 8 and no more than the CPUs
+    the run may use (cpus: --threads; each attempt's cells and checks need a CPU too); never more than the attempts
+    to run. Each sequence always gets the whole --ctx, so no reply depends on K."""
     free = gpu_free_bytes() if on_gpu else ram_free_bytes()
     where = f"{free / 2**30:.1f} GiB {'GPU memory' if on_gpu else 'RAM'} free, {kv_per_sequence / 2**20:.0f} MiB of KV cache each"
     if wanted is None:
         fits = int(free // 2 // max(kv_per_sequence, 1)) if free else 1
-        cap = 16 if on_gpu else 8
+        cap = 16 if on_gpu else min(8, max(1, cpus or 8))
         slots = max(1, min(cap, fits, attempts))
-        return slots, f"auto: {where}, at most {cap}{', ' + str(attempts) + ' attempt(s) to run' if attempts < min(cap, fits) else ''}"
+        return slots, (f"auto: {where}, at most {cap}{' (--threads)' if not on_gpu and cap < 8 else ''}"
+                       f"{', ' + str(attempts) + ' attempt(s) to run' if attempts < min(cap, fits) else ''}")
     slots = max(1, min(wanted, attempts))
     return slots, f"--parallel {wanted}{f', {attempts} attempt(s) to run' if attempts < wanted else ''}; {where}"
 

@@ -8,6 +8,7 @@ It imports the engine only for the model seam (engine.Model, engine.Reply) and t
 
 import argparse
 import ast
+import difflib
 import json
 import math
 import os
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from engine import Model, Reply
 from sandbox import (CHECK_LIMITS, JAIL_ROOT, LIVE_JAILS, CellResult, Jail, JailLimits, keep_output, mount_output, remove_tree,
-                     safe_record, safe_text, tidy_output)
+                     safe_record, safe_text, tidy_output, usable_cpus)
 
 
 # --- tasks ---------------------------------------------------------------------------------------------------------
@@ -91,7 +92,9 @@ def select_tasks(tasks: list[Task], only: str | None, category: str | None, limi
         known = {task.id for task in tasks}
         unknown = [task_id for task_id in wanted if task_id not in known]
         if unknown:
-            raise UsageError(f"--only: no task with id {', '.join(unknown)} in the tasks file")
+            near = sorted({close for task_id in unknown for close in difflib.get_close_matches(task_id, known, n=3)})
+            raise UsageError(f"--only: no task with id {', '.join(unknown)} in the tasks file"
+                             + (f" (did you mean {', '.join(near)}?)" if near else ""))
         tasks = [task for task in tasks if task.id in wanted]
     if category:
         tasks = [task for task in tasks if task.category == category]
@@ -128,8 +131,8 @@ class ReplayModel:
 
     def open(self, wanted: int | None, attempts: int) -> int:
         """A replay costs nothing but its cells and checks: by default as many attempts at once as there are cores."""
-        self.choice = f"--parallel {wanted}" if wanted else "auto: one per core"
-        return max(1, min(wanted or os.cpu_count() or 1, attempts))
+        self.choice = f"--parallel {wanted}" if wanted else "auto: one per usable CPU"
+        return max(1, min(wanted or usable_cpus()[0], attempts))
 
     def attempt(self, task_id: str, seed: int) -> "ReplayAttempt":
         return ReplayAttempt(self, task_id)

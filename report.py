@@ -377,6 +377,8 @@ def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple
         answer = messages[i + 1]["content"] if i + 1 < len(messages) and messages[i + 1]["role"] == "user" else None
         at = reply.find(ran)
         before, after = (reply[:at], reply[at + len(ran):]) if at >= 0 else (reply, "")
+        if at >= 0:  # the fences around the code that ran: the page shows that code as code
+            before, after = re.sub(r"```[\w+-]*[ \t]*\n?$", "", before), re.sub(r"^\n?```", "", after)
         steps.append((before, ran, after, answer))
     return system, asked, steps
 
@@ -539,8 +541,10 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
         heights = [np.nan if value is None else value for value in row]
         errors = np.array([[0, 0] if value is None or bound is None else [max(0, value - 100 * bound[0]), max(0, 100 * bound[1] - value)]
                            for value, bound in zip(row, bounds)]).T
-        axes.bar(np.arange(6) + (number - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=2,
-                 error_kw={"elinewidth": 0.8}, label=label)
+        bars = axes.bar(np.arange(6) + (number - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=2,
+                        error_kw={"elinewidth": 0.8}, label=label)
+        if number == 0:  # this run's figures written on its bars: a 0% bar is otherwise no bar at all
+            axes.bar_label(bars, ["" if value is None else f"{value:.0f}" for value in row], fontsize=7, padding=1)
     axes.set_xticks(np.arange(6), TABLE3_COLUMNS[:6])
     axes.set_ylabel("pass rate (%), 95% interval")
     axes.set_ylim(0, 119)
@@ -610,7 +614,7 @@ def comparison_plot(rows: list[dict], out_dir: Path) -> tuple[str, str]:
         axes.errorbar([value], [number], xerr=[[value - 100 * bound[0]], [100 * bound[1] - value]], fmt="o", color=colour, capsize=4)
         axes.annotate(f"{value:.1f}", (value, number), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=8)
     axes.set_yticks(range(len(shown)), [row["name"] for row in reversed(shown)], fontsize=8)
-    axes.set_xlim(0, 100)
+    axes.set_xlim(-3, 103)  # a run at 0% or 100% keeps its whole marker
     axes.set_xlabel("overall pass rate (%), 95% interval (paper rows: Wilson over its 143 tasks)")
     axes.set_title("Runs compared, beside the paper's Table 3")
     axes.grid(axis="x", color="#ddd")
@@ -639,6 +643,15 @@ def model_text(model: dict) -> str:
     sha = f"sha256 {model['sha256'][:12]}" if model.get("sha256") else None
     return " · ".join(str(part) for part in (model.get("name") or model.get("file"), model.get("quantization"),
                                               model.get("architecture"), size, sha) if part)
+
+
+def model_title(model: dict) -> str:
+    """A report's title: the model file's name (what the user gave) and its quantisation, if the name lacks it."""
+    if "replay" in model:
+        return f"replay of {Path(model['replay']).name}"
+    name = Path(model.get("file") or model.get("name") or "unknown model").name.removesuffix(".gguf")
+    quantization = str(model.get("quantization") or "").removeprefix("MOSTLY_")
+    return name if not quantization or quantization.lower() in name.lower() else f"{name} · {quantization}"
 
 
 def run_dates(manifests: list[dict], run_dirs: list[Path]) -> str:
@@ -686,6 +699,9 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
     warnings = [f"These run directories differ in {what}: their attempts are merged anyway."
                 for what, values in (("model", models), ("suite", distinct(m.get("suite_sha256") for m in manifests)),
                                      ("max_turns", distinct(flag.get("max_turns") for flag in flags))) if len(values) > 1]
+    if any(manifest.get("default_model") for manifest in manifests if manifest):
+        warnings.append("This run used the embedded default model (SmolLM2-135M-Instruct), a smoke test of the kit: expect "
+                        "about 0%. For a real figure run pybench.py --model FILE.gguf.")
     if not all(manifests):
         warnings.append("Some run directories have no manifest.json: their model and settings are unknown.")
     short_tasks = sum(n < samples for _, n, _ in counts.values())
@@ -700,13 +716,10 @@ def samples_of(results: list[dict], manifests: list[dict]) -> int:
 
 
 def prepare_out_dir(out_dir: Path) -> Path:
-    out_dir = out_dir.resolve()
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").is_file():
-        raise UsageError(f"report --out {out_dir} holds other files: give a new folder, or one a report was written to before")
-    for folder in ("tasks", "notebooks"):  # ours to rewrite: no page of an earlier build is left behind
-        shutil.rmtree(out_dir / folder, ignore_errors=True)
+    """The folders of a report being built (in build_report's fresh staging folder)."""
+    for folder in ("tasks", "notebooks"):
         (out_dir / folder).mkdir(parents=True)
-    return out_dir
+    return out_dir.resolve()
 
 
 # --- report: one run (or its shards) ---
@@ -716,7 +729,27 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     beside the paper's rows, plots, every attempt), or of several runs compared (see build_comparison); a page per
     attempt in tasks/ and a notebook per attempt in notebooks/. It has no script and loads nothing from the network:
     it opens from disk. tables_of(results, manifests) gives the benchmark's own tables (harness.Tables). Returns the
-    path of report.html."""
+    path of report.html. It is built in a folder beside out_dir and then moved into place (replacing an earlier
+    report there), so a build that fails leaves out_dir as it was and nothing beside it."""
+    out_dir = out_dir.resolve()
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").is_file():
+        raise UsageError(f"report --out {out_dir} holds other files: give a new folder, or one a report was written to before")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging, earlier = (out_dir.parent / f".{out_dir.name}.{part}-{os.getpid()}" for part in ("building", "earlier"))
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        write_report(run_dirs, staging, paper_rows, tables_of)
+        if out_dir.exists():
+            out_dir.rename(earlier)
+        staging.rename(out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(earlier, ignore_errors=True)
+    return out_dir / "report.html"
+
+
+def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
+    """build_report's work, in a fresh folder out_dir."""
     groups = group_runs(run_dirs)
     if len(groups) > 1:
         return build_comparison(groups, out_dir, paper_rows, tables_of)
@@ -729,14 +762,14 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     stems = write_attempts(results, out_dir, samples)
     plots = report_plots(results, paper, max_turns, out_dir)
     facts, warnings = run_facts(results, manifests, run_dirs, samples)
-    models = distinct(model_text(manifest["model"]) for manifest in manifests if manifest.get("model"))
     rows = our_rows(results, max_turns)
     _, figures, intervals = rows[0]
     headline = {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
                 "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[6]:.2f}",
                 "more": [f"{name.removeprefix('this run ')} {row[5]:.1f}% (95% {percent_interval(bounds[5])})" for name, row, bounds in rows[1:]]}
     tables = tables_of(results, manifests)
-    title = f"{tables.title} run: {models[0] if len(models) == 1 else 'several models' if models else 'unknown model'}"
+    titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
+    title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
     page = out_dir / "report.html"
     write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, tables=tables,
                             table=table3_rows([("this run", results, max_turns)], paper), max_turns=max_turns,
@@ -754,7 +787,7 @@ def task_rows(results: list[dict], stems: dict) -> list[dict]:
                      "badges": [{"href": href(f"tasks/{stems[task, result.sample]}.html"), "passed": result.passed,
                                  "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"}
                                 for result in attempts],
-                     "turns": f"{sum(r.turns for r in attempts) / len(attempts):.1f}",
+                     "turns": f"{sum(r.turns for r in attempts) / len(attempts):.1f}".removesuffix(".0"),
                      "seconds": f"{sum(r.get('seconds') or 0 for r in attempts) / len(attempts):.1f}",
                      "endings": ", ".join(distinct(str(result.get("ended_by", "")).split(" (")[0] for result in attempts)),
                      "reason": failed.get("reason", "") if failed else "", "short_reason": short(failed.get("reason", "")) if failed else ""})

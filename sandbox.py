@@ -57,6 +57,57 @@ def jail_python(name: str) -> Path:
     return HERE / ".jail" / name / "bin" / "python"
 
 
+# --- the CPUs this process may use: llama.cpp's threads, the jails' BLAS/OpenMP threads, --parallel auto ------------
+
+def usable_cpus(proc_cgroup: Path = Path("/proc/self/cgroup"), cgroup_root: Path = Path("/sys/fs/cgroup"),
+                environ=os.environ) -> tuple[int, str]:
+    """How many CPUs this process may use, and which limit said so: its affinity mask (taskset, a container's or a
+    Slurm job's cpuset), capped by its cgroup's CPU quota (whole CPUs, at least one) and by Slurm's
+    SLURM_CPUS_PER_TASK. os.cpu_count() counts every core of the machine instead."""
+    limits = [(len(os.sched_getaffinity(0)), "its affinity mask")]
+    quota = cgroup_cpu_quota(proc_cgroup, cgroup_root)
+    if quota is not None:
+        limits.append((max(1, int(quota)), f"its cgroup's CPU quota of {quota:g} CPUs"))
+    slurm = environ.get("SLURM_CPUS_PER_TASK", "")
+    if slurm.isdigit() and int(slurm) >= 1:
+        limits.append((int(slurm), f"SLURM_CPUS_PER_TASK={slurm}"))
+    return min(limits)
+
+
+def cgroup_cpu_quota(proc_cgroup: Path, cgroup_root: Path) -> float | None:
+    """The tightest CPU quota, in CPUs, on this process's cgroup or any cgroup above it (v2: cpu.max "QUOTA PERIOD";
+    v1: cpu.cfs_quota_us / cpu.cfs_period_us in the cpu controller's hierarchy); None when there is none."""
+    quotas = []
+    try:
+        lines = proc_cgroup.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            hierarchies = [(cgroup_root, "cpu.max")]
+        elif "cpu" in controllers.split(","):
+            hierarchies = [(cgroup_root / name, "cpu.cfs_quota_us") for name in ("cpu", "cpu,cpuacct", "cpuacct,cpu")]
+        else:
+            continue
+        for base, name in hierarchies:
+            folder = base / path.lstrip("/")
+            while True:  # in a container the path may name a cgroup outside its view: the folders that exist are read
+                try:
+                    if name == "cpu.max":
+                        quota, period = (folder / name).read_text().split()[:2]
+                    else:
+                        quota, period = (folder / name).read_text().strip(), (folder / "cpu.cfs_period_us").read_text().strip()
+                    if quota not in ("max", "-1") and int(period) > 0:
+                        quotas.append(int(quota) / int(period))
+                except (OSError, ValueError):
+                    pass
+                if folder == base or base not in folder.parents:
+                    break
+                folder = folder.parent
+    return min(quotas) if quotas else None
+
+
 # --- jail: every nsjail setting ------------------------------------------------------------------------------------
 
 @dataclass
@@ -69,7 +120,7 @@ class JailLimits:
     file_mib: int = 1024            # largest file a cell may write
     tmp_mib: int = 256              # size of each of the jail's private /tmp and /dev/shm
     open_files: int = 1024
-    threads: int = min(4, os.cpu_count() or 1)   # OMP/OpenBLAS/MKL thread caps
+    threads: int = min(4, usable_cpus()[0])   # OMP/OpenBLAS/MKL thread caps (a run: --threads, at most 4)
     output_mib: int = 2048          # what ./output/ may hold: past it (or past output_files) the worker is killed and
     output_files: int = 10_000      # ./output/ emptied, so a disk fill cannot fill the host
 
@@ -194,7 +245,8 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
                    "USER": "agent", "LOGNAME": "agent",
                    "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "PYTHONDONTWRITEBYTECODE": "1",
                    **{name: str(limits.threads) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")},
-                   **{name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ}}
+                   **{name: os.environ[name] for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "NPY_DISABLE_CPU_FEATURES")
+                      if name in os.environ}}
     cgroups = cgroup_settings(limits)
     return NsJailConfig(
         hostname="pybench", cwd=JAIL_ROOT, time_limit=0, log_file=str(log_path), mount=mounts, mount_proc=True,

@@ -2,7 +2,8 @@
 
 quantities(text) finds every number a person would see in the text: digits with thousands separators
 (1,234 / 1.234,5 / 6 010 600) told apart from lists (9,3 and 1, 2, 3 are two and three numbers), signs
-only where they are signs (2023-03-05 is a date, not -3), scale words (k, thousand, million, bn, 万, 亿),
+only where they are signs (2023-03-05 is a date, not -3; **−9.99** and $-4$ are negative), full-width digits,
+punctuation and brackets read as ASCII (halfwidth), scale words (k, thousand, million, bn, 万, 亿),
 units (%, ms, s, min, h, pages and page numbers: "4 pages", "a 4-page PDF", "p. 3", "第3页"), numbers in
 words (English "twenty-three", "one hundred and five"; Chinese 二十三, 一百零五) and LaTeX / sympy printing
 (\\left( 22/7, \\frac{9}{7} \\right)). Each Quantity keeps the precision it was written with, so "EUR 6.01
@@ -13,8 +14,10 @@ The claim checks hold the answer to what it states, not to what it mentions some
   first one named at all) must be the expected one, and naming most of the candidates is a spray that fails;
 - assert_stated: the expected number is in the answer and the answer does not spray many numbers of the
   asked kind (other candidates' values, or many numbers of the same size and unit);
-- assert_labelled: the number written next to a label ("448 words", "sentences: 35", "“茶”字出现了25次")
-  is the expected one, so "3 words and 9 sentences" fails a count of 9 words and 3 sentences.
+- assert_labelled: the number that belongs to a label ("448 words", "sentences: 35", "“茶”字出现了25次"; a number
+  belongs to the noun it counts, see labelled_numbers) is the expected one, so "3 words and 9 sentences" fails a
+  count of 9 words and 3 sentences, and in "7 of the 24 reviews gave 5 stars" the 5-star count is 7;
+- assert_rounded: the rounding the query states ("to 4 decimal places").
 """
 import math
 import re
@@ -33,7 +36,8 @@ class Quantity:
 
 
 # ---------------------------------------------------------------------------------------------- text clean-up
-_FULLWIDTH = str.maketrans("０１２３４５６７８９．，－＋％", "0123456789.,-+%")
+# full-width digits, punctuation and brackets (Chinese writing) as their ASCII forms, one character for one
+_FULLWIDTH = str.maketrans("０１２３４５６７８９．，－＋％；：（）［］｛｝！？＝＜＞／﹣", "0123456789.,-+%;:()[]{}!?=<>/-")
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 
 
@@ -50,10 +54,15 @@ def _latex_to_plain(text: str) -> str:
     return text
 
 
+def halfwidth(text: str) -> str:
+    """Full-width digits, punctuation and brackets as ASCII, and the Unicode minus and dashes as '-' (same length)."""
+    return str(text).translate(_FULLWIDTH).replace("−", "-").replace("–", "-").replace("‒", "-")
+
+
 def _prepare(text: str) -> str:
     """One spelling per symbol, same length as far as possible so spans still point into the answer."""
-    text = _latex_to_plain(str(text).translate(_FULLWIDTH))
-    return text.replace("−", "-").replace("–", "-").replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
+    text = _latex_to_plain(halfwidth(text))
+    return text.replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
 
 
 # ---------------------------------------------------------------------------------------------- digits
@@ -79,6 +88,10 @@ _UNITS = [
     (r"\s?(?:h\b|hrs?\b|hours?\b|小时)", "h"),
     (r"(?:\s|-)?(?:pages?\b|页|頁)", "pages"),
 ]
+# A sign: after a space, a bracket, a relation or punctuation, with Markdown / LaTeX markup opening on either side
+# of it (**-3.2**, -**3.2**, `-7`, $-4$, \textbf{-9.99}), never after a digit or a letter.
+_MARKUP = r"*_`~"
+_SIGN = re.compile(rf"(?:^|[\s(\[{{=:,;≈~<>/|$€£¥])[{_MARKUP}]*(?P<sign>[-+])[{_MARKUP}]*\s*$")
 _PAGE_BEFORE = re.compile(r"(?:\bpages?|\bpp?\.|\bpg\.?|第)\s*(?:no\.?\s*|number\s*|#\s*)?$", re.I)
 _TIME_SECONDS = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 
@@ -118,10 +131,11 @@ def _digit_quantities(text: str) -> list[Quantity]:
         step = 0.5 * 10 ** (power - decimals)
         before = text[max(0, start - 12):start]
         # a sign only where it is one: not the dash of a date (2023-03-05), a range (3-5) or a subtraction (x-3)
-        if re.search(r"(?:^|[\s(\[=:,;≈~<>/（，：$€£¥])[-+]\s*$", before) or re.search(r"^[-+]$", before):
-            if before.rstrip().endswith("-"):
+        sign = _SIGN.search(before)
+        if sign:
+            if sign.group("sign") == "-":
                 value = -value
-            start = start - (len(before) - len(before.rstrip()[:-1]))
+            start -= len(before) - sign.start("sign")
         unit, scale, scaled = "", 1.0, False
         rest = text[end:end + 16]
         for pattern, factor in _SCALES:
@@ -280,6 +294,23 @@ def assert_number(answer: str, expected: float, rel: float = 1e-3, abs_tol: floa
     raise AssertionError(f"{what} should contain {expected:g}; found {shown}")
 
 
+def decimals_written(q: Quantity) -> int:
+    """How many decimals q was written with (0.4180 -> 4, 12 -> 0; 1.5e-3 -> 4)."""
+    return max(0, round(-math.log10(2 * q.step / q.scale)))
+
+
+def assert_rounded(answer: str, expected: float, decimals: int, what: str = "the answer", aliases: list[str] | None = None) -> None:
+    """The rounding the query states: the answer writes expected with at least `decimals` decimals, correct to half a
+    unit of the last asked decimal ('0.4180' or '0.41803' for 0.4180256 to 4 places; '0.418' and '0.4183' fail). With
+    aliases, only the numbers that belong to that label count (see labelled_numbers)."""
+    found = labelled_numbers(answer, aliases) if aliases else quantities(answer)
+    half = 0.5 * 10 ** -decimals * (1 + 1e-9)
+    near = [q for q in found if not q.scaled and abs(q.value - expected) <= half]
+    assert near, f"{what} should be {expected:.{decimals}f} (to {decimals} decimals); the answer does not give it"
+    assert any(decimals_written(q) >= decimals for q in near), \
+        f"{what} is given with fewer than the {decimals} decimals asked for"
+
+
 # ---------------------------------------------------------------------------------------------- claims
 def _mentions(answer: str, options: dict[str, list[str]]) -> list[tuple[int, str]]:
     """(position, label) for every mention of an option's alias, in order (longer aliases win overlaps)."""
@@ -349,26 +380,79 @@ def _clauses(answer: str) -> list[tuple[int, int]]:
     return bounds
 
 
-def labelled_numbers(answer: str, aliases: list[str]) -> list[Quantity]:
-    """For each mention of a label (any alias), the number written nearest to it in the same clause."""
+# Words a number can stand before without modifying them ("7 of the 24", "9 in total", "35 were found"), and the
+# words that may come between a number and the noun it counts ("448 distinct words").
+_NOT_NOUNS = set("of out in on at and or to for from by with than as is are was were be been being has have had gave give "
+                 "gives given got get received receive which that who whose the a an per each times time more less over under "
+                 "about around roughly approximately exactly only just so here there it they this these those all".split())
+_MODIFIERS = r"(?:(?:total|distinct|unique|different|separate|individual|non-stop-?words?|english|chinese)\s+)*"
+_CN_COUNTERS = "个条篇次名位人项张处句段章本份种"
+_PARTITIVE_TOTAL = re.compile(r"(?:\bout\s+of|\bof(?:\s+the|\s+all)?|\bamong(?:\s+the)?|\bfrom(?:\s+the)?|/)\s*$", re.I)
+
+
+def _modified_noun(text: str, q: Quantity) -> str | None:
+    """The noun the number q counts ('24 reviews' -> 'reviews', '199个汉字' -> '汉字'), or None when it counts nothing
+    written after it ('7 of the 24', 'words: 448', '出现了25次')."""
+    rest = text[q.end:q.end + 40]
+    chinese = re.match(rf"\s*[{_CN_COUNTERS}]?([\u4e00-\u9fff]*)", rest)
+    if chinese and re.match(r"\s*[\u4e00-\u9fff]", rest):
+        run = chinese.group(1)
+        return run if run and run[0] not in "了的是在中有为共和与及或" else None
+    word = re.match(rf"[\s-]*{_MODIFIERS}([a-z]+)", rest, re.I)
+    return word.group(1).lower() if word and word.group(1).lower() not in _NOT_NOUNS else None
+
+
+def _is_partitive_total(text: str, q: Quantity, clause_start: int, found: list[Quantity]) -> bool:
+    """q is the whole of a part named before it: 24 in '7 of the 24 reviews', '7 out of 24', '7/24', '24条评论中有7条'."""
+    earlier = any(clause_start <= other.start and other.end <= q.start for other in found)
+    if earlier and _PARTITIVE_TOTAL.search(text[clause_start:q.start]):
+        return True
+    return bool(re.match(rf"\s*[{_CN_COUNTERS}]?[\u4e00-\u9fff]{{0,4}}?中", text[q.end:q.end + 8]))
+
+
+def _unit_fits(q: Quantity, unit: str | None) -> bool:
+    """q is written as a number of the asked kind: a plain count (unit None), a time, a share."""
+    if unit in _TIME_SECONDS:
+        return q.unit in _TIME_SECONDS or not q.unit
+    return q.unit in ("", unit or "")
+
+
+def labelled_numbers(answer: str, aliases: list[str], nouns: tuple[str, ...] = (), unit: str | None = None) -> list[Quantity]:
+    """For each mention of a label (any alias), in order, the number that belongs to it in the same clause.
+
+    A number belongs to the noun phrase it modifies: '448 words' is the words' number wherever the label is, and in
+    '7 of the 24 reviews gave 5 stars' the number of '5 stars' is 7 (24 counts the reviews, and is the whole the 7 are
+    part of). So for each mention: the number written right before it ('448 words', '199个汉字'); else the nearest
+    number that modifies no other noun (nouns: further words such a number may count, e.g. 'reviews' for a count of
+    5-star reviews) and is no partitive whole; else the nearest number that is no partitive whole. Numbers of the asked
+    unit (none: a plain count; a time; a share) are preferred to others ('7 reviews (29%) gave 5 stars')."""
     text = _prepare(answer)
     found = quantities(answer)
     low = text.lower()
+    labels = [alias.lower() for alias in aliases]
+    allowed = labels + [noun.lower() for noun in nouns]
     picked = []
     for start, end in _clauses(text):
-        for alias in aliases:
-            for m in re.finditer(re.escape(alias.lower()), low[start:end]):
+        for alias in labels:
+            for m in re.finditer(re.escape(alias), low[start:end]):
                 pos, stop = start + m.start(), start + m.end()
                 near = [q for q in found if start <= q.start and q.end <= end and (q.end <= pos or q.start >= stop)]
-                if near:
-                    picked.append(min(near, key=lambda q: pos - q.end if q.end <= pos else q.start - stop))
-    return picked
+                near = [q for q in near if _unit_fits(q, unit)] or near
+                direct = [q for q in near if q.end <= pos and re.fullmatch(rf"[\s-]*{_MODIFIERS}[{_CN_COUNTERS}]?\s*", low[q.end:pos])]
+                wholes = [q for q in near if _is_partitive_total(text, q, start, found)]
+                parts = [q for q in near if q not in wholes]
+                free = [q for q in parts if (noun := _modified_noun(low, q)) is None
+                        or any(noun.startswith(word) or word.startswith(noun) for word in allowed)]
+                choice = direct or free or parts
+                if choice:
+                    picked.append((pos, min(choice, key=lambda q: pos - q.end if q.end <= pos else q.start - stop)))
+    return [q for _, q in sorted(picked, key=lambda pair: pair[0])]
 
 
 def assert_labelled(answer: str, aliases: list[str], expected: float, rel: float = 0, abs_tol: float = 0.5,
-                    what: str = "the answer", unit: str | None = None) -> None:
-    """The number written next to a label (e.g. ['words', '词']) is expected: '448 words', 'words: 448'."""
-    got = labelled_numbers(answer, aliases)
+                    what: str = "the answer", unit: str | None = None, nouns: tuple[str, ...] = ()) -> None:
+    """The number that belongs to a label (e.g. ['words', '词']; see labelled_numbers) is expected: '448 words', 'words: 448'."""
+    got = labelled_numbers(answer, aliases, nouns, unit)
     assert got, f"the answer gives no number for {what}"
     assert any(_matches(q, expected, rel, abs_tol, unit) for q in got), \
         f"{what} should be {expected:g}; the answer gives {', '.join(f'{q.value:g}' for q in got[:4])}"

@@ -5,7 +5,7 @@ encoder delay of about 50 ms, so content is compared with a small lag search.
 """
 from pathlib import Path
 
-from common import numbers_in, output_file
+from common import labelled_numbers, numbers_in, output_file, quantities
 from figures import saved_figure
 
 
@@ -301,12 +301,16 @@ def loudest_second(answer: str, output: Path, data: Path) -> None:
 
 
 def trailing_silence(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the first time the answer states is 4.35 s (+-0.06 s, or the same in ms), the start of recording.wav's
-    trailing silence; an answer that lists several candidate times is judged by the first."""
-    nums = numbers_in(answer)
-    assert nums, "the answer gives no time"
-    ok = abs(nums[0] - 4.35) <= 0.06 or abs(nums[0] - 4350) <= 60
-    assert ok, f"the answer gives {nums[0]:g}, not 4.35 s (about 4.3-4.4 s), as the start of the final silence"
+    """Verifies: the time the answer gives for the start of recording.wav's trailing silence is 4.35 s (+-0.06 s, or the
+    same in ms): the number that belongs to 'silence' (静音, silent, quiet; see labelled_numbers), the first if it names
+    several, else the answer's first number. A context time stated before it (the file's length) is not the answer;
+    an answer that lists several candidate times is judged by the first."""
+    labelled = labelled_numbers(answer, ["silence", "silent", "quiet", "静音", "无声", "安静"], unit="s")
+    found = labelled or quantities(answer)
+    assert found, "the answer gives no time"
+    stated = found[0].value / 1000 if found[0].unit == "ms" else found[0].value
+    ok = abs(stated - 4.35) <= 0.06 or abs(stated - 4350) <= 60
+    assert ok, f"the answer gives {stated:g}, not 4.35 s (about 4.3-4.4 s), as the start of the final silence"
 
 
 def normalized(answer: str, output: Path, data: Path) -> None:

@@ -224,6 +224,52 @@ class Axes:
         """Lines that draw a series: drawn with a line style, more than two points."""
         return [line for line in self.lines if line["linestyle"] not in ("None", "", " ", "none") and line["n"] > 2]
 
+    @staticmethod
+    def pieces(line: dict) -> list[list[tuple[float, float]]]:
+        """The line's runs of finite points between gaps (seaborn draws an error bar and its caps as one line with gaps)."""
+        runs, run = [], []
+        for x, y in zip(line["x"], line["y"]):
+            if _finite(x) and _finite(y):
+                run.append((x, y))
+            elif run:
+                runs.append(run)
+                run = []
+        return [piece for piece in runs + [run] if piece]
+
+    def error_bar_lines(self) -> list[dict]:
+        """Lines made only of two-point segments: error bars and their caps as seaborn's barplot draws them."""
+        return [line for line in self.lines if all(len(piece) == 2 for piece in self.pieces(line))]
+
+    def error_bar_halves(self) -> list[float]:
+        """Half the length of each error bar along the value axis: plt.errorbar's and pandas' yerr= segments (a line
+        collection) and seaborn's (lines), caps left out."""
+        along = 0 if self.horizontal else 1
+        segments = [path for c in self.collections("LineCollection") for path in c.get("paths", []) if len(path) == 2]
+        segments += [piece for line in self.error_bar_lines() for piece in self.pieces(line)]
+        return [abs(b[along] - a[along]) / 2 for a, b in segments
+                if abs(b[along] - a[along]) > 0 and abs(b[1 - along] - a[1 - along]) <= 1e-9 * max(1.0, abs(a[1 - along]))]
+
+    def density_curves(self) -> list[dict]:
+        """Smooth curves drawn over the bars: one unbroken run, increasing along the bars' axis, within the bars' span and
+        sampled far more finely than the bars (20 points or more, at least 3 per bar): a histogram's density (KDE)
+        overlay, not a line over the same categories."""
+        bars = self.bars
+        if not bars:
+            return []
+        along = 1 if self.horizontal else 0
+        low = min(self.bar_position(b) - abs(b["height" if self.horizontal else "width"]) / 2 for b in bars)
+        high = max(self.bar_position(b) + abs(b["height" if self.horizontal else "width"]) / 2 for b in bars)
+        margin = 0.05 * (high - low)
+        curves = []
+        for line in self.data_lines():
+            pieces = self.pieces(line)
+            if len(pieces) != 1 or len(pieces[0]) < max(20, 3 * len(bars)):
+                continue
+            steps = [b[along] - a[along] for a, b in zip(pieces[0], pieces[0][1:])]
+            if all(step > 0 for step in steps) and low - margin <= pieces[0][0][along] and pieces[0][-1][along] <= high + margin:
+                curves.append(line)
+        return curves
+
     @property
     def wedges(self) -> list[dict]:
         return [p for p in self.record.get("patches", []) if p["kind"] == "Wedge" and p.get("visible", True)]

@@ -6,7 +6,7 @@ raising AssertionError with a short reason. Heavy libraries are imported inside 
 import re
 from pathlib import Path
 
-from common import assert_number, load_image, numbers_in, output_file
+from common import assert_number, halfwidth, load_image, numbers_in, output_file
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
 
@@ -576,9 +576,11 @@ def _drawn_aspects(page) -> list[float]:
 
 # ---------------------------------------------------------------- answers
 def dominant_color(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the first colour the answer gives (an RGB triple like (40, 90, 190) or 40/90/190, or a hex code) is the
-    dominant colour of palette.bmp (the mean of the largest cluster of similar pixels), within 15 per channel; an answer listing
-    several candidate colours is judged by the first one."""
+    """Verifies: the colour the answer gives as the dominant one (an RGB triple like (40, 90, 190), （40，90，190） or
+    40/90/190, or a hex code) is the dominant colour of palette.bmp (the mean of the largest cluster of similar pixels),
+    within 15 per channel: the first colour after the first word that claims it ('dominant', main, most common, 主色,
+    最多) in that sentence, else the answer's first colour, so a context colour before it (the background) is not the answer; an answer
+    listing several candidate colours is judged by the first one."""
     import numpy as np
 
     pixels = _data(data, "palette.bmp").reshape(-1, 3)
@@ -592,13 +594,30 @@ def dominant_color(answer: str, output: Path, data: Path) -> None:
             centre = pixels[near].mean(axis=0)
         best = max(best, (int(near.sum()), tuple(centre)), key=lambda t: t[0])
     target = best[1]
+    answer = halfwidth(answer)
     found = [(m.start(), [int(m.group(k)) for k in (1, 2, 3)])
              for m in re.finditer(r"(?<![\d.])(\d{1,3})\s*[,/ ]\s*(\d{1,3})\s*[,/ ]\s*(\d{1,3})(?![\d.])", answer)]
     found += [(m.start(), [int(m.group(1)[j:j + 2], 16) for j in (0, 2, 4)]) for m in re.finditer(r"#([0-9a-fA-F]{6})\b", answer)]
     assert found, "the answer gives no colour as RGB numbers or a hex code"
+    claims = [(start + said.start(), end) for start, end in _sentences(answer)
+              for said in [re.search(r"dominant|\bmain\b|most common|most frequent|主色|主要颜色|最多", answer[start:end], re.I)]
+              if said and any(start <= at < end for at, _ in found)]
+    if claims:  # the first colour after the word that claims it, else the first of that sentence
+        said, end = claims[0]
+        start = next(s for s, e in _sentences(answer) if s <= said < e)
+        found = [c for c in found if said <= c[0] < end] or [c for c in found if start <= c[0] < end]
     first = min(found)[1]
     assert all(abs(a - b) <= 15 for a, b in zip(first, target)), \
         f"the answer's colour {tuple(first)} is not the dominant colour (about RGB {tuple(int(v) for v in target)})"
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the text's sentences: split at line ends, ';', '。' and sentence-ending dots."""
+    bounds, start = [], 0
+    for m in re.finditer(r"\n|[;。]|\.(?=\s|$)", text):
+        bounds.append((start, m.start()))
+        start = m.end()
+    return bounds + [(start, len(text))]
 
 
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,

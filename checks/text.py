@@ -60,12 +60,30 @@ def minutes_summary(answer: str, output: Path, data: Path) -> None:
     assert_date(answer, "2024-05-09", "next meeting date")
 
 
+def _items(answer: str) -> list[str]:
+    """The answer cut into items: lines, sentences, ';' and 'and' / 和 / 以及 / '，' between two of them (not English
+    commas, which also sit inside dates such as 'April 12, 2024')."""
+    return [part for part in re.split(r"\n|[;；。]|\.(?=\s|$)|\band\b|以及|和|及|，", answer) if part.strip()]
+
+
+def assert_paired(answer: str, word: str, iso: str, what: str) -> None:
+    """Some item of the answer (see _items) names word and gives the date iso with it: pairs checked as pairs."""
+    y, m, d = (int(x) for x in iso.split("-"))
+    for item in _items(answer):
+        dates = dates_in(item)
+        if word.lower() in item.lower() and ((m, d, y) in dates or (m, d, None) in dates):
+            return
+    raise AssertionError(f"{what}: no item of the answer gives '{word}' with its date {iso}")
+
+
 def minutes_owner_actions(answer: str, output: Path, data: Path) -> None:
-    """Verifies: both of Tomas Reyes's actions: venue contract (12 April 2024) and translation quotes (26 April 2024),
-    and none of the other owners' items."""
+    """Verifies: both of Tomas Reyes's actions, each with its own due date: venue contract (12 April 2024) and
+    translation quotes (26 April 2024), and none of the other owners' items."""
     assert_words(answer, "contract", "translation")
     assert_date(answer, "2024-04-12", "venue contract due date")
     assert_date(answer, "2024-04-26", "translation quotes due date")
+    assert_paired(answer, "contract", "2024-04-12", "the venue contract")
+    assert_paired(answer, "translation", "2024-04-26", "the translation quotes")
     others = [iso for iso in ("2024-03-29", "2024-03-22", "2024-04-05", "2024-04-19")  # the other owners' items
               if any(d[:2] == (int(iso[5:7]), int(iso[8:])) for d in dates_in(answer))]
     assert not others, f"the answer also lists items of other owners (due {', '.join(others)})"
@@ -258,11 +276,26 @@ def review_battery(answer: str, output: Path, data: Path) -> None:
 
 
 def review_rating_chart(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/rating_distribution.png is a non-blank chart and the answer says 7 reviews gave 5 stars."""
-    assert_chart(output, "rating_distribution.png")
+    """Verifies from the figure record: ./output/rating_distribution.png is a bar chart with one bar per star rating 1-5
+    (each found by the digit of its tick label, else by its position), each as long as the number of reviews that gave
+    that rating (1, 3, 5, 8, 7); the answer says 7 reviews gave 5 stars."""
+    from collections import Counter
+
+    from figures import saved_figure
+
+    ratings = Counter(r for _, r, _ in _reviews(data))
+    ax = saved_figure(output, "rating_distribution.png").single_axes("bar chart")
+    bars = ax.bars
+    assert len(bars) == 5, f"rating_distribution.png has {len(bars)} bars, expected one per star rating (5)"
+    shown = {}
+    for bar in bars:
+        digit = re.search(r"[1-5]", str(ax.nearest_label(bar)))
+        shown[int(digit.group()) if digit else round(ax.bar_position(bar))] = ax.bar_value(bar)
+    expected = {stars: ratings.get(stars, 0) for stars in range(1, 6)}
+    assert shown == expected, f"rating_distribution.png shows {dict(sorted(shown.items()))} reviews per rating, expected {expected}"
     fives = sum(1 for _, r, _ in _reviews(data) if r == 5)  # 7
     assert_labelled(answer, ["5 star", "5-star", "five star", "five-star", "5 stars", "5星", "五星", "5 分", "5分"], fives,
-                    what="the number of 5-star reviews")
+                    what="the number of 5-star reviews", nouns=("review", "rating", "customer", "评论", "评价"))
 
 
 def review_best_product(answer: str, output: Path, data: Path) -> None:

@@ -1,5 +1,6 @@
 """The shared answer reader (checks/answers.py, re-exported by checks/common.py): each way of writing a number that a
 careful grader accepts is read right, and each misreading the validity sample found is refused."""
+import re
 import sys
 
 import pytest
@@ -7,7 +8,8 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "checks"))
-from common import assert_claim, assert_labelled, assert_number, assert_stated, numbers_in, quantities, stated_item  # noqa: E402
+from common import (assert_claim, assert_labelled, assert_number, assert_stated, labelled_numbers, numbers_in,  # noqa: E402
+                    quantities, stated_item)
 
 
 def values(text):
@@ -122,3 +124,99 @@ def test_labelled_numbers_bind_each_count_to_its_label():
         assert_labelled("The story has 35 words and 448 sentences.", ["words"], 448)
     with pytest.raises(AssertionError):
         assert_labelled("nine words and three sentences", ["words"], 3)
+
+
+# ---------------------------------------------------------------------------------------------- classes of issue 21
+@pytest.mark.parametrize("text, expected", [
+    ("The dominant eigenvalue is **−9.99377**.", -9.99377),  # Unicode minus inside Markdown bold
+    ("The dominant eigenvalue is **-9.99377**.", -9.99377),
+    ("dominant: -**9.99377**", -9.99377),  # the sign outside the bold
+    ("主特征值为 **−9.99377**。", -9.99377),
+    ("the limit is `-0.1667`", -0.1667),
+    ("the limit is *−1/6 ≈ -0.16667*", -0.16667),
+    (r"$\lambda_{max} = \mathbf{-9.99377}$", -9.99377),
+    (r"\boxed{-4}", -4.0),
+    ("| eigenvalue | **-9.99** |", -9.99),
+    ("最小值为 －3.729", -3.729),  # full-width minus
+])
+def test_a_minus_sign_next_to_markup_is_a_sign(text, expected):
+    assert any(abs(q.value - expected) < 1e-9 for q in quantities(text)), values(text)
+    assert_number(text, expected, rel=0, abs_tol=1e-9)
+
+
+@pytest.mark.parametrize("text", ["2023-03-05", "pages 3-5", "x-3", "**x**-3", "y=2x+1"])
+def test_markup_does_not_make_a_dash_into_a_sign(text):
+    assert all(q.value >= 0 for q in quantities(text)), values(text)
+
+
+FIVE_STARS = ["5 star", "5-star", "five star", "five-star", "5 stars", "5星", "五星"]
+
+
+@pytest.mark.parametrize("text", [
+    "7 of the 24 reviews gave 5 stars.",
+    "7 out of 24 reviews gave 5 stars.",
+    "7/24 reviews gave 5 stars.",
+    "The 24 reviews include 7 with 5 stars.",
+    "There are 7 five-star reviews out of 24.",
+    "24条评论中有7条是5星。",
+    "5星评论共7条（共24条）。",
+    "7 reviews (29%) gave 5 stars.",
+])
+def test_a_number_belongs_to_the_noun_it_counts(text):
+    assert_labelled(text, FIVE_STARS, 7)
+    with pytest.raises(AssertionError):
+        assert_labelled(text, FIVE_STARS, 24)
+
+
+def test_a_number_counting_another_noun_is_not_the_labels():
+    answer = "7 reviews gave 5 stars within 3 days."  # 3 counts days; 7 counts reviews, what a 5-star count counts
+    assert_labelled(answer, FIVE_STARS, 7, nouns=("review",))
+    assert [q.value for q in labelled_numbers(answer, ["days"])] == [3]
+
+
+def test_labelled_numbers_read_each_noun_phrase_apart():
+    answer = "7 of the 24 reviews gave 5 stars"
+    assert [q.value for q in labelled_numbers(answer, ["stars"])] == [5]
+    assert [q.value for q in labelled_numbers(answer, ["reviews"])] == [24]
+    assert [q.value for q in labelled_numbers("共24条评论，其中5星的有7条", ["评论"])] == [24]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("句子：35；单词：448", [("句子", 35), ("单词", 448)]),
+    ("句子数（35），单词数（448）", [("句子", 35), ("单词", 448)]),
+    ("The count (sentences：35；words：448)", [("sentences", 35), ("words", 448)]),
+])
+def test_full_width_punctuation_splits_like_ascii(text, expected):
+    for label, number in expected:
+        assert_labelled(text, [label], number)
+
+
+@pytest.mark.parametrize("answer", [
+    "泰勒展开：1 + x + x^2/2 - x^4/8 - x^5/15；",
+    "泰勒多项式为 1 + x + x²/2 − x⁴/8 − x⁵/15（到五次项）",
+    "Taylor: 1 + x + x^2/2 - x^4/8 - x^5/15 (up to x^5)",
+    "f(x) = 1 + x + x^2/2 - x^4/8 - x^5/15；（已省略 O(x^6)）",
+])
+def test_a_formula_followed_by_full_width_punctuation_or_a_note_parses(answer):
+    import maths  # what sympy will parse (sympy itself lives in the jail's environment only)
+
+    written = {re.sub(r"[\s()]", "", maths._normalise(piece) or "") for piece in maths._expression_candidates(answer)}
+    assert "1+x+x**2/2-x**4/8-x**5/15" in written, written
+
+
+@pytest.mark.parametrize("answer, passes", [
+    ("The recording is 6.5 s long; its trailing silence starts at 4.35 s.", True),
+    ("录音总长 6.5 秒，结尾静音从 4.35 秒开始。", True),
+    ("Duration 6.50 s. Final silence: from 4350 ms to the end.", True),
+    ("The trailing silence starts at 4.35 s.", True),
+    ("录音总长 4.35 秒，结尾静音从 6.5 秒开始。", False),
+    ("Quiet stretches start at 1.20 s, 2.90 s and 4.35 s; the last is the trailing silence.", False),
+])
+def test_the_asked_time_is_found_by_its_label_not_its_position(answer, passes):
+    import audio
+
+    if passes:
+        audio.trailing_silence(answer, ROOT, ROOT)
+    else:
+        with pytest.raises(AssertionError):
+            audio.trailing_silence(answer, ROOT, ROOT)

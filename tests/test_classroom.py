@@ -262,7 +262,8 @@ def test_feedback_and_overview_show_points_reasons_and_work_in_chromium(graded_c
     assert student["title"] == "Feedback for s05: 4 of 6 points" and student["scripts"] == 0
     assert "mean\t1 / 1\tpassed" in student["text"] and "plot\t3 / 3\tpassed" in student["text"]
     assert "total\t0 / 2\t./output/total.txt does not hold the right sum" in student["text"]
-    assert "<script>document.title = 'pwned'</script> **The mean is 72.5**" in student["text"]  # shown, as text
+    assert "<script>document.title = 'pwned'</script> The mean is 72.5" in student["text"]  # the tag as text, the bold rendered
+    assert "<strong>The mean is 72.5</strong>" in (out / "feedback" / "s05.html").read_text()
     assert MEAN.splitlines()[1] in student["text"] and "frame.plot.bar(x='name', y='score')" in student["text"]
     assert "not graded: cell 1 has no 'source' field" in hostile["text"] and hostile["title"] == "Feedback for nosource: 3 of 6 points"
     assert overview["title"] == "Class overview: 30 students, 3 tasks" and overview["scripts"] == 0
@@ -272,6 +273,15 @@ def test_feedback_and_overview_show_points_reasons_and_work_in_chromium(graded_c
     full = sum(sum(points.values()) == 6 for points in expected.values())
     assert f"\n6\t{full}\t" in overview["text"]  # the distribution of totals
     assert "s05\t1\t0\t3\t4" in overview["text"] and "mallory\\x0as01__mean.ipynb: pass 1 point\t1\t2\t3\t6" in overview["text"]
+    for page in (out / "feedback" / "s05.html", out / "overview.html"):  # and as a person sees them: a screenshot each
+        shot = tmp_path / f"{page.stem}.png"
+        subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
+                        "--disable-background-networking", "--disable-component-update", f"--user-data-dir={tmp_path / 'shots'}",
+                        "--window-size=1200,1400", f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+        from PIL import Image
+
+        colours = Image.open(shot).convert("L").getcolors(maxcolors=1 << 16)
+        assert colours and len(colours) > 20, f"{shot} shows an empty page"  # text and tables, not a blank window
 
 
 @pytest.mark.slow
@@ -288,3 +298,12 @@ def test_a_students_page_holds_nothing_of_the_checks_or_the_others(graded_class)
     for student in ("s01", "s05", "magic4"):
         text = html.unescape((out / "feedback" / f"{student}.html").read_text())
         assert [name for name in expected if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)] == [student]
+
+
+def test_a_students_markdown_is_rendered_and_its_html_shown_as_text():
+    import classroom
+
+    page = classroom.markdown_html("# Result\n**−9.99** and `code`\n\n<script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror=y>")
+    assert "<h1>Result</h1>" in page and "<strong>−9.99</strong>" in page and "<code>code</code>" in page
+    assert "<script" not in page and "<img" not in page and 'href="javascript' not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -1,0 +1,439 @@
+"""The first hour of a new user (issue 23): help that helps, README examples that run, honest errors for the
+environment, reports that survive edge cases."""
+import shlex
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_pybench
+
+SUBCOMMANDS = ("setup", "doctor", "report", "validate", "grade", "handout")
+
+
+def readme_commands() -> list[list[str]]:
+    """The arguments after `pybench.py` of every command line in the README's bash blocks."""
+    commands, in_block = [], False
+    for line in (ROOT / "README.md").read_text().splitlines():
+        if line.startswith("```"):
+            in_block = line.strip() == "```bash"
+            continue
+        if in_block and "pybench.py" in line:
+            for part in line.split("&&"):
+                words = shlex.split(part, comments=True)
+                if "pybench.py" in words:
+                    commands.append(words[words.index("pybench.py") + 1:])
+    return commands
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch):
+    """Every subcommand's work replaced by a tripwire: a --help that goes on to work fails the test."""
+    import pybench
+    import report
+    import suite
+
+    def tripwire(*args, **kwargs):
+        raise AssertionError("the subcommand ran instead of printing its help")
+
+    import classroom
+
+    for owner, name in ((pybench, "setup"), (pybench, "doctor"), (pybench, "run_suite"), (suite, "validate"), (classroom, "find_submissions"), (classroom, "load_tasks"),
+                        (suite, "submission_replies"), (report, "build_report"), (report, "summary_text")):
+        monkeypatch.setattr(owner, name, tripwire)
+
+
+def test_help_lists_the_subcommands_one_line_each(nothing_runs, capsys):
+    import pybench
+
+    with pytest.raises(SystemExit) as stopped:
+        pybench.main(["--help"])
+    assert stopped.value.code == 0
+    lines = capsys.readouterr().out.splitlines()
+    for name in SUBCOMMANDS:
+        described = [line for line in lines if line.split()[:1] == [name] and len(line.split()) > 3]
+        assert len(described) == 1, (name, lines[-8:])
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_every_subcommands_help_prints_its_help_and_does_nothing_else(name, nothing_runs, capsys):
+    import pybench
+
+    with pytest.raises(SystemExit) as stopped:
+        pybench.main([name, "--help"])
+    assert stopped.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: pybench.py {name}"), out
+    assert "%%" not in out
+
+
+def test_an_unknown_only_id_suggests_the_closest_ones():
+    import harness
+    import suite
+
+    tasks = suite.load_tasks(ROOT / "tasks.jsonl")
+    with pytest.raises(harness.UsageError, match=r"chart-01.*did you mean charts-01"):
+        harness.select_tasks(tasks, "chart-01,text-03", None, None)
+    with pytest.raises(harness.UsageError) as far:
+        harness.select_tasks(tasks, "zzzzzz", None, None)
+    assert "did you mean" not in str(far.value)
+
+
+def test_the_readmes_commands_parse_and_name_real_tasks(nothing_runs, capsys):
+    """Every README command line: a run's flags parse and its selection names tasks of the suite; a subcommand's
+    flags are its own (its parser reaches --help without an error)."""
+    import harness
+    import pybench
+    import suite
+
+    commands = readme_commands()
+    assert len([words for words in commands if not words or words[0] not in SUBCOMMANDS]) >= 4, commands
+    assert {"setup", "report"} <= {words[0] for words in commands if words}
+    tasks = suite.load_tasks(ROOT / "tasks.jsonl")
+    for words in commands:
+        if words and words[0] in SUBCOMMANDS:
+            with pytest.raises(SystemExit) as stopped:
+                pybench.main(words + ["--help"])
+            assert stopped.value.code == 0, words
+            continue
+        args = pybench.parse_args(words)
+        assert harness.select_tasks(tasks, args.only, args.category, args.limit), words
+
+
+@pytest.mark.slow
+def test_the_readmes_commands_run(tmp_path):
+    """The README's run and report lines, run: a model becomes the reference replay, one task each; the report lines
+    read the run those made."""
+    commands = readme_commands()
+    runs = [words for words in commands if not words or words[0] not in SUBCOMMANDS]
+    made = []
+    for number, words in enumerate(runs):
+        args, skip = [], False
+        for word in words:
+            if skip:
+                skip = False
+            elif word in ("--model", "--replay", "--limit", "--out"):
+                skip = True
+            else:
+                args.append(word)
+        out = tmp_path / f"run-{number}"
+        done = run_pybench(*args, "--replay", "checks/reference.jsonl", "--limit", "1", "--out", out)
+        assert done.returncode == 0, (words, done.stderr[-2000:])
+        assert (out / "results.jsonl").read_text().count("\n") == 1
+        made.append(out)
+    for number, words in enumerate(w for w in commands if w and w[0] == "report"):
+        values = dict(zip(words[1:], words[2:]))
+        run_dirs = [word for before, word in zip(words, words[1:]) if not word.startswith("--") and not before.startswith("--")]
+        args = ["report", *made[:len(run_dirs)]] + (["--paper-rows", values["--paper-rows"]] if "--paper-rows" in values else [])
+        done = run_pybench(*args, "--out", tmp_path / f"report-{number}")
+        assert done.returncode == 0, (words, done.stderr[-2000:])
+        assert (tmp_path / f"report-{number}" / "report.html").is_file()
+
+
+# --- reports on honest edge cases ------------------------------------------------------------------------------------
+
+def edge_run(run_dir, passing: list[bool], categories=("chart",), name="Tiny", samples=1):
+    """A run directory of len(passing) attempts (task i passes when passing[i]), the tasks spread over categories."""
+    import json
+
+    from test_report import fake_attempt
+
+    run_dir.mkdir(parents=True)
+    attempts = [fake_attempt(f"t{i}", categories[i % len(categories)], 0, passed, f"outputs/t{i}") for i, passed in enumerate(passing)]
+    (run_dir / "results.jsonl").write_text("".join(json.dumps(attempt) + "\n" for attempt in attempts))
+    (run_dir / "manifest.json").write_text(json.dumps({
+        "model": {"file": f"{name}.gguf", "name": name, "quantization": "Q4_1", "architecture": "llama", "size": 1000,
+                  "sha256": name.encode().hex()[:64]}, "model_sha256": name.encode().hex()[:64],
+        "flags": {"max_turns": 10, "samples": samples, "seed": 0}, "suite_sha256": "cd" * 32, "device": "CPU",
+        "started": "2026-01-02T10:00:00+0000", "finished": "2026-01-02T10:30:00+0000"}))
+    return run_dir
+
+
+EDGES = {"none of 3": [False] * 3, "none of 14": [False] * 14, "all of 10": [True] * 10, "all of 13": [True] * 13,
+         "one attempt that passed": [True], "one attempt that failed": [False]}
+
+
+@pytest.mark.slow  # matplotlib's plots: a few seconds each
+@pytest.mark.parametrize("edge", EDGES)
+def test_a_report_of_an_edge_case_is_built_and_printed(edge, tmp_path):
+    """0%, 100%, one attempt, and (with every task in one category) empty categories: the report is built."""
+    import pybench
+    import report
+
+    run = edge_run(tmp_path / "run", EDGES[edge])
+    text = report.summary_text([run], ["GPT-4o"], pybench.tables_of)
+    assert "this run" in text
+    page = report.build_report([run], tmp_path / "html", ["GPT-4o"], pybench.tables_of)
+    assert page.is_file() and all((tmp_path / "html" / name).stat().st_size for name in ("categories.png", "turns.png", "per_task.png"))
+
+
+@pytest.mark.parametrize("first, second", [("none of 3", "all of 13"),  # the issue's crash: in the fast tier
+                                           pytest.param("none of 14", "none of 3", marks=pytest.mark.slow),
+                                           pytest.param("all of 10", "one attempt that failed", marks=pytest.mark.slow)])
+def test_a_comparison_of_edge_cases_is_built_and_printed(first, second, tmp_path):
+    import pybench
+    import report
+
+    runs = [edge_run(tmp_path / "a", EDGES[first], ("chart", "math"), "Alpha"), edge_run(tmp_path / "b", EDGES[second], ("text",), "Beta")]
+    text = report.summary_text(runs, ["GPT-4o"], pybench.tables_of)
+    assert "Beta minus Alpha" in text
+    page = report.build_report(runs, tmp_path / "html", ["GPT-4o"], pybench.tables_of)
+    assert page.is_file() and (tmp_path / "html" / "comparison.png").stat().st_size
+
+
+def test_a_report_that_fails_leaves_nothing_and_the_rerun_builds_it(tmp_path):
+    import pybench
+    import report
+
+    run = edge_run(tmp_path / "run", [False, True])
+
+    def broken_tables(results, manifests):
+        raise RuntimeError("a benchmark's tables failed")
+
+    out = tmp_path / "reports" / "html"
+    with pytest.raises(RuntimeError):
+        report.build_report([run], out, ["GPT-4o"], broken_tables)
+    assert not out.exists() and list((tmp_path / "reports").iterdir()) == []
+    assert report.build_report([run], out, ["GPT-4o"], pybench.tables_of) == out / "report.html"
+    (out / "tasks" / "stale.html").write_text("a page of an earlier build")
+    with pytest.raises(RuntimeError):
+        report.build_report([run], out, ["GPT-4o"], broken_tables)
+    assert (out / "tasks" / "stale.html").is_file() and sorted(path.name for path in (tmp_path / "reports").iterdir()) == ["html"]
+    report.build_report([run], out, ["GPT-4o"], pybench.tables_of)
+    assert not (out / "tasks" / "stale.html").exists() and (out / "report.html").is_file()
+    assert sorted(path.name for path in (tmp_path / "reports").iterdir()) == ["html"]
+
+
+# --- the user's environment: one line, exit 2 -------------------------------------------------------------------------
+
+def confined(folder, how: str) -> list[str]:
+    """The command prefix under which folder is read-only (how="ro") or a full disk (how="full"): as root, a tmpfs
+    mounted there in a mount namespace of the child's own; otherwise (read-only only) the folder's permissions."""
+    import os
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        if how == "full":
+            pytest.skip("a full disk is made with a tiny tmpfs: needs root")
+        folder.chmod(0o555)
+        return []
+    options = "ro,size=1m" if how == "ro" else "size=48k"
+    return ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o {options} tmpfs {shlex.quote(str(folder))} && exec "$@"', "sh"]
+
+
+def run_confined(prefix: list[str], *args):
+    import subprocess
+    import sys
+
+    return subprocess.run([*prefix, sys.executable, str(ROOT / "pybench.py"), *map(str, args)], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+
+
+def expect_one_line(done, *words):
+    assert done.returncode == 2, done.stderr[-3000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-3000:]
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+@pytest.mark.slow
+def test_a_read_only_output_folder_is_one_line_for_every_command(tmp_path):
+    folder = tmp_path / "locked"
+    prefix = confined(folder, "ro")
+    expect_one_line(run_confined(prefix, "--replay", "checks/reference.jsonl", "--limit", "1", "--out", folder / "run"),
+                    str(folder / "run"), "give --out a folder you may write to")
+    run = edge_run(tmp_path / "run", [True, False])
+    expect_one_line(run_confined(prefix, "report", run, "--out", folder / "html"), str(folder), "report --out")
+    submission = tmp_path / "answer.jsonl"
+    submission.write_text(next(line for line in (ROOT / "checks" / "reference.jsonl").open() if '"charts-01"' in line))
+    expect_one_line(run_confined(prefix, "grade", "--task", "charts-01", "--out", folder / "graded", submission),
+                    str(folder / "graded"), "grade --out")
+    expect_one_line(run_confined(prefix, "validate", "--keep", folder / "kept"), str(folder / "kept"), "validate --keep")
+
+
+@pytest.mark.slow
+def test_a_full_disk_stops_the_run_with_one_line_and_it_resumes_elsewhere(tmp_path):
+    folder = tmp_path / "small"
+    done = run_confined(confined(folder, "full"), "--replay", "checks/reference.jsonl", "--limit", "2", "--out", folder / "run")
+    expect_one_line(done, "No space left on device", "--out", "resumes")
+
+
+@pytest.mark.slow
+def test_a_closed_stdout_is_a_quiet_exit_after_the_results_are_written(tmp_path):
+    """`pybench.py ... | head -1`: head reads one line and goes; the run stops at its next line, quietly."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, str(ROOT / "pybench.py"), "--replay", "checks/reference.jsonl", "--limit", "3",
+                                "--parallel", "1", "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline().startswith("model: ")
+    process.stdout.close()
+    stderr = process.stderr.read()
+    assert process.wait(timeout=300) == 141, stderr
+    assert stderr == "", stderr
+    assert 1 <= (out / "results.jsonl").read_text().count("\n") <= 3
+
+
+# --- resume without --out --------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_ctrl_c_without_out_and_the_same_command_resumes_in_the_same_folder(make_suite, tmp_path):
+    import re
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import code, read_results, write_jsonl
+
+    # the query names tmp_path: a suite of its own, so its run folder under runs/ is this test's alone
+    tasks = make_suite([{"id": f"t{n}", "category": "math", "query": f"wait ({tmp_path.name})", "files": [], "check": "suite:ok"}
+                        for n in range(3)], "def ok(answer, output, data):\n    pass\n")
+    cells = ["print('quick')", "import time\ntime.sleep(6)\nprint('slept')", "import time\ntime.sleep(6)\nprint('slept')"]
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": f"t{n}", "replies": [code(cell), "done"]} for n, cell in enumerate(cells)])
+    command = [sys.executable, str(ROOT / "pybench.py"), "--tasks", str(tasks), "--replay", str(replay), "--parallel", "1"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run_dir = None
+    try:
+        run_dir = Path(re.search(r"results in (\S+)", process.stdout.readline()).group(1))
+        assert run_dir.parent == ROOT / "runs" and run_dir.name.startswith("replay-replay-")
+        deadline = time.monotonic() + 120
+        results = run_dir / "results.jsonl"
+        while time.monotonic() < deadline and not (results.is_file() and results.read_text()):
+            time.sleep(0.1)
+        time.sleep(1)  # t1's cell is sleeping now
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        assert f"kept in {run_dir / 'results.jsonl'}; the same command resumes" in stderr
+        assert sorted(read_results(run_dir)) == ["t0"]
+        resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "(1 already done)" in resumed.stdout and f"results in {run_dir}" in resumed.stdout
+        assert sorted(read_results(run_dir)) == ["t0", "t1", "t2"]
+        assert results.read_text().count("\n") == 3
+    finally:
+        process.kill()
+        if run_dir is not None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+# --- threads that fit the CPUs this process may use -------------------------------------------------------------------
+
+def cgroup_tree(root, files: dict[str, str]):
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_usable_cpus_takes_the_tightest_of_affinity_cgroup_quota_and_slurm(tmp_path):
+    import os
+
+    from sandbox import usable_cpus
+
+    mask = len(os.sched_getaffinity(0))
+    none = tmp_path / "none"
+    assert usable_cpus(none / "cgroup", none, {}) == (mask, "its affinity mask")
+    v2 = cgroup_tree(tmp_path / "v2", {"proc": "0::/job/step\n", "root/cpu.max": "max 100000\n",
+                                      "root/job/cpu.max": "150000 100000\n", "root/job/step/cpu.max": "max 100000\n"})
+    assert usable_cpus(v2 / "proc", v2 / "root", {}) == (1, "its cgroup's CPU quota of 1.5 CPUs") or mask == 1
+    v1 = cgroup_tree(tmp_path / "v1", {"proc": "4:memory:/a\n2:cpu,cpuacct:/a/b\n0::/\n",
+                                      "root/cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "root/cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+                                      "root/cpu,cpuacct/a/b/cpu.cfs_quota_us": "100000\n", "root/cpu,cpuacct/a/b/cpu.cfs_period_us": "100000\n"})
+    assert usable_cpus(v1 / "proc", v1 / "root", {})[0] == 1
+    container = cgroup_tree(tmp_path / "seen-from-a-container", {"proc": "0::/outside/our/view\n", "root/cpu.max": "100000 100000\n"})
+    assert usable_cpus(container / "proc", container / "root", {})[0] == 1
+    assert usable_cpus(none / "cgroup", none, {"SLURM_CPUS_PER_TASK": "1"}) == (1, "SLURM_CPUS_PER_TASK=1")
+    assert usable_cpus(none / "cgroup", none, {"SLURM_CPUS_PER_TASK": "junk"})[0] == mask
+
+
+def test_usable_cpus_follows_the_affinity_a_process_is_started_with():
+    import subprocess
+    import sys
+
+    pinned = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", "import sandbox; print(sandbox.usable_cpus()[0])"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert pinned.stdout.strip() == "1", pinned.stderr
+
+
+def test_threads_is_a_flag_of_at_least_one():
+    import pybench
+
+    assert pybench.parse_args(["--threads", "3"]).threads == 3 and pybench.parse_args([]).threads is None
+    with pytest.raises(SystemExit):
+        pybench.parse_args(["--threads", "0"])
+
+
+def test_parallel_auto_on_a_cpu_takes_no_more_attempts_than_threads():
+    import engine
+
+    assert engine.parallel_plan(None, 100, 1, on_gpu=False, cpus=1)[0] == 1
+    assert engine.parallel_plan(None, 100, 1, on_gpu=False, cpus=3)[0] == 3
+    assert engine.parallel_plan(None, 100, 1, on_gpu=False, cpus=64)[0] == 8
+    assert engine.parallel_plan(5, 100, 1, on_gpu=False, cpus=1)[0] == 5  # --parallel K is taken as asked
+
+
+@pytest.mark.slow
+def test_threads_reach_llama_cpp_the_jails_the_first_line_and_the_manifest(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import engine
+    from tiny_gguf import write_tiny_gguf
+
+    model = engine.LlamaModel(write_tiny_gguf(tmp_path / "tiny.gguf"), 0, 512, 0, 0.2, 0.85, 8, threads=1)
+    assert model.llm.context_params.n_threads == 1 and model.open(None, 10) == 1
+    model.close()
+    out = tmp_path / "run"
+    done = run_pybench("--replay", "checks/reference.jsonl", "--limit", "1", "--threads", "1", "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert "1 thread(s) (--threads)" in done.stdout.splitlines()[0]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["flags"]["threads"] == 1 and manifest["jail_limits"]["threads"] == 1 and manifest["threads"]["why"] == "--threads"
+    (agent_jail,) = [path for path in (out / "jails").glob("*.cfg") if not path.name.endswith(".check.cfg")]
+    assert 'OMP_NUM_THREADS=1"' in agent_jail.read_text()
+    assert f"report: {out / 'report' / 'report.html'}" in done.stdout and (out / "report" / "report.html").is_file()  # every run's
+    slurm = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--replay", "checks/reference.jsonl", "--limit", "1",
+                            "--no-report", "--out", tmp_path / "slurm"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "SLURM_CPUS_PER_TASK": "1"})
+    assert "1 thread(s) (the CPUs this process may use: SLURM_CPUS_PER_TASK=1)" in slurm.stdout.splitlines()[0], slurm.stderr
+    assert not (tmp_path / "slurm" / "report").exists() and "pybench.py report" in slurm.stdout
+
+
+# --- report polish -------------------------------------------------------------------------------------------------
+
+def test_an_attempt_page_shows_the_code_that_ran_without_its_fences():
+    import report
+
+    messages = [{"role": "user", "content": "Sum it."}, {"role": "assistant", "content": "Summing.\n```python\nprint(1 + 1)\n```\nThat is all."},
+                {"role": "user", "content": "2"}, {"role": "assistant", "content": "It is 2."}]
+    _, _, steps = report.split_messages(messages, None)
+    assert steps[0] == ("Summing.\n", "print(1 + 1)\n", "\nThat is all.", "2") and steps[1] == ("It is 2.", None, "", None)
+
+
+@pytest.mark.slow
+def test_the_report_is_titled_by_the_model_file_warns_of_the_default_model_and_reads_first_then_second(tmp_path):
+    import json
+    import re
+
+    import pybench
+    import report
+
+    run = edge_run(tmp_path / "run", [True, False, False], ("chart", "text"), "SmolLM2-135M-Instruct")
+    manifest = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(json.dumps(manifest | {"default_model": True}))
+    page = report.build_report([run], tmp_path / "html", ["GPT-4o"], pybench.tables_of).read_text()
+    assert "<h1>PyBench run: SmolLM2-135M-Instruct · Q4_1</h1>" in page
+    assert "embedded default model" in page and "smoke test" in page
+    assert re.findall(r'<td class="n">(\d+(?:\.\d+)?)</td><td class="n">1\.5</td>', page) == ["2", "2", "2"]  # turns, then seconds
+    other = edge_run(tmp_path / "other", [True, True, True], ("chart", "text"), "Other")
+    compared = report.build_report([run, other], tmp_path / "compared", ["GPT-4o"], pybench.tables_of).read_text()
+    header = compared.split("<h2>Run against run</h2>")[1].split("</tr>")[0]
+    assert header.index(">first<") < header.index(">second<") and "second − first" in header
+    row = compared.split("<h2>Run against run</h2>")[1].split("</tr>")[1]
+    assert row.index("SmolLM2") < row.index("Other") and "+66.7" in row
