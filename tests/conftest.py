@@ -1,5 +1,6 @@
 """Shared helpers: run pybench.py as a user would, and build small throwaway suites."""
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,16 @@ sys.path.insert(0, str(ROOT))  # tests that call the kit's functions directly im
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: starts jails, models or whole runs (the fast tier is `pytest -m \"not slow\"`)")
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def chromium(profile: Path, *arguments: str) -> list[str]:
+    """Headless Chromium as the tests run it: no sandbox (root), no GPU, nothing fetched in the background, a
+    profile of its own; then the arguments (--dump-dom URL, --screenshot=FILE URL, ...)."""
+    return [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync", "--disable-background-networking",
+            "--disable-component-update", f"--user-data-dir={profile}", *arguments]
 
 
 def run_pybench(*args, timeout=1800) -> subprocess.CompletedProcess:

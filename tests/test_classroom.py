@@ -5,7 +5,6 @@ import csv
 import html
 import json
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -15,12 +14,11 @@ import nbformat
 import pytest
 
 import classroom
-from conftest import ROOT, run_pybench
+from conftest import CHROMIUM, ROOT, chromium, run_pybench
 from harness import UsageError
 from suite import load_tasks
 
 COURSE = ROOT / "tests" / "fixtures" / "classroom" / "tasks.jsonl"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
@@ -246,8 +244,7 @@ window.addEventListener("load", () => {{
   document.getElementById("result").textContent = JSON.stringify(pages);
 }});
 </script></body></html>""")
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync", "--disable-background-networking",
-               "--disable-component-update", f"--user-data-dir={scratch / 'profile'}", "--allow-file-access-from-files", "--dump-dom", checker.as_uri()]
+    command = chromium(scratch / "profile", "--allow-file-access-from-files", "--dump-dom", checker.as_uri())
     dom = subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
     found = re.search(r'<pre id="result">(.*?)</pre>', dom, re.DOTALL)
     assert found, f"no result from Chromium: {dom[-500:]}"
@@ -275,9 +272,8 @@ def test_feedback_and_overview_show_points_reasons_and_work_in_chromium(graded_c
     assert "s05\t1\t0\t3\t4" in overview["text"] and "mallory\\x0as01__mean.ipynb: pass 1 point\t1\t2\t3\t6" in overview["text"]
     for page in (out / "feedback" / "s05.html", out / "overview.html"):  # and as a person sees them: a screenshot each
         shot = tmp_path / f"{page.stem}.png"
-        subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
-                        "--disable-background-networking", "--disable-component-update", f"--user-data-dir={tmp_path / 'shots'}",
-                        "--window-size=1200,1400", f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+        subprocess.run(chromium(tmp_path / "shots", "--window-size=1200,1400", f"--screenshot={shot}", page.as_uri()),
+                       capture_output=True, timeout=120)
         from PIL import Image
 
         colours = Image.open(shot).convert("L").getcolors(maxcolors=1 << 16)

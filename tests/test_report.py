@@ -4,7 +4,6 @@ import html
 import os
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,13 +11,12 @@ import pytest
 
 import harness
 import report as pybench_report
-from conftest import ROOT, run_pybench, write_jsonl
+from conftest import CHROMIUM, ROOT, chromium, run_pybench, write_jsonl
 
 TASKS = [record for _, record in harness.jsonl_records(ROOT / "tasks.jsonl")]
 PNG_TASKS = [task["id"] for task in TASKS if re.search(r"\./output/\S+\.png", task["query"])]
 OTHER_TASKS = [task["id"] for task in TASKS if task["id"] not in PNG_TASKS]
 PAPER_ROWS = "GPT-4o,Llama3-Instruct 8B"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # An agent that writes markup into its replies, its output and its file names, links an output to a host file and
 # leaves a FIFO named like an image: the report must show all of it as text and open none of it.
 HOSTILE = [
@@ -103,8 +101,7 @@ window.addEventListener("load", () => {{
   document.getElementById("result").textContent = JSON.stringify(pages);
 }});
 </script></body></html>""")
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync", "--disable-background-networking",
-               "--disable-component-update", f"--user-data-dir={scratch / 'profile'}", "--allow-file-access-from-files", "--dump-dom", checker.as_uri()]
+    command = chromium(scratch / "profile", "--allow-file-access-from-files", "--dump-dom", checker.as_uri())
     dom = subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
     found = re.search(r'<pre id="result">(.*?)</pre>', dom, re.DOTALL)
     assert found, f"no result from Chromium: {dom[-500:]}"
