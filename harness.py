@@ -426,7 +426,7 @@ class Result:
 
     def to_json(self) -> dict:
         values = vars(self)
-        return {key: values[key] for key in self.KEY_ORDER if values[key] is not None or key in ("reason",)}
+        return {key: values[key] for key in self.KEY_ORDER if values[key] is not None}
 
     @classmethod
     def from_json(cls, record: dict, where: str = "results.jsonl") -> "Result":
