@@ -437,3 +437,95 @@ def test_the_report_is_titled_by_the_model_file_warns_of_the_default_model_and_r
     assert header.index(">first<") < header.index(">second<") and "second − first" in header
     row = compared.split("<h2>Run against run</h2>")[1].split("</tr>")[1]
     assert row.index("SmolLM2") < row.index("Other") and "+66.7" in row
+
+
+# --- the report's plots, read as matplotlib drew them ---------------------------------------------------------------
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the report saves, by file name, kept after they are written: their labels, limits and the places
+    of their markers are those of the PNG."""
+    import report
+
+    figures, save = {}, report.save_plot
+
+    def keep(figure, path, description):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        saved = save(figure, path, description)
+        FigureCanvasAgg(figure).draw()  # the closed figure drawn again as it was saved, for its renderer
+        figures[path.name] = figure
+        return saved
+
+    monkeypatch.setattr(report, "save_plot", keep)
+    return figures
+
+
+def inside(box, frame, margin: float = 0.0) -> bool:
+    return box.x0 >= frame.x0 + margin and box.x1 <= frame.x1 - margin and box.y0 >= frame.y0 + margin and box.y1 <= frame.y1 - margin
+
+
+def test_the_per_task_plot_labels_each_bar_by_its_task(drawn, tmp_path):
+    import report
+
+    run = edge_run(tmp_path / "run", [True, False, False, True, False], ("chart", "text"))
+    results, _ = report.merge_runs([run])
+    report.report_plots(results, ["GPT-4o"], 10, tmp_path)
+    figure = drawn["per_task.png"]
+    (bottom,) = [axes for axes in figure.axes if axes.get_ylabel() == "tokens"]
+    labels = bottom.get_xticklabels()
+    assert [label.get_text() for label in labels] == ["t0", "t2", "t4", "t1", "t3"]  # the table's order: chart, then text
+    assert [label.get_position()[0] for label in labels] == [bar.get_x() + bar.get_width() / 2 for bar in bottom.patches[:5]]
+    renderer, frame = figure.canvas.get_renderer(), figure.bbox
+    assert all(inside(label.get_window_extent(renderer), frame) for label in labels)  # in the saved image, whole
+
+
+def test_this_runs_values_are_written_on_its_category_bars(drawn, tmp_path):
+    import report
+
+    run = edge_run(tmp_path / "run", [True, False, True, False], ("chart", "text"))  # chart 2/2, text 0/2
+    results, _ = report.merge_runs([run])
+    report.report_plots(results, ["GPT-4o"], 10, tmp_path)
+    from matplotlib.container import BarContainer
+
+    axes = drawn["categories.png"].axes[0]
+    ours = [container for container in axes.containers if isinstance(container, BarContainer)][0]  # this run's, drawn first
+    written = [text for text in axes.texts if text.get_text()]
+    assert [text.get_text() for text in written] == ["100", "0", "50"]  # chart, text, overall; no figure for empty ones
+    centres = [bar.get_x() + bar.get_width() / 2 for bar in ours.patches]
+    assert [text.xy[0] for text in written] == [centres[0], centres[1], centres[5]]
+
+
+def test_the_comparisons_axis_shows_a_0_and_a_100_percent_marker_whole(drawn, tmp_path):
+    import report
+
+    runs = [("none", edge_run(tmp_path / "a", EDGES["none of 3"], name="Alpha")), ("all", edge_run(tmp_path / "b", EDGES["all of 13"], name="Beta"))]
+    rows = report.table3_rows([(name, report.merge_runs([run])[0], 10) for name, run in runs], ["GPT-4o"])
+    report.comparison_plot(rows, tmp_path)
+    figure = drawn["comparison.png"]
+    axes, renderer = figure.axes[0], figure.canvas.get_renderer()
+    markers = [line for line in axes.lines if line.get_marker() == "o"]
+    assert sorted(float(line.get_xdata()[0]) for line in markers) == [0.0, 79.7, 100.0]  # none, GPT-4o's row, all
+    low, high = axes.get_xlim()
+    assert low < 0 and high > 100
+    frame = axes.get_window_extent(renderer)
+    for line in markers:
+        centre = axes.transData.transform((line.get_xdata()[0], line.get_ydata()[0]))
+        radius = line.get_markersize() / 2 * figure.dpi / 72 + line.get_markeredgewidth() * figure.dpi / 72
+        assert frame.x0 + 2 <= centre[0] - radius and centre[0] + radius <= frame.x1 - 2, (line.get_xdata(), centre, frame)
+
+
+# --- a class's grading sized by the CPUs this process may use --------------------------------------------------------
+
+def test_a_class_is_graded_on_as_many_jails_as_this_process_may_use_cpus(monkeypatch):
+    import os
+
+    import classroom
+
+    model = classroom.NotebookModel({}, 60.0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # a big node, of which this job may use one CPU
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "1")
+    assert model.open(None, 5) == 1 and model.open(3, 5) == 3
+    monkeypatch.delenv("SLURM_CPUS_PER_TASK")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert model.open(None, 5) == 2 and model.open(None, 1) == 1
