@@ -529,3 +529,39 @@ def test_a_class_is_graded_on_as_many_jails_as_this_process_may_use_cpus(monkeyp
     monkeypatch.delenv("SLURM_CPUS_PER_TASK")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert model.open(None, 5) == 2 and model.open(None, 1) == 1
+
+
+# --- an ETA from the first tokens -------------------------------------------------------------------------------------
+
+def test_the_eta_comes_from_the_first_tokens_and_counts_the_attempts_in_flight():
+    from harness import Progress
+
+    # the first minute: no attempt has ended; 4 of 10 in flight on 4 slots have generated 600 tokens at 10 tokens/s;
+    # an attempt is guessed at 1000 tokens (the prior): 6 waiting x 1000 + the 4000 - 600 the four have left = 9400
+    # tokens at 10 tokens/s. Counted as not started, the four would make it 10 x 1000 / 10 = 1000 s; the old line had
+    # no ETA until the first attempt ended.
+    first_minute = Progress(elapsed=60, generated=600, tokens_per_second=10, finished=[], finished_now=[], in_flight=4, waiting=6,
+                            parallel=4, prior=1000)
+    assert first_minute.eta() == pytest.approx(940)
+    # an earlier session's attempts (400 tokens each) weigh in beside the prior; their tokens are not this session's
+    resumed = Progress(elapsed=20, generated=200, tokens_per_second=10, finished=[400, 400], finished_now=[], in_flight=2, waiting=2,
+                       parallel=2, prior=1000)
+    assert resumed.eta() == pytest.approx((2 * 600 + (2 * 600 - 200)) / 10)  # an attempt: (1000 + 400 + 400) / 3 = 600
+    # the tail: one attempt left on 4 slots runs at a quarter of the 10 tokens/s the four made together
+    tail = Progress(elapsed=160, generated=1600, tokens_per_second=10, finished=[400, 500, 600], finished_now=[400, 500, 600],
+                    in_flight=1, waiting=0, parallel=4, prior=1000)
+    assert tail.eta() == pytest.approx((625 - 100) / 10 * 4)  # an attempt: (1000 + 400 + 500 + 600) / 4 = 625
+    # one in flight for longer than an attempt was expected to take: the waiting one is expected to take as long
+    long = Progress(elapsed=120, generated=1200, tokens_per_second=10, finished=[100] * 3, finished_now=[100] * 3, in_flight=1,
+                    waiting=1, parallel=1, prior=1000)
+    assert long.eta() == pytest.approx(900 / 10)
+    assert Progress(5, 0, 0.0, [], [], 4, 6, 4, 1000).eta() is None  # nothing measured yet
+    assert Progress(5, 3, 0.0, [], [], 4, 6, 4, 1000).eta() is None  # the first tokens, no pace yet
+    assert Progress(10, 0, 0.0, [0, 0], [0, 0], 2, 2, 2, 0).eta() == pytest.approx(20)  # a replay: seconds per finished attempt
+    assert Progress(10, 500, 50.0, [250, 250], [250, 250], 0, 0, 2, 1000).eta() == 0
+
+
+def test_the_time_left_reads_in_seconds_minutes_or_hours():
+    import pybench
+
+    assert [pybench.duration_text(seconds) for seconds in (40, 719, 7500)] == ["~40 s", "~12 min", "~2 h 05 min"]
