@@ -643,15 +643,15 @@ def run_attempts(attempts: list, parallel: int, model, attempt, tick):
 @dataclass
 class Progress:
     """What the progress line knows while a run goes on; eta() is the time left, estimated from the first tokens."""
-    elapsed: float           # seconds since this session's attempts began
-    generated: int           # tokens the model generated in that time, every attempt together (Model.generated)
+    elapsed: float            # seconds since this session's attempts began
+    generated: int            # tokens the model generated in that time, every attempt together (Model.generated)
     tokens_per_second: float  # the pace of generation, every attempt together (run_suite: since the first token)
-    finished: list[int]      # the completion tokens of each finished attempt of the run, earlier sessions' too
-    finished_now: list[int]  # those of the attempts finished in this session (their tokens are in `generated`)
-    in_flight: int           # attempts running now
-    waiting: int             # attempts not started yet
-    parallel: int            # attempts at once
-    prior: float             # the tokens an attempt is guessed to take before any has ended (run_suite: half its most)
+    finished: list[int]       # the completion tokens of each finished attempt of the run, earlier sessions' too
+    finished_now: list[int]   # those of the attempts finished in this session (their tokens are in `generated`)
+    in_flight: int            # attempts running now
+    waiting: int              # attempts not started yet
+    parallel: int             # attempts at once
+    prior: float              # the tokens an attempt is guessed to take before any has ended (run_suite: half its most)
 
     def eta(self) -> float | None:
         """Seconds left, or None before anything can be measured. An attempt is expected to take the mean of the
@@ -663,8 +663,10 @@ class Progress:
         left = self.in_flight + self.waiting
         if left == 0:
             return 0.0
-        if self.generated <= 0 or self.tokens_per_second <= 0:
-            return self.elapsed / len(self.finished_now) * left if self.finished_now and not self.generated else None
+        if not self.generated:  # a replay, or no token yet
+            return self.elapsed / len(self.finished_now) * left if self.finished_now else None
+        if self.tokens_per_second <= 0:
+            return None
         in_flight_tokens = max(0, self.generated - sum(self.finished_now))
         expected = (self.prior + sum(self.finished)) / (1 + len(self.finished))
         if self.in_flight:
