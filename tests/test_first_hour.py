@@ -437,3 +437,131 @@ def test_the_report_is_titled_by_the_model_file_warns_of_the_default_model_and_r
     assert header.index(">first<") < header.index(">second<") and "second − first" in header
     row = compared.split("<h2>Run against run</h2>")[1].split("</tr>")[1]
     assert row.index("SmolLM2") < row.index("Other") and "+66.7" in row
+
+
+# --- the report's plots, read as matplotlib drew them ---------------------------------------------------------------
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the report saves, by file name, kept after they are written: their labels, limits and the places
+    of their markers are those of the PNG."""
+    import report
+
+    figures, save = {}, report.save_plot
+
+    def keep(figure, path, description):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        saved = save(figure, path, description)
+        FigureCanvasAgg(figure).draw()  # the closed figure drawn again as it was saved, for its renderer
+        figures[path.name] = figure
+        return saved
+
+    monkeypatch.setattr(report, "save_plot", keep)
+    return figures
+
+
+def inside(box, frame, margin: float = 0.0) -> bool:
+    return box.x0 >= frame.x0 + margin and box.x1 <= frame.x1 - margin and box.y0 >= frame.y0 + margin and box.y1 <= frame.y1 - margin
+
+
+def test_the_per_task_plot_labels_each_bar_by_its_task(drawn, tmp_path):
+    import report
+
+    run = edge_run(tmp_path / "run", [True, False, False, True, False], ("chart", "text"))
+    results, _ = report.merge_runs([run])
+    report.report_plots(results, ["GPT-4o"], 10, tmp_path)
+    figure = drawn["per_task.png"]
+    (bottom,) = [axes for axes in figure.axes if axes.get_ylabel() == "tokens"]
+    labels = bottom.get_xticklabels()
+    assert [label.get_text() for label in labels] == ["t0", "t2", "t4", "t1", "t3"]  # the table's order: chart, then text
+    assert [label.get_position()[0] for label in labels] == [bar.get_x() + bar.get_width() / 2 for bar in bottom.patches[:5]]
+    renderer, frame = figure.canvas.get_renderer(), figure.bbox
+    assert all(inside(label.get_window_extent(renderer), frame) for label in labels)  # in the saved image, whole
+
+
+def test_this_runs_values_are_written_on_its_category_bars(drawn, tmp_path):
+    import report
+
+    run = edge_run(tmp_path / "run", [True, False, True, False], ("chart", "text"))  # chart 2/2, text 0/2
+    results, _ = report.merge_runs([run])
+    report.report_plots(results, ["GPT-4o"], 10, tmp_path)
+    from matplotlib.container import BarContainer
+
+    axes = drawn["categories.png"].axes[0]
+    ours = [container for container in axes.containers if isinstance(container, BarContainer)][0]  # this run's, drawn first
+    written = [text for text in axes.texts if text.get_text()]
+    assert [text.get_text() for text in written] == ["100", "0", "50"]  # chart, text, overall; no figure for empty ones
+    centres = [bar.get_x() + bar.get_width() / 2 for bar in ours.patches]
+    assert [text.xy[0] for text in written] == [centres[0], centres[1], centres[5]]
+
+
+def test_the_comparisons_axis_shows_a_0_and_a_100_percent_marker_whole(drawn, tmp_path):
+    import report
+
+    runs = [("none", edge_run(tmp_path / "a", EDGES["none of 3"], name="Alpha")), ("all", edge_run(tmp_path / "b", EDGES["all of 13"], name="Beta"))]
+    rows = report.table3_rows([(name, report.merge_runs([run])[0], 10) for name, run in runs], ["GPT-4o"])
+    report.comparison_plot(rows, tmp_path)
+    figure = drawn["comparison.png"]
+    axes, renderer = figure.axes[0], figure.canvas.get_renderer()
+    markers = [line for line in axes.lines if line.get_marker() == "o"]
+    assert sorted(float(line.get_xdata()[0]) for line in markers) == [0.0, 79.7, 100.0]  # none, GPT-4o's row, all
+    low, high = axes.get_xlim()
+    assert low < 0 and high > 100
+    frame = axes.get_window_extent(renderer)
+    for line in markers:
+        centre = axes.transData.transform((line.get_xdata()[0], line.get_ydata()[0]))
+        radius = line.get_markersize() / 2 * figure.dpi / 72 + line.get_markeredgewidth() * figure.dpi / 72
+        assert frame.x0 + 2 <= centre[0] - radius and centre[0] + radius <= frame.x1 - 2, (line.get_xdata(), centre, frame)
+
+
+# --- a class's grading sized by the CPUs this process may use --------------------------------------------------------
+
+def test_a_class_is_graded_on_as_many_jails_as_this_process_may_use_cpus(monkeypatch):
+    import os
+
+    import classroom
+
+    model = classroom.NotebookModel({}, 60.0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # a big node, of which this job may use one CPU
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "1")
+    assert model.open(None, 5) == 1 and model.open(3, 5) == 3
+    monkeypatch.delenv("SLURM_CPUS_PER_TASK")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert model.open(None, 5) == 2 and model.open(None, 1) == 1
+
+
+# --- an ETA from the first tokens -------------------------------------------------------------------------------------
+
+def test_the_eta_comes_from_the_first_tokens_and_counts_the_attempts_in_flight():
+    from harness import Progress
+
+    # the first minute: no attempt has ended; 4 of 10 in flight on 4 slots have generated 600 tokens at 10 tokens/s;
+    # an attempt is guessed at 1000 tokens (the prior): 6 waiting x 1000 + the 4000 - 600 the four have left = 9400
+    # tokens at 10 tokens/s. Counted as not started, the four would make it 10 x 1000 / 10 = 1000 s; the old line had
+    # no ETA until the first attempt ended.
+    first_minute = Progress(elapsed=60, generated=600, tokens_per_second=10, finished=[], finished_now=[], in_flight=4, waiting=6,
+                            parallel=4, prior=1000)
+    assert first_minute.eta() == pytest.approx(940)
+    # an earlier session's attempts (400 tokens each) weigh in beside the prior; their tokens are not this session's
+    resumed = Progress(elapsed=20, generated=200, tokens_per_second=10, finished=[400, 400], finished_now=[], in_flight=2, waiting=2,
+                       parallel=2, prior=1000)
+    assert resumed.eta() == pytest.approx((2 * 600 + (2 * 600 - 200)) / 10)  # an attempt: (1000 + 400 + 400) / 3 = 600
+    # the tail: one attempt left on 4 slots runs at a quarter of the 10 tokens/s the four made together
+    tail = Progress(elapsed=160, generated=1600, tokens_per_second=10, finished=[400, 500, 600], finished_now=[400, 500, 600],
+                    in_flight=1, waiting=0, parallel=4, prior=1000)
+    assert tail.eta() == pytest.approx((625 - 100) / 10 * 4)  # an attempt: (1000 + 400 + 500 + 600) / 4 = 625
+    # one in flight for longer than an attempt was expected to take: the waiting one is expected to take as long
+    long = Progress(elapsed=120, generated=1200, tokens_per_second=10, finished=[100] * 3, finished_now=[100] * 3, in_flight=1,
+                    waiting=1, parallel=1, prior=1000)
+    assert long.eta() == pytest.approx(900 / 10)
+    assert Progress(5, 0, 0.0, [], [], 4, 6, 4, 1000).eta() is None  # nothing measured yet
+    assert Progress(5, 3, 0.0, [], [], 4, 6, 4, 1000).eta() is None  # the first tokens, no pace yet
+    assert Progress(10, 0, 0.0, [0, 0], [0, 0], 2, 2, 2, 0).eta() == pytest.approx(20)  # a replay: seconds per finished attempt
+    assert Progress(10, 500, 50.0, [250, 250], [250, 250], 0, 0, 2, 1000).eta() == 0
+
+
+def test_the_time_left_reads_in_seconds_minutes_or_hours():
+    import pybench
+
+    assert [pybench.duration_text(seconds) for seconds in (40, 719, 7500)] == ["~40 s", "~12 min", "~2 h 05 min"]
