@@ -209,7 +209,7 @@ def newcomer_note(attempts: int, device: str) -> str:
     if device.startswith("GPU"):
         speed = "minutes on this GPU"
     else:
-        hours = attempts * DEFAULT_MODEL_SECONDS * 2 / min(max(os.cpu_count() or 1, 1), 8) / 3600
+        hours = attempts * DEFAULT_MODEL_SECONDS * 2 / min(usable_cpus()[0], 8) / 3600
         speed = f"roughly {hours:.1f} hours for {attempts} attempt(s) on this CPU (measured: about {DEFAULT_MODEL_SECONDS} s an attempt on 2 cores)"
     return (f"note: no --model, so this runs the embedded {DEFAULT_MODEL_FILE.split('.')[0]}: a 135M-parameter smoke test of the kit, "
             f"not a contender. Expect a pass rate of about 0% (it writes long rambles) and {speed}.\n"
