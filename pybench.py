@@ -680,5 +680,13 @@ def cli(argv: list[str]) -> int:
         return 2
 
 
+def stop_as_ctrl_c(signum, frame):
+    """SIGTERM (`kill`, a batch system's time limit) and SIGHUP (a closed terminal) end a run as Ctrl-C does: its
+    jails stopped and their mounts gone, every finished attempt kept, the same command resuming."""
+    raise KeyboardInterrupt
+
+
 if __name__ == "__main__":
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop_as_ctrl_c)
     sys.exit(cli(sys.argv[1:]))

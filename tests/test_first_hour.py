@@ -565,3 +565,37 @@ def test_the_time_left_reads_in_seconds_minutes_or_hours():
     import pybench
 
     assert [pybench.duration_text(seconds) for seconds in (40, 719, 7500)] == ["~40 s", "~12 min", "~2 h 05 min"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP"])
+def test_a_run_killed_by_sigterm_or_sighup_stops_as_ctrl_c_does(make_suite, tmp_path, signum):
+    """`kill`, a batch system's time limit or a closed terminal: the attempts done are kept and no jail's mount is
+    left behind under the run folder (before, the outputs of the attempts in flight stayed mounted)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import code, read_results, write_jsonl
+
+    tasks = make_suite([{"id": f"t{n}", "category": "math", "query": "wait", "files": [], "check": "suite:ok"} for n in range(2)],
+                       "def ok(answer, output, data):\n    pass\n")
+    cells = ["print('quick')", "import time\ntime.sleep(30)\nprint('slept')"]
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": f"t{n}", "replies": [code(cell), "done"]} for n, cell in enumerate(cells)])
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, str(ROOT / "pybench.py"), "--tasks", str(tasks), "--replay", str(replay),
+                                "--parallel", "1", "--out", str(run_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        results, deadline = run_dir / "results.jsonl", time.monotonic() + 120
+        while time.monotonic() < deadline and not (results.is_file() and results.read_text()):
+            time.sleep(0.1)
+        time.sleep(1.5)  # t1's cell is sleeping in its jail now
+        process.send_signal(getattr(signal, signum))
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130 and "the same command resumes" in stderr, stderr
+        assert sorted(read_results(run_dir)) == ["t0"]
+        mounts = Path("/proc/self/mountinfo").read_text()
+        assert str(run_dir) not in mounts
+    finally:
+        process.kill()
