@@ -36,9 +36,18 @@ def frame(*fields: str) -> bytes:
 def main(arguments: str) -> None:
     """The worker's entry in a jail: arguments is JSON {"command_fd", "result_fd", "original_kernel"}."""
     options = json.loads(arguments)
+    not_dumpable()
     sys.path.remove(JAIL_FOLDER)
     del sys.modules[__name__]
     jail_worker(options["command_fd"], options["result_fd"], original_kernel() if options.get("original_kernel") else None)
+
+
+def not_dumpable() -> None:
+    """prctl(PR_SET_DUMPABLE, 0): no other process of the jail (one a cell left running, say) may open this one's
+    fds through /proc/<pid>/fd or read its memory. Its children are dumpable again once they exec, as usual."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE is 4
 
 
 def figure_hook():
@@ -384,10 +393,23 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
     a result. Messages are frames (see frame). A command is (token, code, end-of-output marker, CPU seconds, call):
     call is "" for a cell, else JSON {"function", "arguments"} naming one of KIT_CALLS, run in place of code. A
     result is the cell's token, then name/value pairs (status, and for a failed cell type, message, trace): a new
-    field is one more pair here and one .get() in Jail.run. The token is fresh per cell, so a result a cell forges
-    for a later or earlier cell is dropped by the harness. The worker imports only C modules at start (_ast and
-    _signal are the C halves of ast and signal; the Python halves pull in enum and re, 15 ms of a 25 ms start);
-    traceback and linecache load only when a cell fails."""
+    field is one more pair here and one .get() in Jail.run. After the result the worker prints the marker, then
+    blocks reading the next command.
+
+    What the harness can and cannot trust, plainly: a cell runs in this very process, so it can read the token and
+    the marker from this frame and write anything on result_fd; no check made in one process can keep it from
+    that. Jail.run therefore accepts exactly one message per cell, and only once it has seen, from the host, the
+    marker after it and this thread blocked reading result_fd's partner, command_fd: a cell (or a thread, timer or
+    process it left running) that writes a result of its own is caught by the second message, the worker loop's,
+    and the worker is restarted. Processes a cell leaves holding the pipes are killed after each cell (the worker
+    closes them in every child it forks or execs, and is not dumpable, so no other process can reopen them through
+    /proc). Left open: a cell, or code it left running in this process, that replaces the worker loop (reads the
+    commands itself and answers them, or silences the loop's own message) passes for the worker; and a cell's
+    status is its own word, as a cell that catches its own exception shows "ok". So nothing graded reads a cell's
+    status: verdicts come from the answer and ./output/, read by checks in a jail of their own.
+
+    The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal; the Python
+    halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a cell fails."""
     import _ast
     import _signal
     import resource
@@ -413,6 +435,9 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
     def cpu_limit_reached(signum, frame):
         raise TimeoutError("the cell used up its CPU time")
 
+    for fd in (command_fd, result_fd):
+        os.set_inheritable(fd, False)  # no program a cell runs starts with them
+    os.register_at_fork(after_in_child=lambda: [os.close(fd) for fd in (command_fd, result_fd)])  # nor a child it forks
     os.dup2(1, 2)
     sys.stdout.reconfigure(line_buffering=True)
     output_fd = os.dup(1)  # to put fds 1 and 2 back after a cell that closed or redirected them
@@ -483,10 +508,10 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
         if sys.__stdout__.closed or sys.__stderr__.closed:
             sys.__stdout__ = sys.__stderr__ = open(1, "w", buffering=1, closefd=False)
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-        os.write(1, marker.encode())
         if display is not None and display.exit_asked():
             report["exit_asked"] = "yes"
         send(token, **report, figures=take_figures())
+        os.write(1, marker.encode())  # after the result: the host takes the result once it has seen this
 
 
 def restrict_unpickling() -> None:
