@@ -495,7 +495,7 @@ class Jail:
         deadline, interrupted, result, ended, forged = time.monotonic() + timeout, False, None, False, False
         watched = [self.output_fd, self.result_read]
         while not (result is not None and ended and self.worker_waiting()):
-            wait = max(0.0, deadline - time.monotonic()) if result is None or not ended else min(0.001, max(0.0, deadline - time.monotonic()))
+            wait = max(0.0, deadline - time.monotonic()) if result is None or not ended else min(0.0002, max(0.0, deadline - time.monotonic()))
             readable = select.select(watched, [], [], wait)[0]
             if self.output_fd in readable:
                 chunk = os.read(self.output_fd, 65536)
