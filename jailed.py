@@ -399,9 +399,9 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
     What the harness can and cannot trust, plainly: a cell runs in this very process, so it can read the token and
     the marker from this frame and write anything on result_fd; no check made in one process can keep it from
     that. Jail.run therefore accepts exactly one message per cell, and only once it has seen, from the host, the
-    marker after it and this thread blocked reading result_fd's partner, command_fd: a cell (or a thread, timer or
-    process it left running) that writes a result of its own is caught by the second message, the worker loop's,
-    and the worker is restarted. Processes a cell leaves holding the pipes are killed after each cell (the worker
+    marker after it and this thread blocked reading command_fd: a cell (or a thread, timer or process it left
+    running) that writes a result of its own is caught by the second message, the worker loop's, and the worker is
+    restarted. Processes a cell leaves holding the pipes are killed after each cell (the worker
     closes them in every child it forks or execs, and is not dumpable, so no other process can reopen them through
     /proc). Left open: a cell, or code it left running in this process, that replaces the worker loop (reads the
     commands itself and answers them, or silences the loop's own message) passes for the worker; and a cell's
