@@ -385,6 +385,7 @@ class Verdict:
     reason: str = ""
     caveats: list[str] = field(default_factory=list)  # why this attempt cannot fairly count, beyond its task's
     corrected: dict | None = None                      # an original task's verdict by our corrected check
+    own_output: dict | None = None                     # an original task's test over its own ./output/ only, where that differs
 
 
 @dataclass
@@ -412,6 +413,7 @@ class Result:
     code: list[str | None] | None = None     # per reply, the code that ran (None: none)
     printed: list[str | None] | None = None  # per reply, what its cell showed (None: no code); absent in older runs
     corrected: dict | None = None     # an original task with a defective test: our corrected check's verdict
+    own_output: dict | None = None    # an original task: its test's verdict seeing only its own ./output/ (the honest figures')
     mlbench: dict | None = None       # an ML-Bench attempt: its answer, static verdict, outcome, ML-Bench's own verdict
     task: str | None = None           # grade: the task a submission answers (id is then the submission's label)
     submission: str | None = None     # grade: the submission's file name
@@ -422,7 +424,7 @@ class Result:
 
     KEY_ORDER = ("id", "category", "sample", "seed", "passed", "reason", "caveats", "corrected", "turns", "ended_by", "cells",
                  "worker_restarts", "seconds", "prompt_tokens", "completion_tokens", "output", "removed_from_output",
-                 "messages", "code", "printed", "mlbench", "task", "submission")
+                 "messages", "code", "printed", "mlbench", "task", "submission", "own_output")
 
     def to_json(self) -> dict:
         values = vars(self)
@@ -464,7 +466,8 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
     verdict = score(task, run, log_dir) if score else Verdict(*run_check(task, run, log_dir))
     return Result(task.id, task.category, sample, seed, verdict.passed, safe_text(verdict.reason, 2000), task.caveats + verdict.caveats,
                   run.turns, run.ended_by, run.cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
-                  run.completion_tokens, str(output), removed, run.messages, run.code, run.printed, corrected=verdict.corrected)
+                  run.completion_tokens, str(output), removed, run.messages, run.code, run.printed, corrected=verdict.corrected,
+                  own_output=verdict.own_output)
 
 
 # --- results: a manifest, then one JSON line per finished attempt, written as soon as it ends ----------------------

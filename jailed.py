@@ -36,9 +36,18 @@ def frame(*fields: str) -> bytes:
 def main(arguments: str) -> None:
     """The worker's entry in a jail: arguments is JSON {"command_fd", "result_fd", "original_kernel"}."""
     options = json.loads(arguments)
+    not_dumpable()
     sys.path.remove(JAIL_FOLDER)
     del sys.modules[__name__]
     jail_worker(options["command_fd"], options["result_fd"], original_kernel() if options.get("original_kernel") else None)
+
+
+def not_dumpable() -> None:
+    """prctl(PR_SET_DUMPABLE, 0): no other process of the jail (one a cell left running, say) may open this one's
+    fds through /proc/<pid>/fd or read its memory. Its children are dumpable again once they exec, as usual."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE is 4
 
 
 def figure_hook():
@@ -384,10 +393,23 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
     a result. Messages are frames (see frame). A command is (token, code, end-of-output marker, CPU seconds, call):
     call is "" for a cell, else JSON {"function", "arguments"} naming one of KIT_CALLS, run in place of code. A
     result is the cell's token, then name/value pairs (status, and for a failed cell type, message, trace): a new
-    field is one more pair here and one .get() in Jail.run. The token is fresh per cell, so a result a cell forges
-    for a later or earlier cell is dropped by the harness. The worker imports only C modules at start (_ast and
-    _signal are the C halves of ast and signal; the Python halves pull in enum and re, 15 ms of a 25 ms start);
-    traceback and linecache load only when a cell fails."""
+    field is one more pair here and one .get() in Jail.run. After the result the worker prints the marker, then
+    blocks reading the next command.
+
+    What the harness can and cannot trust, plainly: a cell runs in this very process, so it can read the token and
+    the marker from this frame and write anything on result_fd; no check made in one process can keep it from
+    that. Jail.run therefore accepts exactly one message per cell, and only once it has seen, from the host, the
+    marker after it and this thread blocked reading command_fd: a cell (or a thread, timer or process it left
+    running) that writes a result of its own is caught by the second message, the worker loop's, and the worker is
+    restarted. Processes a cell leaves holding the pipes are killed after each cell (the worker
+    closes them in every child it forks or execs, and is not dumpable, so no other process can reopen them through
+    /proc). Left open: a cell, or code it left running in this process, that replaces the worker loop (reads the
+    commands itself and answers them, or silences the loop's own message) passes for the worker; and a cell's
+    status is its own word, as a cell that catches its own exception shows "ok". So nothing graded reads a cell's
+    status: verdicts come from the answer and ./output/, read by checks in a jail of their own.
+
+    The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal; the Python
+    halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a cell fails."""
     import _ast
     import _signal
     import resource
@@ -413,6 +435,9 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
     def cpu_limit_reached(signum, frame):
         raise TimeoutError("the cell used up its CPU time")
 
+    for fd in (command_fd, result_fd):
+        os.set_inheritable(fd, False)  # no program a cell runs starts with them
+    os.register_at_fork(after_in_child=lambda: [os.close(fd) for fd in (command_fd, result_fd)])  # nor a child it forks
     os.dup2(1, 2)
     sys.stdout.reconfigure(line_buffering=True)
     output_fd = os.dup(1)  # to put fds 1 and 2 back after a cell that closed or redirected them
@@ -483,24 +508,38 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
         if sys.__stdout__.closed or sys.__stderr__.closed:
             sys.__stdout__ = sys.__stderr__ = open(1, "w", buffering=1, closefd=False)
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-        os.write(1, marker.encode())
         if display is not None and display.exit_asked():
             report["exit_asked"] = "yes"
         send(token, **report, figures=take_figures())
+        os.write(1, marker.encode())  # after the result: the host takes the result once it has seen this
 
 
 def restrict_unpickling() -> None:
-    """Runs in the check jail before any check code (see check): every unpickler, the C
-    one behind pickle.load/loads/Unpickler and the Python one (pickle._Unpickler) that joblib.load and pandas use,
-    resolves globals through one allow-list, so no file an agent wrote can run code in a check. Allowed: plain
-    builtins (containers, numbers, text, bytes), collections, datetime, decimal, fractions; classes defined in
-    numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper (constructed, never looked up as
-    arbitrary functions); the reconstructors those libraries pickle with (`functions` below, and Cython's
-    __pyx_unpickle_* helpers); constants and pandas.NA / pandas.NaT (never a mutable global such as a config
-    dict). Anything else raises UnpicklingError naming the refused global, which fails the check."""
+    """Runs in the check jail before any check code (see check): every unpickler (pickle.load/loads/Unpickler, the
+    Python one, pickle._Unpickler, that joblib.load and pandas use, and the C one, replaced by it) only rebuilds data.
+    Three gates, each refusing with UnpicklingError naming what it refused, which fails the check:
+      find_class  a global is plain builtins data (containers, numbers, text, bytes), collections, datetime, decimal,
+                  fractions; a class defined in numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper
+                  (outside their I/O, configuration, test and parallel modules); one of the reconstructor functions
+                  those libraries pickle with (`functions`, and Cython's __pyx_unpickle_* helpers); a constant, or
+                  pandas.NA / pandas.NaT. Never a module, another function, or a mutable global such as a config dict.
+      REDUCE      (and the old INST/OBJ) calls only a reconstructor function, a builtins/stdlib data class, a C or
+                  Cython class of those libraries (numpy.dtype, sklearn's Tree: their constructors build data), or
+                  a pandas dtype or block manager class; never an instance (a callable object such as a test runner
+                  or a Parallel), nor a Python class's constructor with the pickle's arguments. copyreg's
+                  _reconstructor may call only object's or a builtins container's constructor. Python classes are
+                  made with NEWOBJ (cls.__new__(cls)) and filled by BUILD.
+      NEWOBJ      (cls.__new__(cls, ...)) passes arguments only to the classes REDUCE may call: a Python class (numpy's
+                  memmap, which would open a file) is made bare, as every honest pickle of these libraries makes it.
+      BUILD       sets state on instances only, never on a class, module or function (no class attribute or global
+                  replaced); attribute by attribute only where the class keeps the plain object.__setattr__ (pandas'
+                  options wrapper, whose setattr sets a global option, is refused)."""
     import _compat_pickle
+    import builtins
+    import copyreg
     import io
     import pickle
+    import types
 
     safe_builtins = {"list", "dict", "set", "frozenset", "tuple", "bytearray", "bytes", "complex", "float", "int", "str",
                      "bool", "slice", "range", "object", "NoneType", "Ellipsis", "NotImplemented"}
@@ -517,11 +556,21 @@ def restrict_unpickling() -> None:
                  "pyarrow.lib._restore_array", "pyarrow.lib.py_buffer", "pyarrow.lib.type_for_alias",
                  "sklearn.metrics._dist_metrics.newObj", "sklearn.neighbors._kd_tree.newObj", "sklearn.neighbors._ball_tree.newObj"}
     packages = ("numpy", "pandas", "sklearn", "scipy", "pyarrow", "joblib.numpy_pickle")
-    closed = ("pandas.io", "pandas.core.computation", "numpy.f2py", "numpy.testing", "numpy.distutils", "scipy._lib._testutils")
+    closed = ("pandas.io", "pandas.core.computation", "pandas._config", "pandas.plotting", "pandas.testing", "pandas._testing",
+              "pandas.util", "pandas._libs.parsers", "numpy.f2py", "numpy.testing", "numpy.distutils", "numpy._pytesttester",
+              "numpy.lib._datasource", "scipy._lib", "scipy.io", "sklearn.utils._testing", "sklearn.utils.parallel",
+              "sklearn._config", "sklearn.externals")
     resolve = pickle._Unpickler.find_class
+    reconstructors = set()  # the reconstructor functions resolved so far: what REDUCE may call besides data classes
+    data_classes = {getattr(builtins, name) for name in safe_builtins if isinstance(getattr(builtins, name, None), type)}
+    builtin_bases = (object, list, dict, set, frozenset, tuple, bytearray, bytes, int, float, complex, str)
 
     def under(module: str, roots) -> bool:
         return any(module == root or module.startswith(root + ".") for root in roots)
+
+    def refuse(what: str):
+        raise pickle.UnpicklingError(f"refused to load {what}: a check loads only numpy, pandas, scikit-learn "
+                                     "and plain Python data from pickles")
 
     def find_class(self, module: str, name: str):
         if getattr(self, "proto", 3) < 3 and getattr(self, "fix_imports", True):  # Python 2 names, as pickle maps them
@@ -529,26 +578,92 @@ def restrict_unpickling() -> None:
         if module == "builtins" and name in safe_builtins:
             return resolve(self, module, name)
         if name in safe_stdlib.get(module, ()):
-            return resolve(self, module, name)
+            found = resolve(self, module, name)
+            if isinstance(found, type):
+                data_classes.add(found)
+            elif found is not copyreg._reconstructor:
+                reconstructors.add(found)
+            return found
+        loaded = sys.modules.get(module)  # a Cython module loaded under a name without its package (sklearn 1.5's "_loss")
+        module = loaded.__name__ if "." not in module and isinstance(getattr(loaded, "__name__", None), str) else module
         if "." not in name and under(module, packages) and not under(module, closed):
             try:
                 found = resolve(self, module, name)
             except (ImportError, AttributeError):
                 found = None
             home = getattr(found, "__module__", None) or module
+            home = getattr(sys.modules.get(home), "__name__", home)  # "_loss" is sklearn._loss._loss, as above
             if isinstance(found, type) and under(home, packages) and not under(home, closed):
                 return found
             if f"{module}.{name}" in functions or (name.startswith("__pyx_unpickle_") and callable(found)):
+                reconstructors.add(found)
                 return found
             if isinstance(found, (int, float, complex, str, bytes)) or type(found).__name__ in ("NAType", "NaTType"):
                 return found  # constants and pandas' missing-value singletons, never a mutable global
-        raise pickle.UnpicklingError(f"refused to load {module}.{name}: a check loads only numpy, pandas, scikit-learn "
-                                     "and plain Python data from pickles")
+        refuse(f"{module}.{name}")
+
+    def constructs_data(cls: type) -> bool:
+        """Whether REDUCE may call this class with the pickle's arguments."""
+        if cls in data_classes:
+            return True
+        if not cls.__flags__ & (1 << 9):  # not a heap type: a C or Cython class (find_class admitted only the libraries')
+            return True
+        import sys as modules_of
+
+        pandas = modules_of.modules.get("pandas.core.dtypes.base"), modules_of.modules.get("pandas.core.internals.managers")
+        bases = tuple(base for base in (getattr(pandas[0], "ExtensionDtype", None), getattr(pandas[1], "BaseBlockManager", None)) if base)
+        return issubclass(cls, bases)
+
+    def call(function, arguments: tuple):
+        if isinstance(function, type) and constructs_data(function):
+            return function(*arguments)
+        if function is copyreg._reconstructor and len(arguments) == 3 and arguments[1] in builtin_bases:
+            return function(*arguments)
+        if function in reconstructors:
+            return function(*arguments)
+        refuse(f"a call of {getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', type(function).__name__)}")
+
+    def load_reduce(self):
+        arguments = self.stack.pop()
+        self.stack[-1] = call(self.stack[-1], arguments)
+
+    def instantiate(self, klass, arguments):  # INST and OBJ, protocols 0 and 1
+        self.append(call(klass, tuple(arguments)) if arguments or not isinstance(klass, type) else klass.__new__(klass))
+
+    def load_newobj(self):  # cls.__new__(cls, *arguments): arguments only for classes REDUCE may call
+        arguments = self.stack.pop()
+        self.stack[-1] = new(self.stack[-1], arguments, {})
+
+    def load_newobj_ex(self):
+        keywords = self.stack.pop()
+        arguments = self.stack.pop()
+        self.stack[-1] = new(self.stack[-1], arguments, keywords)
+
+    def new(cls, arguments, keywords):
+        if not isinstance(cls, type) or ((arguments or keywords) and not constructs_data(cls)):
+            refuse(f"{getattr(cls, '__qualname__', type(cls).__name__)}.__new__ with the pickle's arguments")
+        return cls.__new__(cls, *arguments, **keywords)
+
+    build = pickle._Unpickler.load_build
+
+    def load_build(self):
+        target, state = self.stack[-2], self.stack[-1]
+        if isinstance(target, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+            refuse(f"state set on {getattr(target, '__name__', type(target).__name__)}")
+        attributes = state[1] if isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict) else None
+        if attributes and getattr(target, "__setstate__", None) is None and type(target).__setattr__ is not object.__setattr__:
+            refuse(f"attributes set through {type(target).__qualname__}.__setattr__")
+        build(self)
 
     class Unpickler(pickle._Unpickler):
         pass
 
     pickle._Unpickler.find_class = find_class
+    pickle._Unpickler._instantiate = instantiate
+    pickle._Unpickler.dispatch[pickle.REDUCE[0]] = load_reduce  # in place: joblib's unpickler copies this table when it loads
+    pickle._Unpickler.dispatch[pickle.BUILD[0]] = load_build
+    pickle._Unpickler.dispatch[pickle.NEWOBJ[0]] = load_newobj
+    pickle._Unpickler.dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
     pickle.Unpickler = Unpickler
     pickle.load = lambda file, **options: Unpickler(file, **options).load()
     pickle.loads = lambda data, /, **options: Unpickler(io.BytesIO(data), **options).load()

@@ -44,6 +44,8 @@ ORIGINAL_CAVEATS = {  # known defects of the published benchmark (../shared/READ
 
 # Our corrected checks (checks/original.py, task_<index>) for the tasks whose test is defective, each used only when the
 # checkout's query names what the check reads (spaces ignored): a checkout whose task asks something else keeps its test.
+ORIGINAL_READS_OTHERS = {"68": {"67"}, "82": {"81"}}  # read in its tests.py: the only tests scored from another task's output
+
 ORIGINAL_CORRECTED = {"11": "./output/11.xlsx", "20": "./output/20.png", "59": "./output/59.txt", "63": "./output/63.png",
                       "68": "./output/68.png", "74": "./output/74.xlsx", "82": "./output/82.png", "138": "x^3+2x^2+3x+4",
                       "139": "y=2x+1+1/(x+1)", "146": "./output/146.mp3"}
@@ -181,14 +183,15 @@ class SavedRun(ReplayModel):
 
 # --- scored as the original scored ---------------------------------------------------------------------------------
 
-def shared_output(own: Path, into: Path) -> Path:
+def shared_output(own: Path, into: Path, only: set[str] | None = None) -> Path:
     """The original ran every task in one ./output/ and scored them all afterwards, so a test may read another task's
     output (68 reads 67's, 82 reads 81's). An original task's check sees that folder as it would have been: the
-    outputs of every other task of this run (same sample; later tasks over earlier ones), then its own over them,
-    as hard links in a folder of its own. Agent jails never see it: each still has only its own ./output/."""
+    outputs of every other task of this run (same sample; later tasks over earlier ones; with only, just those
+    tasks'), then its own over them, as hard links in a folder of its own. Agent jails never see it: each still has
+    only its own ./output/."""
     suffix = own.name[len(own.name.split(".s")[0]):]  # "" or ".s<k>"
     others = [folder for folder in own.parent.iterdir() if folder != own and folder.is_dir() and folder.name.endswith(suffix)
-              and (suffix or ".s" not in folder.name)]
+              and (suffix or ".s" not in folder.name) and (only is None or folder.name.split(".")[0] in only)]
     others.sort(key=lambda folder: (int(folder.name.split(".")[0]) if folder.name.split(".")[0].isdigit() else -1, folder.name))
     if into.exists() or into.is_symlink():
         remove_tree(into)
@@ -215,25 +218,40 @@ def shared_output(own: Path, into: Path) -> Path:
 def score(task: Task, run: TaskRun, log_dir: Path, saved: SavedRecord | None, earlier_agents: list[threading.Event]) -> Verdict:
     """An original task's verdict as the original scored it: its test, once the agents of the attempts before it are
     done, over the run's shared ./output/ (see shared_output), given the saved record's stand-in where the saved run
-    held no messages; a task the saved run lacks fails untested. Where its test is defective, our corrected check
-    (checks/original.py) gives the corrected figure's verdict."""
+    held no messages; a task the saved run lacks fails untested. That verdict is the published figure's. The honest
+    and corrected figures' is the same test over the task's own ./output/ alone (with, for 68 and 82, the one
+    task's output the original's test reads: ORIGINAL_READS_OTHERS), kept in own_output where the two folders
+    differ. Where its test is defective, our corrected check (checks/original.py, own ./output/ only) gives the
+    corrected figure's verdict."""
+    own_output = None
     if saved and not saved.tested:
         passed, reason = False, saved.caveat
     else:
         for event in earlier_agents:
             event.wait()
+        stand_in = saved.stand_in if saved else None
         scored = shared_output(run.output_dir, log_dir / f"{run.output_dir.name}.output")
+        alone = shared_output(run.output_dir, log_dir / f"{run.output_dir.name}.own", ORIGINAL_READS_OTHERS.get(task.id, set()))
         try:
-            passed, reason = run_check(task, run, log_dir, trajectory=saved.stand_in if saved else None, output_dir=scored)
+            passed, reason = run_check(task, run, log_dir, trajectory=stand_in, output_dir=scored)
+            if entries(alone) != entries(scored):  # the honest figures' verdict: the test sees this task's output alone
+                own_passed, own_reason = run_check(task, run, log_dir, trajectory=stand_in, output_dir=alone)
+                own_output = {"passed": own_passed, "reason": safe_text(own_reason, 2000)}
         finally:
             remove_tree(scored)
+            remove_tree(alone)
     corrected = None
     if task.corrected:  # the corrected figure: our own check in place of the original's defective test
         ours = Task(task.id, task.category, task.query, task.inputs, task.paths, "original", task.corrected, HERE / "checks")
         corrected_passed, corrected_reason = (False, reason) if saved and not saved.tested else run_check(ours, run, log_dir)
         corrected = {"passed": corrected_passed, "reason": safe_text(corrected_reason, 2000), "check": f"original:{task.corrected}",
                      "caveats": [caveat for caveat in task.caveats if caveat != ORIGINAL_CAVEATS.get(task.id)]}
-    return Verdict(passed, reason, [saved.caveat] if saved else [], corrected)
+    return Verdict(passed, reason, [saved.caveat] if saved else [], corrected, own_output)
+
+
+def entries(folder: Path) -> set[str]:
+    """Every path under folder, relative to it."""
+    return {str(Path(parent, name).relative_to(folder)) for parent, folders, files in os.walk(folder) for name in folders + files}
 
 
 def attempts(args: argparse.Namespace, model, run_dir: Path, limits: JailLimits, todo: list, conversation: Conversation,
@@ -267,6 +285,11 @@ def prepare(args: argparse.Namespace, checkout: Path) -> Prepared:
 
 # --- its figures: the score three ways ------------------------------------------------------------------------------
 
+def own(result: Result) -> bool:
+    """An original task's verdict with its test seeing its own ./output/ only (see score)."""
+    return result.own_output["passed"] if result.own_output else result.passed
+
+
 def figures(results: list[Result], suite_size: int) -> list[dict]:
     """An original checkout's score three ways, each with a Wilson interval: as published (its tests' verdicts over all
     its tasks); honestly (tasks whose test is defective, that need the internet or miss an input set aside: not model
@@ -275,10 +298,10 @@ def figures(results: list[Result], suite_size: int) -> list[dict]:
     results = list(first_attempts(results).values())
     passed = sum(result.passed for result in results)
     fair = [result for result in results if not result.caveats]
-    corrected = [(result.corrected["passed"] if result.corrected else result.passed)
+    corrected = [(result.corrected["passed"] if result.corrected else own(result))
                  for result in results if not (result.corrected["caveats"] if result.corrected else result.caveats)]
-    rows = [("original way", "published", passed, suite_size, "the original's tests over all its tasks"),
-            ("honest way", "honest", sum(result.passed for result in fair), len(fair),
+    rows = [("original way", "published", passed, suite_size, "the original's tests over all its tasks, over one shared ./output/"),
+            ("honest way", "honest", sum(map(own, fair)), len(fair),
              f"{len(results) - len(fair)} task(s) set aside, not counted as model failures"),
             ("corrected way", "corrected", sum(map(bool, corrected)), len(corrected),
              f"our corrected checks for {sum(bool(result.corrected) for result in results)} defective test(s); "

@@ -144,7 +144,7 @@ CELL_OUTPUT_KEEP = 64 * 1024        # bytes of a cell's output kept from its sta
 WORKER_START = 60.0                 # seconds a new jail's worker gets to say it is ready
 
 
-OUTPUT_DRAIN = 2.0                  # seconds to read a finished cell's last output, up to its end marker
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63}  # read(2)'s number, as /proc/<pid>/syscall shows it (see Jail.worker_waiting)
 
 
 # Calls no data-science cell needs and a jail escape might: kernel modules, mounts, tracing, namespaces, keys, clocks.
@@ -347,6 +347,7 @@ class Jail:
     def start(self) -> None:
         command_read, self.command_write = os.pipe()
         self.result_read, result_write = os.pipe()
+        self.command_fd = command_read  # the same number in the jail (nsjail passes fds as they are)
         arguments = json.dumps({"command_fd": command_read, "result_fd": result_write,
                                 "original_kernel": JAIL_ENVIRONMENTS[self.environment].original_kernel})
         log_path = self.log_dir / f"{self.name}.log"
@@ -364,7 +365,7 @@ class Jail:
         os.close(result_write)
         os.set_blocking(self.command_write, False)  # writes to the worker have a deadline (see send_command)
         self.output_fd = self.process.stdout.fileno()
-        self.result_buffer, self.unfinished = b"", None
+        self.result_buffer = b""
         if self.output_dir:
             self.stop_watching = threading.Event()
             self.watcher = threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True)
@@ -375,25 +376,83 @@ class Jail:
             raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
 
     def receive(self, deadline: float, token: str) -> dict | None:
-        """The worker's result for the cell with this token (its name/value pairs), None at the deadline,
-        {"status": "dead"} if the worker is gone, {"status": "garbled"} if what arrived cannot be a message.
-        Well-formed messages with another token (stale, or forged by a cell) are dropped."""
+        """The worker's first message with this token (its name/value pairs), None at the deadline, {"status": "dead"} if
+        the worker is gone, {"status": "garbled"} if what arrived cannot be a message. Used for the worker's "ready";
+        a cell's results are read by run(), which accepts only one."""
+        while True:
+            messages = self.read_messages(max(0.0, deadline - time.monotonic()))
+            if messages is None:
+                return None
+            if isinstance(messages, dict):
+                return messages
+            for fields in messages:
+                if fields and fields[0] == token and len(fields) % 2 == 1:
+                    return dict(zip(fields[1::2], fields[2::2]))
+
+    def read_messages(self, seconds: float):
+        """The whole messages on the result pipe within seconds: a list (possibly empty), None if nothing came in
+        time, {"status": "dead"} if the pipe closed, {"status": "garbled"} if what arrived cannot be a message."""
+        messages = []
         while True:
             message = parse_frame(self.result_buffer)
             if message == "bad":
                 return {"status": "garbled"}
             if message is not None:
                 fields, self.result_buffer = message
-                if fields and fields[0] == token and len(fields) % 2 == 1:
-                    return dict(zip(fields[1::2], fields[2::2]))
+                messages.append(fields)
                 continue
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.result_read], [], [], remaining)[0]:
+            if messages:
+                return messages
+            if not select.select([self.result_read], [], [], seconds)[0]:
                 return None
             chunk = os.read(self.result_read, 65536)
             if not chunk:
                 return {"status": "dead"}
             self.result_buffer += chunk
+            seconds = 0.0
+
+    def worker_waiting(self) -> bool:
+        """Whether the worker's main thread is blocked reading its command pipe, as the host's /proc shows it: the
+        worker loop is back there only once a cell is over (a cell blocking there itself has taken the worker over,
+        which no check in one process can tell). True where /proc does not show it (another architecture)."""
+        pid = self.worker_pid()
+        number = READ_SYSCALL.get(os.uname().machine)
+        if pid is None or number is None:
+            return True
+        try:
+            fields = Path(f"/proc/{pid}/syscall").read_text().split()
+        except OSError:
+            return True
+        return len(fields) > 1 and fields[0] == str(number) and int(fields[1], 16) == self.command_fd
+
+    def worker_pid(self) -> int | None:
+        try:
+            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+        except OSError:
+            return None
+        return int(children[0]) if children else None
+
+    def fence_leftovers(self) -> None:
+        """Kill every jailed process but the worker that holds an end of the worker's pipes (a process a cell forked
+        and left running, which could read a later cell's command or answer for it). The worker closes them in the
+        children it forks and execs, so an honest child (a fork pool, ffmpeg behind moviepy) goes on."""
+        pipes = {os.fstat(fd).st_ino for fd in (self.command_write, self.result_read)}
+        worker, killed = self.worker_pid(), []
+        for pid in jailed_pids(self.process.pid):
+            if pid == worker:
+                continue
+            with contextlib.suppress(OSError):
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    with contextlib.suppress(OSError):
+                        info = os.stat(f"/proc/{pid}/fd/{fd}")
+                        if stat.S_ISFIFO(info.st_mode) and info.st_ino in pipes:
+                            os.kill(pid, signal.SIGKILL)
+                            killed.append(pid)
+                            break
+        deadline = time.monotonic() + 5
+        while killed and time.monotonic() < deadline:  # gone, or a zombie, before the next command is written
+            killed = [pid for pid in killed if process_state(pid) not in ("Z", "X", "")]
+            time.sleep(0.001)
 
     def send_command(self, message: bytes, deadline: float) -> bool:
         """Write a command to the worker before the deadline; False if it has died or stopped reading."""
@@ -413,43 +472,63 @@ class Jail:
         return self.run("", timeout, call=json.dumps({"function": kit_call, "arguments": arguments}, ensure_ascii=False))
 
     def run(self, code: str, timeout: float | None = None, call: str = "") -> CellResult:
-        """Run one cell (or, with call, one of the kit's own functions); its output, error, and what it took to stop it."""
+        """Run one cell (or, with call, one of the kit's own functions); its output, error, and what it took to stop it.
+        A cell is over when three things have happened: its result came, its end-of-output marker came after it, and
+        the host sees the worker's main thread blocked reading its next command (worker_waiting). Exactly one message
+        may come for a cell in that time: a second one, or one with another token, was written by the cell or by
+        something it left running, so none is accepted and the worker is restarted. What this does not catch (a cell
+        that takes the worker's place, or the cell's own word on its status) is in jail_worker's docstring."""
         if self.kernel_died:
             return self.kernel_death()
         if self.process is None:
             self.start()
         timeout = timeout or self.limits.cell_timeout
         output = BoundedOutput(CELL_OUTPUT_KEEP)
-        token, marker = secrets.token_hex(16), f"\x00pybench-{secrets.token_hex(16)}\x00"
-        message = frame(token, code, marker, str(self.limits.cpu_seconds or int(timeout) + 1), call)
-        if self.unfinished and not self.drain_until(self.unfinished, BoundedOutput(CELL_OUTPUT_KEEP), timeout):
-            self.kill()  # the previous cell is still running behind a result it forged: a fresh worker runs this one
-            self.start()
-            output.add(b"[The previous cell never finished; the Python worker was restarted, so all variables are gone.]\n")
+        token, marker = secrets.token_hex(16), f"\x00pybench-{secrets.token_hex(16)}\x00".encode()
+        message = frame(token, code, marker.decode(), str(self.limits.cpu_seconds or int(timeout) + 1), call)
         if not self.send_command(message, time.monotonic() + timeout):
             self.kill()  # the worker died or stopped reading its commands: a fresh one runs this cell
             self.start()
             output.add(b"[The Python worker had died or stopped reading; it was restarted, so all variables are gone.]\n")
             if not self.send_command(message, time.monotonic() + timeout):
                 return self.restart(output, "The Python worker could not take this cell; it was restarted, so all variables are gone.")
-        deadline, interrupted, result = time.monotonic() + timeout, False, None
+        deadline, interrupted, result, ended, forged = time.monotonic() + timeout, False, None, False, False
         watched = [self.output_fd, self.result_read]
-        while result is None:
-            readable = select.select(watched, [], [], max(0.0, deadline - time.monotonic()))[0]
+        while not (result is not None and ended and self.worker_waiting()):
+            wait = max(0.0, deadline - time.monotonic()) if result is None or not ended else min(0.0002, max(0.0, deadline - time.monotonic()))
+            readable = select.select(watched, [], [], wait)[0]
             if self.output_fd in readable:
                 chunk = os.read(self.output_fd, 65536)
                 if chunk:
                     output.add(chunk)
+                    ended = ended or (result is not None and output.take_marker(marker))
                 else:  # the cell closed every copy of its stdout: stop looking there
                     watched.remove(self.output_fd)
-            if self.result_read in readable or not readable:
-                result = self.receive(time.monotonic() if not readable else time.monotonic() + 0.001, token)
-            if result is None and time.monotonic() >= deadline:
+            if self.result_read in readable:
+                messages = self.read_messages(0.0) or []
+                if isinstance(messages, dict):
+                    result = messages
+                    break
+                for fields in messages:
+                    if result is not None or not fields or fields[0] != token or len(fields) % 2 == 0:
+                        forged = True
+                    else:
+                        result = dict(zip(fields[1::2], fields[2::2]))
+                        ended = output.take_marker(marker)  # the marker may have been read before the result
+                if forged:
+                    break
+            if time.monotonic() >= deadline:
                 if interrupted:
                     return self.restart(output, f"The cell ran past {timeout:g} s and did not stop when interrupted; the Python "
                                                 "worker was killed and restarted, so all variables are gone.")
                 self.signal_worker(self.process, signal.SIGINT)
                 interrupted, deadline = True, time.monotonic() + INTERRUPT_GRACE
+        if not forged and result.get("status") in ("ok", "error", "interrupted"):
+            messages = self.read_messages(0.0)  # what came with the cell's own: the worker loop's result comes before its marker
+            forged = bool(messages)
+        if forged:
+            return self.restart(output, "Something other than the worker wrote on its result channel during this cell, so no result "
+                                        "can be trusted; the Python worker was restarted, so all variables are gone.")
         status = result.get("status")
         if status == "garbled":
             return self.restart(output, "The cell wrote garbage on the worker's result channel; the worker was restarted, "
@@ -459,7 +538,7 @@ class Jail:
                 return self.kernel_death()
             return self.restart(output, "The Python worker died during this cell (" + self.death_cause() + "); it was restarted, "
                                         "so all variables are gone.")
-        self.unfinished = None if self.drain_until(marker, output) else marker
+        self.fence_leftovers()
         if self.output_dir and self.output_over_cap():
             return self.restart(output, f"The cell's {self.over_cap}; all variables are gone.")
         figures = figure_records(result.get("figures", ""))
@@ -474,21 +553,6 @@ class Jail:
             return CellResult(output.text(), f"The cell ran past {timeout:g} s and was interrupted (variables are kept).\n{trace}",
                               "TimeoutError", f"cell ran past {timeout:g} s", "interrupted", figures)
         return CellResult(output.text(), trace, error_type, error_message, "error", figures)
-
-    def drain_until(self, marker: str, output: "BoundedOutput", seconds: float = OUTPUT_DRAIN) -> bool:
-        """Read the output stream up to the marker the worker printed after the cell; False if it did not come in time.
-        The marker goes to the harness only, so a cell that ended early with a forged result leaves its marker
-        unseen, and the next cell first waits for it (its late output is dropped), or restarts the worker."""
-        deadline = time.monotonic() + seconds
-        while not output.take_marker(marker.encode()):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.output_fd], [], [], remaining)[0]:
-                return False
-            chunk = os.read(self.output_fd, 65536)
-            if not chunk:
-                return False
-            output.add(chunk)
-        return True
 
     def watch_output(self, process: subprocess.Popen, stop: threading.Event) -> None:
         """While the jail lives: kill its worker when ./output/ holds more than its cap (run() also looks after each cell)."""
@@ -759,6 +823,14 @@ def jailed_pids(nsjail_pid: int) -> list[int]:
                 found += children
                 pending += children
     return found
+
+
+def process_state(pid: int) -> str:
+    """The state letter /proc shows for a process (R, S, Z...), "" if it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
 
 
 def unlinked_bytes(nsjail_pid: int, folder: Path) -> int:

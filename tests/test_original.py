@@ -220,3 +220,20 @@ def test_exit_in_a_cell_shuts_the_kernel_down_after_the_cell_and_it_stays_dead(t
     assert shown == [P + "checked\n" + ERROR.format("ZeroDivisionError", "division by zero"), P + "Kernel died", P + "Kernel died"], shown
     # a cell that ends normally after quit() got "Kernel died" itself, its output lost (as the saved runs show)
     assert [message["content"] for message in results["140"]["messages"][4::2]] == [P + "Kernel died", P + "Kernel died"]
+
+
+def test_the_honest_figures_see_only_the_attempts_own_output(tmp_path):
+    """Issue 24.5: task 67's agent also writes the file task 78's test reads; 78's agent does nothing. The published
+    figure keeps the original's one shared ./output/ (78 passes); the honest and corrected figures see 78's own only."""
+    replay = write_jsonl(tmp_path / "replay.jsonl", [
+        {"id": "67", "replies": [code("from PIL import Image\nImage.new('RGB', (32, 32)).save('./output/67.png')\n"
+                                      "Image.new('RGB', (32, 32)).save('./output/78.png')"), "Done."]},
+        {"id": "78", "replies": ["Done."]}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "67,78", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = read_results(out)
+    assert results["78"]["passed"], results["78"]  # published: another task's file, as the original scored it
+    assert results["78"]["own_output"]["passed"] is False and "AssertionError" in results["78"]["own_output"]["reason"], results["78"]
+    assert "original way: 2/" in finished.stdout and "honest way:   1/2" in finished.stdout and "corrected way:1/2" in finished.stdout, finished.stdout
+    assert "own_output" not in results["67"]  # its own folder held everything the shared one did
