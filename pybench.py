@@ -470,6 +470,7 @@ def run_parser() -> argparse.ArgumentParser:
                                "(huggingface, torch): the jail's ~/.cache, read-only")
     mlbench_flags.add_argument("--execute", action="store_true", help="run each statically passing answer in a jail over --repos")
     mlbench_flags.add_argument("--mlbench-agent", action="store_true", help="ML-Agent-Bench: the agent must leave run.sh in the task folder")
+    mlbench_flags.add_argument("--mlbench-tmp", type=int, metavar="MIB", help="the size of /tmp in ML-Bench's jails (default 2048)")
     return parser
 
 
