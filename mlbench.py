@@ -259,6 +259,7 @@ class Setup:
     output_replay: "OutputReplay | None" = None   # --replay in ML-Bench's output format: its samples are the answers
     shared: "SharedPass | None" = None            # --execute: ML-Bench's count, its samples run as utils/exec.py runs them
     tmp_mib: int = REPOSITORY_TMP_MIB             # --mlbench-tmp: the size of the jails' /tmp
+    openhands: bool = False                       # --as-openhands: the agent is asked and answered as OpenHands does
 
     def prompt(self, task: MLBenchTask) -> str:
         if self.setting == "oracle":
@@ -297,8 +298,10 @@ def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
         raise UsageError(f"--model-cache {cache} is not a folder")
     if args.mlbench_tmp is not None and args.mlbench_tmp < 16:
         raise UsageError(f"--mlbench-tmp {args.mlbench_tmp}: give the size of the jails' /tmp in MiB, at least 16")
+    if args.as_openhands and not args.mlbench_agent:
+        raise UsageError("--as-openhands is a way to run the agent: give it with --mlbench-agent")
     return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons, cache,
-                 tmp_mib=args.mlbench_tmp or REPOSITORY_TMP_MIB)
+                 tmp_mib=args.mlbench_tmp or REPOSITORY_TMP_MIB, openhands=args.as_openhands)
 
 
 def mlbench_limits(limits: JailLimits, tmp_mib: int, wall_seconds: float = AGENT_SECONDS) -> JailLimits:
@@ -546,6 +549,27 @@ AGENT_PROMPT = """You are a machine-learning engineer working inside a checkout 
 Only the first code block of a reply runs; you then see what it printed, or its error. Read the repository's files (README, scripts, their argparse options) before you rely on them. There is no internet access and nothing can be installed.
 
 Your goal: leave a file run.sh in the task folder that does the user's task when run as `bash run.sh` from there, with exactly the arguments the user asks for. When run.sh is written and checked, reply without a code block; that ends the task."""
+# OpenHands' ML-Bench harness (evaluation/benchmarks/ml_bench/run_infer.py), in our words: its instruction names the
+# repository, the task, run.sh, the task path and the record's prefix_code; a reply with no action is answered with a
+# request to go on (its fake user, codeact_user_response) until the turn limit; the agent ends by finishing.
+OPENHANDS_PROMPT = """You are a machine-learning engineer working inside a checkout of a GitHub repository, in the folder where the task is to be done. You act by writing code that runs right away:
+- a fenced ```bash block runs with /bin/bash in the current folder;
+- a fenced ```python block runs in a persistent Python interpreter.
+Only the first code block of a reply runs; you then see what it printed, or its error. When the task is done, reply with <finish></finish>."""
+OPENHANDS_GO_ON = ("Go on with the task in whatever way you think best. When it is done, reply with <finish></finish>. "
+                   "Do not ask a person for help.")
+OPENHANDS_FINISH = "<finish>"
+# OpenHands runs `timeout 120s bash run.sh` and counts exit status 0 or 124 (timeout's own, or the script's) a success
+AGENT_PASSES_OPENHANDS = ("exit 0", "exit 124", "timeout")
+
+
+def openhands_instruction(task: MLBenchTask, folder: str) -> str:
+    prefix = f"The task's prefix code:\n```bash\n{task.record['prefix_code']}\n```\n\n" if task.record["prefix_code"] else ""
+    return (f"Do this machine-learning task in the repository {task.repo}:\n\n{task.query}\n\nCreate a script named `run.sh` in "
+            f"the task's folder of the repository that runs the task.\n\nThe task's folder: {folder}\n\n{prefix}"
+            "Let any process you start end before you finish (wait for it).")
+
+
 AGENT_BLOCK = re.compile(r"```(python|py|python3|bash|sh|shell)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 
 
@@ -565,9 +589,11 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
     python = setup.pythons.get(task.repo)
     path_first = str(python.parent) if python else ""
     conversation = Conversation()
-    messages = [{"role": "system", "content": AGENT_PROMPT},
-                {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
-                                            f"Task: {task.query}"}]
+    messages = ([{"role": "system", "content": OPENHANDS_PROMPT}, {"role": "user", "content": openhands_instruction(task, folder)}]
+                if setup.openhands else
+                [{"role": "system", "content": AGENT_PROMPT},
+                 {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
+                                             f"Task: {task.query}"}])
     code, printed, ended_by, prompt_tokens, completion_tokens, restarts = [], [], "", 0, 0, 0
     jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir)
     session = model.attempt(task.id, seed)
@@ -584,6 +610,10 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
             code.append(None if block is None else block[1] if block[0] == "python" else f"%%bash\n{block[1]}")
             if block is None:
                 printed.append(None)
+                if setup.openhands and OPENHANDS_FINISH not in reply.text:  # no action: OpenHands' fake user asks it to go on
+                    messages.append({"role": "user", "content": OPENHANDS_GO_ON})
+                    ended_by = "turn limit" if len(code) >= max_turns else ""
+                    continue
                 ended_by = "final answer"
                 break
             language, source = block
@@ -636,7 +666,7 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
         prompt_tokens, completion_tokens, restarts = agent["prompt_tokens"], agent["completion_tokens"], agent["worker_restarts"]
         outcome = agent["outcome"]
         passed, ours_reason = outcome == "exit 0", "" if outcome == "exit 0" else f"bash run.sh: {outcome}"
-        mlbench_passed = outcome in ("exit 0", "timeout")
+        mlbench_passed = outcome in AGENT_PASSES_OPENHANDS
         facts |= {"outcome": outcome, "run_output": agent["run_output"]}
     else:
         if setup.output_replay:
@@ -778,6 +808,7 @@ def prepare(args, split: Path) -> Prepared:
 BENCHMARK = Benchmark("mlbench", claims=is_split, prepare=prepare, tables=tables,
                       made=lambda results, manifests: any(result.mlbench is not None for result in results),
                       flags={"mlbench_checkout": None, "repos": None, "repo_python": None, "model_cache": None, "execute": False,
-                             "mlbench_agent": False, "mlbench_setting": "oracle", "mlbench_tmp": None},
+                             "mlbench_agent": False, "mlbench_setting": "oracle", "mlbench_tmp": None,
+                             "as_openhands": False},
                       given_elsewhere="an ML-Bench split only: give one with --tasks SPLIT.parquet (or .jsonl)",
-                      resume_keys=("mlbench_setting", "execute", "mlbench_agent"))
+                      resume_keys=("mlbench_setting", "execute", "mlbench_agent", "as_openhands"))
