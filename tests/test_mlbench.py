@@ -361,3 +361,23 @@ def test_the_agent_as_openhands_runs_it_and_counts_exit_124(tmp_path):
     second = results["9-1", 0]
     assert "```bash\necho ready > setup.log\n```" in second["messages"][1]["content"]  # OpenHands shows the prefix_code
     assert second["ended_by"] == "turn limit" and second["turns"] == 3 and second["mlbench"]["outcome"] == "no run.sh"
+
+
+def test_ml_bench_jails_give_repository_code_debians_etc_the_cpu_time_of_its_wall_limit_and_a_big_tmp(tmp_path):
+    from sandbox import Jail, JailLimits, repository_limits, usable_cpus
+
+    probe = ("awk 'BEGIN { print 6 * 7 }' && which python > /dev/null && head -c 300M /dev/zero > /tmp/big && rm /tmp/big && "
+             "python -c 'import resource; print(\"cpu\", resource.getrlimit(resource.RLIMIT_CPU)[0])'")
+    outcomes = {}
+    for name, limits in (("cell", JailLimits()), ("repository", repository_limits(JailLimits(), 120))):
+        jail = Jail(name, [], limits, tmp_path)
+        try:
+            cell = jail.call("run_bash", script=probe, cwd=None, seconds=60)
+        finally:
+            jail.kill()
+        outcomes[name] = (mlbench.outcome_of(cell), cell.output)
+    assert outcomes["cell"][0] == "exit 127"  # a data-science cell's jail: no /etc/alternatives, so no awk
+    outcome, output = outcomes["repository"]
+    assert outcome == "exit 0" and "42" in output, output
+    assert int(output.split("cpu ")[1].split()[0]) >= 120 * usable_cpus()[0]  # all the CPUs busy for the whole wall limit
+    assert repository_limits(JailLimits(), 10, tmp_mib=512).tmp_mib == 512 and JailLimits().tmp_mib < 300
