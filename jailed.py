@@ -600,13 +600,14 @@ class Outcome(Exception):
 
 
 def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "", prefix: str = "") -> None:
-    """ML-Bench's runs: `script` with /bin/bash, after the setup lines in `prefix` in the same shell (their exports
-    reach the script; their failure does not decide, and the script starts back in cwd), its whole process group
-    stopped after `seconds`; ends by raising Outcome("exit N") or Outcome("timeout"). Offline: pip and the Hugging Face
-    libraries are told so."""
+    """ML-Bench's runs: `script` with /bin/bash, its whole process group stopped after `seconds`; ends by raising
+    Outcome("exit N") or Outcome("timeout"). The setup lines in `prefix` run first, in a bash of their own with 60 s
+    (their failure is printed but does not decide): the variables they export reach the script, which starts in cwd.
+    Offline: pip and the Hugging Face libraries are told so."""
     import shlex
     import signal
     import subprocess
+    import tempfile
 
     environment = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
                        TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
@@ -614,7 +615,15 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
         environment["PATH"] = path_first + ":" + environment["PATH"]
     cwd = cwd or os.getcwd()
     if prefix.strip():
-        script = f"{prefix}\ncd {shlex.quote(cwd)}\n{script}"
+        exported = tempfile.mkstemp(prefix="prefix-environment-")[1]
+        try:
+            setup = subprocess.run(["/bin/bash", "-c", f"{prefix}\nexport -p > {shlex.quote(exported)}"], cwd=cwd, env=environment,
+                                   timeout=60)
+            if setup.returncode:
+                print(f"[setup lines (prefix_code) exited {setup.returncode}]", flush=True)
+        except subprocess.TimeoutExpired:
+            print("[setup lines (prefix_code) ran past 60 s]", flush=True)
+        script = f"source {shlex.quote(exported)}; cd {shlex.quote(cwd)}\n{script}"
     process = subprocess.Popen(["/bin/bash", "-c", script], cwd=cwd, env=environment, start_new_session=True)
     try:
         status = process.wait(timeout=seconds)
