@@ -6,7 +6,8 @@ manifest, resume and report:
 
     static (ML-LLM-Bench's checks)  every value of `arguments` occurs in the answer (case-insensitive), and its type
                                     matches (a Bash Script answer holds '.sh ' or '.py ', a Python Code answer neither)
-    --execute                       a statically passing answer then runs in a jail over the user's checkout
+    --execute                       a statically passing answer then runs in a jail over the user's checkout (ours),
+                                    and again as ML-Bench's utils/exec.py runs it (ML-Bench's count: SharedPass)
     --mlbench-agent                 ML-Agent-Bench: the agent works in a private copy of the task folder with python and
                                     bash, then `bash run.sh` runs in a fresh jail (120 s)
 
