@@ -381,3 +381,19 @@ def test_ml_bench_jails_give_repository_code_debians_etc_the_cpu_time_of_its_wal
     assert outcome == "exit 0" and "42" in output, output
     assert int(output.split("cpu ")[1].split()[0]) >= 120 * usable_cpus()[0]  # all the CPUs busy for the whole wall limit
     assert repository_limits(JailLimits(), 10, tmp_mib=512).tmp_mib == 512 and JailLimits().tmp_mib < 300
+
+
+def test_mlbench_tmp_sizes_the_jails_tmp_and_ml_benchs_count_drops_a_record_short_of_five_samples(tmp_path):
+    fill = "python train.py --dataset citeseer --epochs 3 && head -c 100M /dev/zero > /tmp/fill"
+    replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": 1, "id": 1, "output": [fill] * 5},
+                                                      {"github_id": 1, "id": 2, "output": ["python train.py --dataset cora --lr 0.05"]}])
+    outcomes = {}
+    for name, extra in (("small", ["--mlbench-tmp", "64"]), ("default", [])):
+        finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--execute", "--repos", REPOS, "--samples", "1",
+                               "--out", tmp_path / name, *extra)
+        assert finished.returncode == 0, finished.stderr
+        results = results_of(tmp_path / name)
+        outcomes[name] = [(results[task, 0]["mlbench"].get("outcome"), results[task, 0]["mlbench"].get("mlbench_outcome"))
+                          for task in ("1-1", "1-2")]
+    assert outcomes["small"][0] == ("exit 1", "exit 1") and outcomes["default"][0] == ("exit 0", "exit 0")
+    assert outcomes["default"][1] == ("exit 0", None)  # ours runs it; ML-Bench's evaluator drops the record unrun
