@@ -715,11 +715,14 @@ class Outcome(Exception):
 
 
 def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "", prefix: str = "") -> None:
-    """ML-Bench's runs: `script` with /bin/bash (after the setup lines in `prefix`, whose failure is printed but does
-    not decide), its whole process group stopped after `seconds`; ends by raising Outcome("exit N") or
-    Outcome("timeout"). Offline: pip and the Hugging Face libraries are told so."""
+    """ML-Bench's runs: `script` with /bin/bash, its whole process group stopped after `seconds`; ends by raising
+    Outcome("exit N") or Outcome("timeout"). The setup lines in `prefix` run first, in a bash of their own with 60 s
+    (their failure is printed but does not decide): the variables they export reach the script, which starts in cwd.
+    Offline: pip and the Hugging Face libraries are told so."""
+    import shlex
     import signal
     import subprocess
+    import tempfile
 
     environment = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
                        TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
@@ -727,12 +730,15 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
         environment["PATH"] = path_first + ":" + environment["PATH"]
     cwd = cwd or os.getcwd()
     if prefix.strip():
+        exported = tempfile.mkstemp(prefix="prefix-environment-")[1]
         try:
-            setup = subprocess.run(["/bin/bash", "-c", prefix], cwd=cwd, env=environment, timeout=60)
+            setup = subprocess.run(["/bin/bash", "-c", f"{prefix}\nexport -p > {shlex.quote(exported)}"], cwd=cwd, env=environment,
+                                   timeout=60)
             if setup.returncode:
                 print(f"[setup lines (prefix_code) exited {setup.returncode}]", flush=True)
         except subprocess.TimeoutExpired:
             print("[setup lines (prefix_code) ran past 60 s]", flush=True)
+        script = f"source {shlex.quote(exported)}; cd {shlex.quote(cwd)}\n{script}"
     process = subprocess.Popen(["/bin/bash", "-c", script], cwd=cwd, env=environment, start_new_session=True)
     try:
         status = process.wait(timeout=seconds)
@@ -748,4 +754,79 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
     raise Outcome(f"exit {status}")
 
 
-KIT_CALLS = {"check": check, "probe_imports": probe_imports, "run_bash": run_bash}
+def process_children(pid: int) -> list[int]:
+    """Every descendant of pid now alive (what psutil's children(recursive=True) gives), read from /proc."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parents[int(entry)] = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found, frontier = [], [pid]
+    while frontier:
+        below = [child for child, parent in parents.items() if parent in frontier]
+        found += below
+        frontier = below
+    return found
+
+
+def gone(pid: int) -> bool:
+    """No such process, or a zombie that nobody reaps (an orphan under the jail's first process)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def terminate_children(pid: int) -> None:
+    """ML-Bench's cleanup after a timeout (utils/exec.py, terminate_process_tree): SIGTERM to the descendants of the bash
+    it started, not to that bash itself, SIGKILL to those still there after 5 s."""
+    import contextlib
+    import signal
+    import time
+
+    children = process_children(pid)
+    for child in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not all(map(gone, children)):
+        time.sleep(0.05)
+    for child in children:
+        if not gone(child):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+
+
+def run_as_mlbench(answer: str, cwd: str, path: str, seconds: float, path_first: str = "") -> None:
+    """One sample as ML-Bench's utils/exec.py runs it (execute_output): an answer holding '.sh ' or '.py ' is a bash
+    command line (run_bash_script), any other is written to temp.py in the task folder and run with `python temp.py`
+    (run_python_code); `cd PATH; ...` under `bash -c`, started from the ML-Bench root (cwd), stdout a pipe that is
+    never read (past 64 KiB of output the answer blocks), stderr inherited, prefix_code not run. After `seconds` only the
+    children of that bash are stopped (terminate_children) and the sample counts as a pass. The conda environment
+    (`source activate ENV`) is path_first, put first on PATH. Raises Outcome("exit N") or Outcome("timeout")."""
+    import subprocess
+
+    environment = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
+                       TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    if path_first:
+        environment["PATH"] = path_first + ":" + environment["PATH"]
+    if ".sh " in answer or ".py " in answer:
+        command = f"cd {path}; {answer}"
+    else:
+        with open(os.path.join(cwd, path + "/temp.py"), "w", encoding="utf-8") as handle:  # ML-Bench's path is from its root
+            handle.write(answer)
+        command = f"cd {path}; python temp.py"
+    sub = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE, env=environment, cwd=cwd)
+    try:
+        status = sub.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        terminate_children(sub.pid)
+        raise Outcome("timeout") from None
+    raise Outcome(f"exit {status}")
+
+
+KIT_CALLS = {"check": check, "probe_imports": probe_imports, "run_bash": run_bash, "run_as_mlbench": run_as_mlbench}

@@ -6,7 +6,8 @@ manifest, resume and report:
 
     static (ML-LLM-Bench's checks)  every value of `arguments` occurs in the answer (case-insensitive), and its type
                                     matches (a Bash Script answer holds '.sh ' or '.py ', a Python Code answer neither)
-    --execute                       a statically passing answer then runs in a jail over the user's checkout
+    --execute                       a statically passing answer then runs in a jail over the user's checkout (ours),
+                                    and again as ML-Bench's utils/exec.py runs it (ML-Bench's count: SharedPass)
     --mlbench-agent                 ML-Agent-Bench: the agent works in a private copy of the task folder with python and
                                     bash, then `bash run.sh` runs in a fresh jail (120 s)
 
@@ -21,13 +22,14 @@ import os
 import re
 import shutil
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
                      attempts_by_task, jsonl_records, pass_at_k)
-from sandbox import CellResult, Jail, JailLimits, remove_tree, tidy_output
+from sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, remove_tree, repository_limits, tidy_output
 
 # --- the split: records in ML-Bench's fields, from the user's parquet or JSONL ----------------------------------
 
@@ -256,6 +258,9 @@ class Setup:
     pythons: dict = field(default_factory=dict)   # repository folder name -> interpreter path
     cache: Path | None = None                     # the user's ~/.cache with downloaded weights, read-only in the jail
     output_replay: "OutputReplay | None" = None   # --replay in ML-Bench's output format: its samples are the answers
+    shared: "SharedPass | None" = None            # --execute: ML-Bench's count, its samples run as utils/exec.py runs them
+    tmp_mib: int = REPOSITORY_TMP_MIB             # --mlbench-tmp: the size of the jails' /tmp
+    openhands: bool = False                       # --as-openhands: the agent is asked and answered as OpenHands does
 
     def prompt(self, task: MLBenchTask) -> str:
         if self.setting == "oracle":
@@ -292,12 +297,18 @@ def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
     cache = args.model_cache.resolve() if args.model_cache else None
     if cache and not cache.is_dir():
         raise UsageError(f"--model-cache {cache} is not a folder")
-    return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons, cache)
+    if args.mlbench_tmp is not None and args.mlbench_tmp < 16:
+        raise UsageError(f"--mlbench-tmp {args.mlbench_tmp}: give the size of the jails' /tmp in MiB, at least 16")
+    if args.as_openhands and not args.mlbench_agent:
+        raise UsageError("--as-openhands is a way to run the agent: give it with --mlbench-agent")
+    return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons, cache,
+                 tmp_mib=args.mlbench_tmp or REPOSITORY_TMP_MIB, openhands=args.as_openhands)
 
 
-def mlbench_limits(limits: JailLimits) -> JailLimits:
-    """The agent's jail limits, with room for ML-Bench's own time limits."""
-    return JailLimits(**(vars(limits) | {"cell_timeout": max(limits.cell_timeout, AGENT_SECONDS + 30.0)}))
+def mlbench_limits(limits: JailLimits, tmp_mib: int, wall_seconds: float = AGENT_SECONDS) -> JailLimits:
+    """An ML-Bench jail's limits (sandbox.repository_limits): room for a run of wall_seconds, the CPU time all the CPUs
+    can spend in it, Debian's /etc files, a /tmp of tmp_mib."""
+    return repository_limits(limits, wall_seconds, tmp_mib)
 
 
 # --- replay: ML-Bench's output format, each string scored as it stands -------------------------------------------
@@ -357,7 +368,8 @@ def tasks_to_run(tasks: list[MLBenchTask], setup: Setup) -> list[MLBenchTask]:
         left = [task for task in tasks if task.id not in replay.answers]
         if left:
             print(f"note: {len(left)} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
-        tasks = [task for task in tasks if task.id in replay.answers]
+        position = {task_id: number for number, task_id in enumerate(replay.answers)}  # ML-Bench's evaluator takes them so
+        tasks = sorted((task for task in tasks if task.id in replay.answers), key=lambda task: position[task.id])
         if not tasks:
             raise UsageError("--replay holds no line for any selected record (lines are matched on github_id and id)")
     if setup.repos:
@@ -373,13 +385,11 @@ def tasks_to_run(tasks: list[MLBenchTask], setup: Setup) -> list[MLBenchTask]:
 LINK_BYTES = 1 << 20            # files this large (weights, data) are hard-linked into the private copy, not copied
 
 
-def private_copy(task: MLBenchTask, repos: Path, work: Path) -> Path:
-    """A fresh copy of the task folder for one attempt, owned by the jail's user (symlinks kept as links, .git left out).
-    A file of LINK_BYTES or more that everyone may read and nobody else may write is a hard link where the run directory
-    shares the checkout's file system: the jail can read it and replace it, never change it (it stays the user's
-    file); this keeps a repository with gigabytes of weights from being copied once per sample."""
-    if work.exists() or work.is_symlink():  # left by an attempt that was killed: the agent's tree, removed without recursion
-        remove_tree(work)
+def copy_for_jail(source: Path, target: Path) -> Path:
+    """A copy of source at target owned by the jail's user (symlinks kept as links, .git left out). A file of
+    LINK_BYTES or more that everyone may read and nobody else may write is a hard link where target shares the
+    checkout's file system: the jail can read it and replace it, never change it (it stays the user's file); this keeps
+    a repository with gigabytes of weights from being copied once per sample."""
     linked = set()
 
     def place(source: str, target: str) -> str:
@@ -393,14 +403,21 @@ def private_copy(task: MLBenchTask, repos: Path, work: Path) -> Path:
                 pass
         return shutil.copy2(source, target)
 
-    shutil.copytree(repos / task.repo / task.folder, work, symlinks=True, ignore=shutil.ignore_patterns(".git"), copy_function=place)
+    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(".git"), copy_function=place)
     if os.geteuid() == 0:
-        for parent, directories, files in os.walk(work):
+        for parent, directories, files in os.walk(target):
             for name in [".", *directories, *files]:
                 path = os.path.join(parent, name)
                 if path not in linked:
                     os.lchown(path, 65534, 65534)
-    return work
+    return target
+
+
+def private_copy(task: MLBenchTask, repos: Path, work: Path) -> Path:
+    """A fresh copy of the task folder for one attempt (copy_for_jail)."""
+    if work.exists() or work.is_symlink():  # left by an attempt that was killed: the agent's tree, removed without recursion
+        remove_tree(work)
+    return copy_for_jail(repos / task.repo / task.folder, work)
 
 
 def repo_binds(task: MLBenchTask, setup: Setup, work: Path) -> tuple[list[tuple[str, str, bool]], str]:
@@ -409,15 +426,19 @@ def repo_binds(task: MLBenchTask, setup: Setup, work: Path) -> tuple[list[tuple[
     inside = f"{REPO_ROOT}/{task.repo}"
     folder = f"{inside}/{task.folder}" if task.folder else inside
     binds = [(str(setup.repos / task.repo), inside, False), (str(work), folder, True)]
-    if setup.cache:
-        binds.append((str(setup.cache), JAIL_CACHE, False))
-    python = setup.pythons.get(task.repo)
-    if python:
-        covered = {sys.prefix, sys.base_prefix, "/usr", "/bin", "/lib"}
+    return binds + environment_binds(setup, [task.repo]), folder
+
+
+def environment_binds(setup: Setup, repos: list[str]) -> list[tuple[str, str, bool]]:
+    """--model-cache at the jail's ~/.cache, and the interpreters named for these repositories (each environment and the
+    Python it was made from), read-only."""
+    binds = [(str(setup.cache), JAIL_CACHE, False)] if setup.cache else []
+    covered = {sys.prefix, sys.base_prefix, "/usr", "/bin", "/lib"}
+    for python in filter(None, map(setup.pythons.get, repos)):
         for tree in dict.fromkeys([python.parent.parent, python.resolve().parent.parent]):
-            if not any(str(tree) == top or str(tree).startswith(top + "/") for top in covered):
+            if not any(str(tree) == top or str(tree).startswith(top + "/") for top in covered) and (str(tree), str(tree), False) not in binds:
                 binds.append((str(tree), str(tree), False))
-    return binds, folder
+    return binds
 
 
 def outcome_of(cell: CellResult) -> str:
@@ -444,13 +465,81 @@ def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: Ja
         script = "python temp.py"
     python = setup.pythons.get(task.repo)
     seconds = exec_seconds(task, answer)
-    jail = Jail(name, binds, JailLimits(**(vars(limits) | {"cell_timeout": seconds + 90.0})), log_dir)
+    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib, seconds), log_dir)
     try:
         cell = jail.call("run_bash", script=script, cwd=folder, seconds=seconds, path_first=str(python.parent) if python else "",
                          prefix=task.record["prefix_code"])
     finally:
         jail.kill()
     return outcome_of(cell), cell.output
+
+
+
+# --- ML-Bench's count for --execute: the samples as utils/exec.py runs them, in one shared tree, one at a time -----
+
+MLBENCH_ROOT = "/mlbench"       # where the shared tree is mounted: ML-Bench's checkout, with the repositories in repos/
+CLEANUP_SECONDS = 5             # ML-Bench's terminate_process_tree waits this long before it kills what is left
+
+
+class SharedPass:
+    """ML-Bench's own execution of a run's samples, beside ours: one writable copy of the repositories the run needs,
+    <run>/mlbench-tree/repos/<name>, shared by every sample, with one jail over it for the whole run; samples run one at
+    a time in ML-Bench's order (the records as its evaluator meets them: the replay file's order, else the split's;
+    samples 1 to 5 of a record in turn: the attempts are queued so, each waiting for the ones before it). A sample sees
+    what earlier ones left
+    (files, temp.py, processes that outlived their timeout). A resumed run goes on over the tree as it was left."""
+
+    def __init__(self, setup: Setup, run_dir: Path, limits: JailLimits, todo: list):
+        self.order = [(task.id, sample) for task, sample in todo]  # in ML-Bench's order: tasks_to_run put the tasks so
+        self.repos = sorted({task.repo for task, _ in todo})
+        self.setup, self.tree, self.limits, self.log_dir = setup, run_dir / "mlbench-tree", limits, run_dir / "jails"
+        self.done: set = set()
+        self.next = 0
+        self.turns = threading.Condition()
+        self.jail: Jail | None = None
+
+    def start(self) -> Jail:
+        for name in self.repos:
+            if not (self.tree / "repos" / name).exists():
+                copy_for_jail(self.setup.repos / name, self.tree / "repos" / name)
+        if os.geteuid() == 0:
+            os.lchown(self.tree, 65534, 65534)
+            os.lchown(self.tree / "repos", 65534, 65534)
+        binds = [(str(self.tree), MLBENCH_ROOT, True)] + environment_binds(self.setup, self.repos)
+        return Jail("mlbench-shared", binds, mlbench_limits(self.limits, self.setup.tmp_mib, EXEC_SECONDS), self.log_dir)
+
+    def turn(self, task: MLBenchTask, sample: int, answer: str | None) -> str | None:
+        """Wait for the samples before this one, then run the answer (None: not run, it failed the static check) as
+        ML-Bench does; its outcome ('exit N', 'timeout', or what kept it from running)."""
+        key = (task.id, sample)
+        with self.turns:
+            while self.next < len(self.order) and self.order[self.next] != key and key in self.order:
+                self.turns.wait()
+        outcome = None
+        try:
+            if answer is not None:
+                if self.jail is None:
+                    self.jail = self.start()
+                seconds = exec_seconds(task, answer)
+                python = self.setup.pythons.get(task.repo)
+                cell = self.jail.call("run_as_mlbench", timeout=seconds + CLEANUP_SECONDS + 30, answer=answer, cwd=MLBENCH_ROOT,
+                                      path=f"./repos/{task.repo}{task.record['path'][1:]}", seconds=seconds,
+                                      path_first=str(python.parent) if python else "")
+                outcome = outcome_of(cell)
+        finally:
+            self.release(key)
+        return outcome
+
+    def release(self, key: tuple[str, int]) -> None:
+        """This sample is done (or will not come): the next ones may run; after the last one the jail is stopped."""
+        with self.turns:
+            self.done.add(key)
+            while self.next < len(self.order) and self.order[self.next] in self.done:
+                self.next += 1
+            self.turns.notify_all()
+            if self.next == len(self.order) and self.jail is not None:
+                self.jail.kill()
+                self.jail = None
 
 
 # --- ML-Agent-Bench: turns of python and bash in the private copy, then `bash run.sh` in a fresh jail -----------
@@ -461,6 +550,27 @@ AGENT_PROMPT = """You are a machine-learning engineer working inside a checkout 
 Only the first code block of a reply runs; you then see what it printed, or its error. Read the repository's files (README, scripts, their argparse options) before you rely on them. There is no internet access and nothing can be installed.
 
 Your goal: leave a file run.sh in the task folder that does the user's task when run as `bash run.sh` from there, with exactly the arguments the user asks for. When run.sh is written and checked, reply without a code block; that ends the task."""
+# OpenHands' ML-Bench harness (evaluation/benchmarks/ml_bench/run_infer.py), in our words: its instruction names the
+# repository, the task, run.sh, the task path and the record's prefix_code; a reply with no action is answered with a
+# request to go on (its fake user, codeact_user_response) until the turn limit; the agent ends by finishing.
+OPENHANDS_PROMPT = """You are a machine-learning engineer working inside a checkout of a GitHub repository, in the folder where the task is to be done. You act by writing code that runs right away:
+- a fenced ```bash block runs with /bin/bash in the current folder;
+- a fenced ```python block runs in a persistent Python interpreter.
+Only the first code block of a reply runs; you then see what it printed, or its error. When the task is done, reply with <finish></finish>."""
+OPENHANDS_GO_ON = ("Go on with the task in whatever way you think best. When it is done, reply with <finish></finish>. "
+                   "Do not ask a person for help.")
+OPENHANDS_FINISH = "<finish>"
+# OpenHands runs `timeout 120s bash run.sh` and counts exit status 0 or 124 (timeout's own, or the script's) a success
+AGENT_PASSES_OPENHANDS = ("exit 0", "exit 124", "timeout")
+
+
+def openhands_instruction(task: MLBenchTask, folder: str) -> str:
+    prefix = f"The task's prefix code:\n```bash\n{task.record['prefix_code']}\n```\n\n" if task.record["prefix_code"] else ""
+    return (f"Do this machine-learning task in the repository {task.repo}:\n\n{task.query}\n\nCreate a script named `run.sh` in "
+            f"the task's folder of the repository that runs the task.\n\nThe task's folder: {folder}\n\n{prefix}"
+            "Let any process you start end before you finish (wait for it).")
+
+
 AGENT_BLOCK = re.compile(r"```(python|py|python3|bash|sh|shell)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 
 
@@ -480,11 +590,13 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
     python = setup.pythons.get(task.repo)
     path_first = str(python.parent) if python else ""
     conversation = Conversation()
-    messages = [{"role": "system", "content": AGENT_PROMPT},
-                {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
-                                            f"Task: {task.query}"}]
+    messages = ([{"role": "system", "content": OPENHANDS_PROMPT}, {"role": "user", "content": openhands_instruction(task, folder)}]
+                if setup.openhands else
+                [{"role": "system", "content": AGENT_PROMPT},
+                 {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
+                                             f"Task: {task.query}"}])
     code, printed, ended_by, prompt_tokens, completion_tokens, restarts = [], [], "", 0, 0, 0
-    jail = Jail(name, binds, mlbench_limits(limits), log_dir)
+    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir)
     session = model.attempt(task.id, seed)
     try:
         jail.run(f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else ""))
@@ -499,6 +611,10 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
             code.append(None if block is None else block[1] if block[0] == "python" else f"%%bash\n{block[1]}")
             if block is None:
                 printed.append(None)
+                if setup.openhands and OPENHANDS_FINISH not in reply.text:  # no action: OpenHands' fake user asks it to go on
+                    messages.append({"role": "user", "content": OPENHANDS_GO_ON})
+                    ended_by = "turn limit" if len(code) >= max_turns else ""
+                    continue
                 ended_by = "final answer"
                 break
             language, source = block
@@ -518,7 +634,7 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
         session.close()
         jail.kill()
     if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():
-        judge = Jail(f"{name}.run", binds, mlbench_limits(limits), log_dir)
+        judge = Jail(f"{name}.run", binds, mlbench_limits(limits, setup.tmp_mib), log_dir)
         try:
             cell = judge.call("run_bash", timeout=AGENT_SECONDS + 60, script="bash run.sh", cwd=folder, seconds=AGENT_SECONDS,
                               path_first=path_first)
@@ -551,7 +667,7 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
         prompt_tokens, completion_tokens, restarts = agent["prompt_tokens"], agent["completion_tokens"], agent["worker_restarts"]
         outcome = agent["outcome"]
         passed, ours_reason = outcome == "exit 0", "" if outcome == "exit 0" else f"bash run.sh: {outcome}"
-        mlbench_passed = outcome in ("exit 0", "timeout")
+        mlbench_passed = outcome in AGENT_PASSES_OPENHANDS
         facts |= {"outcome": outcome, "run_output": agent["run_output"]}
     else:
         if setup.output_replay:
@@ -577,9 +693,13 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
         passed = mlbench_passed = static
         if setup.execute and static:
             outcome, run_output = execute(task, answer, setup, work, limits, log_dir, name)
-            passed, mlbench_passed = outcome == "exit 0", outcome in ("exit 0", "timeout")
+            passed = outcome == "exit 0"
             ours_reason = "" if passed else f"executed: {outcome}"
             facts |= {"outcome": outcome, "run_output": run_output[-4000:]}
+        if setup.shared:  # ML-Bench's evaluator drops a record of other than 5 samples before it runs anything
+            kept = facts.get("samples_in_file", SAMPLES) == SAMPLES
+            facts["mlbench_outcome"] = theirs = setup.shared.turn(task, sample, answer if static and kept else None)
+            mlbench_passed = theirs in ("exit 0", "timeout")
     facts["mlbench_passed"] = mlbench_passed
     removed = tidy_output(work) if work.is_dir() else []
     return Result(task.id, task.category, sample, seed, passed, ours_reason, task.caveats,
@@ -673,7 +793,15 @@ def prepare(args, split: Path) -> Prepared:
     defaults = {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1000, "samples": 1 if setup.agent else SAMPLES, "max_turns": 10}
 
     def attempts(args, model, run_dir: Path, limits: JailLimits, todo: list):
-        return lambda task, sample: run_one(task, sample, args.samples, args.seed + sample, model, setup, run_dir, limits, args.max_turns)
+        setup.shared = SharedPass(setup, run_dir, limits, todo) if setup.execute else None
+
+        def attempt(task, sample):
+            try:
+                return run_one(task, sample, args.samples, args.seed + sample, model, setup, run_dir, limits, args.max_turns)
+            finally:
+                if setup.shared:  # an attempt that failed must not hold up the samples after it
+                    setup.shared.release((task.id, sample))
+        return attempt
     return Prepared(tasks, defaults, split.parent, [split], lambda path, task_ids: replay_model(path, task_ids, setup), attempts,
                     to_run=lambda selected, model: tasks_to_run(selected, setup))
 
@@ -682,6 +810,7 @@ def prepare(args, split: Path) -> Prepared:
 BENCHMARK = Benchmark("mlbench", claims=is_split, prepare=prepare, tables=tables,
                       made=lambda results, manifests: any(result.mlbench is not None for result in results),
                       flags={"mlbench_checkout": None, "repos": None, "repo_python": None, "model_cache": None, "execute": False,
-                             "mlbench_agent": False, "mlbench_setting": "oracle"},
+                             "mlbench_agent": False, "mlbench_setting": "oracle", "mlbench_tmp": None,
+                             "as_openhands": False},
                       given_elsewhere="an ML-Bench split only: give one with --tasks SPLIT.parquet (or .jsonl)",
-                      resume_keys=("mlbench_setting", "execute", "mlbench_agent"))
+                      resume_keys=("mlbench_setting", "execute", "mlbench_agent", "as_openhands"))

@@ -470,6 +470,9 @@ def run_parser() -> argparse.ArgumentParser:
                                "(huggingface, torch): the jail's ~/.cache, read-only")
     mlbench_flags.add_argument("--execute", action="store_true", help="run each statically passing answer in a jail over --repos")
     mlbench_flags.add_argument("--mlbench-agent", action="store_true", help="ML-Agent-Bench: the agent must leave run.sh in the task folder")
+    mlbench_flags.add_argument("--as-openhands", action="store_true", help="with --mlbench-agent: asked and answered as OpenHands' "
+                               "ML-Bench harness does (prefix_code shown, a reply without code told to go on)")
+    mlbench_flags.add_argument("--mlbench-tmp", type=int, metavar="MIB", help="the size of /tmp in ML-Bench's jails (default 2048)")
     return parser
 
 

@@ -124,6 +124,7 @@ class JailLimits:
     threads: int = min(4, usable_cpus()[0])   # OMP/OpenBLAS/MKL thread caps (a run: --threads, at most 4)
     output_mib: int = 2048          # what ./output/ may hold: past it (or past output_files) the worker is killed and
     output_files: int = 10_000      # ./output/ emptied, so a disk fill cannot fill the host
+    system_etc: bool = False        # the read-only /etc files repository code expects of Debian (REPOSITORY_ETC)
 
 
 JAIL_ROOT = "/task"                 # the agent's cwd: data/ (read-only) and output/ (writable)
@@ -133,6 +134,26 @@ INTERRUPT_GRACE = 5.0               # seconds a SIGINT'd cell gets to stop befor
 
 
 CHECK_LIMITS = JailLimits(memory_gib=4.0, cell_timeout=60.0, processes=32)
+
+
+# ML-Bench's jails run a repository's own bash and Python, which expect more of a Debian/Ubuntu system than a
+# data-science cell: /etc/alternatives (awk, which, cc, java, vi are links through it; without it `awk` exits 127) and
+# the loader's and libc's tables, all read-only. Nothing here names an account, a host or a secret (no passwd, group,
+# shadow, hosts, resolv.conf, machine-id, ssh, pip or apt configuration).
+REPOSITORY_ETC = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "os-release",
+                  "debian_version", "lsb-release", "mime.types", "protocols", "services", "nsswitch.conf", "ssl/certs",
+                  "bash.bashrc", "inputrc", "magic", "papersize")
+REPOSITORY_TMP_MIB = 2048           # /tmp and /dev/shm of ML-Bench's jails (--mlbench-tmp): 18 of full's 260 reference
+                                    # answers write there (BERT's pre-training data and checkpoints)
+
+
+def repository_limits(limits: JailLimits, wall_seconds: float, tmp_mib: int = REPOSITORY_TMP_MIB) -> JailLimits:
+    """The limits of a jail running a repository's code for at most wall_seconds a call: Debian's /etc files, a /tmp of
+    tmp_mib, and a CPU-time limit of the wall limit times the CPUs this process may use (a process whose threads keep
+    every CPU busy meets the wall limit first, not SIGXCPU)."""
+    cpus = usable_cpus()[0]
+    return JailLimits(**(vars(limits) | {"cell_timeout": max(limits.cell_timeout, wall_seconds + 30.0), "tmp_mib": tmp_mib,
+                                         "cpu_seconds": int(wall_seconds * cpus) + 1, "system_etc": True}))
 
 
 OUTPUT_POLL = 0.25                  # seconds between two looks at ./output/'s size
@@ -234,6 +255,9 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     mounts = [MountPt(dst=path, fstype="tmpfs", rw=True, is_dir=True, nosuid=True, nodev=True, options=f"size={limits.tmp_mib}m")
               for path in ("/tmp", "/dev/shm")]
     mounts += [MountPt(src=path, dst=path, is_bind=True, nosuid=True) for path in ("/usr", "/lib", "/lib64", "/bin", "/etc/fonts") if os.path.exists(path)]
+    if limits.system_etc:
+        mounts += [MountPt(src=f"/etc/{name}", dst=f"/etc/{name}", is_bind=True, nosuid=True, is_dir=os.path.isdir(f"/etc/{name}"))
+                   for name in REPOSITORY_ETC if os.path.exists(f"/etc/{name}")]
     mounts += python_mounts(environment)
     mounts.append(MountPt(src=str(WORKER_FOLDER), dst=jailed.JAIL_FOLDER, is_bind=True, nosuid=True, is_dir=True))  # the worker's code
     mounts += [MountPt(src="/dev/null", dst=f"{folder}/{name}", is_bind=True, nosuid=True) for folder in ("/usr/bin", "/bin")

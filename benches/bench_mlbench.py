@@ -13,6 +13,15 @@ the split's own reference outputs; an answers file of another project's format (
 where row is the record's place in the split), as it stands and as ML-Bench's postprocess_output cuts it; and answers
 mutated at random from both (a value dropped or its case changed, '.py ' and '.sh ' made or broken, fences, blanks).
 Prints, per set, how many samples and records the two disagree on (0 is the goal) and the seconds of the re-score.
+
+On a real repository (not in CI; the repository and its environment are the user's):
+
+    .venv/bin/python benches/bench_mlbench.py --split SPLIT --repos DIR --github-id 9 \
+        --repo-python External-Attention-pytorch=ENV/bin/python
+
+runs the records of that repository with the split's reference outputs as the answers (ML-Bench's output format, one
+sample executed each): static, then --execute, and prints per record the static verdict, ours, ML-Bench's count and the
+seconds, and the totals.
 """
 import argparse
 import ast
@@ -121,13 +130,60 @@ def compare(split: Path, records: list[dict], outputs: list[dict], ml: dict, scr
           f"kit re-score {seconds:.2f} s")
 
 
+def real_repository(options) -> None:
+    import mlbench
+
+    records = [record for _, record in mlbench.read_records(options.split.resolve()) if record["github_id"] == options.github_id]
+    if not records:
+        sys.exit(f"{options.split} has no record with github_id {options.github_id}")
+    with tempfile.TemporaryDirectory(prefix="bench-mlbench-repo-") as scratch:
+        scratch = Path(scratch)
+        split = scratch / "split.jsonl"
+        split.write_text("".join(json.dumps(record) + "\n" for record in records))
+        replay = scratch / "reference.jsonl"
+        replay.write_text("".join(json.dumps({"github_id": r["github_id"], "id": r["id"], "output": [r["output"]] * 5}) + "\n"
+                                  for r in records))
+        runs, seconds = {}, {}
+        extra = {"static": [], "executed": ["--samples", "1", "--execute", "--repos", str(options.repos),
+                                            *[flag for given in options.repo_python for flag in ("--repo-python", given)]]}
+        for name, flags in extra.items():
+            started = time.perf_counter()
+            finished = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--tasks", str(split), "--replay", str(replay),
+                                       "--out", str(scratch / name), "--no-report", *flags], capture_output=True, text=True, cwd=ROOT)
+            seconds[name] = time.perf_counter() - started
+            if finished.returncode != 0:
+                sys.exit(f"pybench.py failed ({name}): {finished.stderr[-2000:]}")
+            runs[name] = {(r["id"], r["sample"]): r for r in map(json.loads, (scratch / name / "results.jsonl").read_text().splitlines())}
+    mark = {True: "pass", False: "fail"}
+    print(f"{'record':10} {'static':6} {'ours':5} {'ML-Bench':8} {'seconds':>7}  outcome (ours / ML-Bench's)")
+    for record in records:
+        task_id = f"{record['github_id']}-{record['id']}"
+        static, executed = runs["static"][task_id, 0], runs["executed"][task_id, 0]
+        facts = executed["mlbench"]
+        print(f"{task_id:10} {mark[static['passed']]:6} {mark[executed['passed']]:5} {mark[facts['mlbench_passed']]:8} "
+              f"{executed['seconds']:7.1f}  {facts.get('outcome', 'not run')} / {facts.get('mlbench_outcome') or 'not run'}")
+    count = lambda name, key: sum(bool(key(r)) for r in runs[name].values() if r["sample"] == 0)  # noqa: E731
+    print(f"{len(records)} records: static pass {count('static', lambda r: r['passed'])}, executed ours "
+          f"{count('executed', lambda r: r['passed'])}, executed ML-Bench's count {count('executed', lambda r: r['mlbench']['mlbench_passed'])}; "
+          f"static {seconds['static']:.1f} s, executed {seconds['executed']:.1f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", type=Path, required=True)
-    parser.add_argument("--mlbench-checkout", type=Path, required=True)
+    parser.add_argument("--mlbench-checkout", type=Path)
+    parser.add_argument("--repos", type=Path, help="with --github-id: run that repository's records (see above)")
+    parser.add_argument("--github-id", type=int)
+    parser.add_argument("--repo-python", action="append", default=[], metavar="NAME=PATH")
     parser.add_argument("--answers", type=Path, help='a JSONL of {"question_id": row, "answer": text}')
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
+    if options.repos or options.github_id is not None:
+        if not (options.repos and options.github_id is not None):
+            sys.exit("--repos and --github-id go together")
+        return real_repository(options)
+    if not options.mlbench_checkout:
+        sys.exit("--mlbench-checkout is needed to compare with ML-Bench's evaluator")
     import mlbench
 
     records = [record for _, record in mlbench.read_records(options.split.resolve())]

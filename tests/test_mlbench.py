@@ -2,7 +2,9 @@
 format, execution pass / fail / timeout in the real jail, an agent run that writes run.sh, and bad input."""
 import pytest
 import json
+import os
 import shutil
+from pathlib import Path
 
 from conftest import ROOT, run_pybench, write_jsonl
 from tiny_gguf import write_tiny_gguf
@@ -265,3 +267,133 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     records[2]["arguments"], records[3]["type"] = "{}", "Shell"
     finished = run_pybench("--tasks", write_jsonl(tmp_path / "bad.jsonl", records), "--out", tmp_path / "e")
     assert finished.returncode == 2 and "line 4: field 'type'" in finished.stderr
+
+
+EXEC_FIXTURE = ROOT / "tests" / "fixtures" / "mlexec"  # shared leftovers, prefix_code's export, >64 KiB output, exit 124,
+MLBENCH_CHECKOUT = Path(os.environ.get("MLBENCH_CHECKOUT", "/tmp/mlbench/ML-Bench"))  # threads, awk, /tmp
+
+
+def ml_benchs_exec_verdicts(tmp_path, monkeypatch) -> tuple[dict, dict]:
+    """ML-Bench's own utils/exec.py (from the user's checkout, functions defined as they stand, not copied) run on the
+    fixture's answers, in the answers file's order, in one writable copy of the repositories as ML-Bench's repos/:
+    the verdict of each sample, and assess_output's (pass@1, pass@2, pass@5) of each record."""
+    pytest.importorskip("psutil")  # exec.py's terminate_process_tree needs it
+    if not (MLBENCH_CHECKOUT / "utils" / "exec.py").is_file():
+        pytest.skip(f"no ML-Bench checkout at {MLBENCH_CHECKOUT} (set MLBENCH_CHECKOUT)")
+    import logging
+    import subprocess
+    import sys
+    import typing
+
+    import ast
+
+    import psutil
+
+    namespace = {"subprocess": subprocess, "psutil": psutil, "logging": logging,
+                 **{name: getattr(typing, name) for name in ("List", "Dict", "Tuple", "Any", "Optional")}}
+    source = MLBENCH_CHECKOUT / "utils" / "exec.py"
+    wanted = {"terminate_process_tree", "run_python_code", "run_bash_script", "validate_arguments", "validate_output_type",
+              "execute_output", "assess_output"}
+    body = [node for node in ast.parse(source.read_text(), str(source)).body  # those functions and the constants they read
+            if isinstance(node, ast.FunctionDef) and node.name in wanted or isinstance(node, (ast.Assign, ast.AnnAssign))]
+    exec(compile(ast.Module(body=body, type_ignores=[]), str(source), "exec"), namespace)
+    assert wanted <= namespace.keys() and namespace["EXEC_TIME"] == mlbench.EXEC_SECONDS
+    ran = []
+    their_execute = namespace["execute_output"]
+
+    def execute_output(output, *args):
+        ran.append(their_execute(output, *args))
+        return ran[-1]
+    namespace["execute_output"] = execute_output
+    shutil.copytree(EXEC_FIXTURE / "repos", tmp_path / "ML-Bench" / "repos")
+    monkeypatch.chdir(tmp_path / "ML-Bench")
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    records = {(r["github_id"], r["id"]): r for r in map(json.loads, (EXEC_FIXTURE / "split.jsonl").read_text().splitlines())}
+    samples, records_passed = {}, {}
+    for line in map(json.loads, (EXEC_FIXTURE / "answers.jsonl").read_text().splitlines()):
+        record = records[line["github_id"], line["id"]]
+        task_id, repo = f"{line['github_id']}-{line['id']}", record["github"].rsplit("/", 1)[-1]
+        for sample, output in enumerate(line["output"]):  # the samples assess_output will execute: the static ones
+            del ran[:]
+            namespace["assess_output"]([output], "./repos/" + repo + record["path"][1:], "fixture_DS", record["arguments"],
+                                       record["type"], record["github_id"], record["id"])
+            samples[task_id, sample] = bool(ran and ran[0])
+        records_passed[task_id] = tuple(int(any(samples[task_id, s] for s in range(k))) for k in (1, 2, 5))
+    return samples, records_passed
+
+
+def test_ml_benchs_count_for_execute_is_what_its_own_exec_py_gives(tmp_path, monkeypatch):
+    theirs, their_records = ml_benchs_exec_verdicts(tmp_path / "theirs", monkeypatch)
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", EXEC_FIXTURE / "split.jsonl", "--replay", EXEC_FIXTURE / "answers.jsonl", "--execute",
+                           "--repos", EXEC_FIXTURE / "repos", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    assert {key: result["mlbench"]["mlbench_passed"] for key, result in results.items()} == theirs
+    assert {task: tuple(int(any(results[task, s]["mlbench"]["mlbench_passed"] for s in range(k))) for k in (1, 2, 5))
+            for task in their_records} == their_records
+    ours = {key: result["passed"] for key, result in results.items()}
+    assert [ours["5-1", s] for s in range(5)] == [False, False, False, True, False]  # >64 KiB then exit 1, a timeout, a sibling's
+    assert [theirs["5-1", s] for s in range(5)] == [True, True, True, True, False]   # folder, exit 124: ML-Bench passes 3 more
+    assert [ours["1-1", s] for s in range(5)] == [True, False, False, True, True]    # leftovers of earlier samples; awk; 2 threads
+    assert [theirs["1-1", s] for s in range(5)] == [True] * 5
+    assert [ours["1-2", s] for s in range(5)] == [True, False, True, False, False]   # temp.py's leftover; 300 MiB in /tmp
+    assert [theirs["1-2", s] for s in range(5)] == [True, True, True, False, False]
+    assert all(ours["1-3", s] and not theirs["1-3", s] for s in range(5))  # prefix_code's export: ours runs it, ML-Bench does not
+    assert not (EXEC_FIXTURE / "repos" / "toolkit" / "examples" / "run" / "left.txt").exists()  # the shared tree is a copy
+    assert (out / "mlbench-tree" / "repos" / "toolkit" / "examples" / "run" / "sibling.txt").is_file()
+
+
+def test_the_agent_as_openhands_runs_it_and_counts_exit_124(tmp_path):
+    replay = write_jsonl(tmp_path / "agent.jsonl", [
+        {"id": "1-1", "replies": ["I will look first.", bash("echo 'python train.py --dataset citeseer --epochs 3; exit 124' > run.sh"),
+                                  "<finish></finish>"]},
+        {"id": "9-1", "replies": ["Thinking.", "Still thinking.", "And more."]}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--mlbench-agent", "--as-openhands", "--repos", REPOS,
+                           "--only", "1-1,9-1", "--max-turns", "3", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    first = results["1-1", 0]
+    assert first["messages"][2]["content"] == "I will look first." and first["messages"][3]["content"] == mlbench.OPENHANDS_GO_ON
+    assert first["mlbench"]["outcome"] == "exit 124" and first["mlbench"]["mlbench_passed"] and not first["passed"]
+    assert first["ended_by"] == "final answer" and first["turns"] == 3
+    second = results["9-1", 0]
+    assert "```bash\necho ready > setup.log\n```" in second["messages"][1]["content"]  # OpenHands shows the prefix_code
+    assert second["ended_by"] == "turn limit" and second["turns"] == 3 and second["mlbench"]["outcome"] == "no run.sh"
+
+
+def test_ml_bench_jails_give_repository_code_debians_etc_the_cpu_time_of_its_wall_limit_and_a_big_tmp(tmp_path):
+    from sandbox import Jail, JailLimits, repository_limits, usable_cpus
+
+    probe = ("awk 'BEGIN { print 6 * 7 }' && which python > /dev/null && head -c 300M /dev/zero > /tmp/big && rm /tmp/big && "
+             "python -c 'import resource; print(\"cpu\", resource.getrlimit(resource.RLIMIT_CPU)[0])'")
+    outcomes = {}
+    for name, limits in (("cell", JailLimits()), ("repository", repository_limits(JailLimits(), 120))):
+        jail = Jail(name, [], limits, tmp_path)
+        try:
+            cell = jail.call("run_bash", script=probe, cwd=None, seconds=60)
+        finally:
+            jail.kill()
+        outcomes[name] = (mlbench.outcome_of(cell), cell.output)
+    assert outcomes["cell"][0] == "exit 127"  # a data-science cell's jail: no /etc/alternatives, so no awk
+    outcome, output = outcomes["repository"]
+    assert outcome == "exit 0" and "42" in output, output
+    assert int(output.split("cpu ")[1].split()[0]) >= 120 * usable_cpus()[0]  # all the CPUs busy for the whole wall limit
+    assert repository_limits(JailLimits(), 10, tmp_mib=512).tmp_mib == 512 and JailLimits().tmp_mib < 300
+
+
+def test_mlbench_tmp_sizes_the_jails_tmp_and_ml_benchs_count_drops_a_record_short_of_five_samples(tmp_path):
+    fill = "python train.py --dataset citeseer --epochs 3 && head -c 100M /dev/zero > /tmp/fill"
+    replay = write_jsonl(tmp_path / "answers.jsonl", [{"github_id": 1, "id": 1, "output": [fill] * 5},
+                                                      {"github_id": 1, "id": 2, "output": ["python train.py --dataset cora --lr 0.05"]}])
+    outcomes = {}
+    for name, extra in (("small", ["--mlbench-tmp", "64"]), ("default", [])):
+        finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--execute", "--repos", REPOS, "--samples", "1",
+                               "--out", tmp_path / name, *extra)
+        assert finished.returncode == 0, finished.stderr
+        results = results_of(tmp_path / name)
+        outcomes[name] = [(results[task, 0]["mlbench"].get("outcome"), results[task, 0]["mlbench"].get("mlbench_outcome"))
+                          for task in ("1-1", "1-2")]
+    assert outcomes["small"][0] == ("exit 1", "exit 1") and outcomes["default"][0] == ("exit 0", "exit 0")
+    assert outcomes["default"][1] == ("exit 0", None)  # ours runs it; ML-Bench's evaluator drops the record unrun

@@ -76,7 +76,7 @@ def test_the_registry_picks_the_benchmark_from_tasks(tmp_path):
 
 
 def test_the_jails_code_is_a_module_of_its_own_with_its_calls_as_data():
-    assert set(jailed.KIT_CALLS) == {"check", "probe_imports", "run_bash"}
+    assert set(jailed.KIT_CALLS) == {"check", "probe_imports", "run_bash", "run_as_mlbench"}
     assert "{" not in jailed.WORKER_BOOT.replace("{JAIL_FOLDER", "")  # nothing spliced into it but the folder
     assert (sandbox.WORKER_FOLDER / "jailed.py").read_text() == Path(jailed.__file__).read_text()
 
