@@ -164,6 +164,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
 
     def collection_of(item) -> dict:
         entry = {"kind": type(item).__name__, "label": str(item.get_label() or ""), "visible": item.get_visible(),
+                 "sizes": numbers(item.get_sizes()[:1]) if hasattr(item, "get_sizes") else [],
                  "facecolors": colours(item.get_facecolor()), "edgecolors": colours(item.get_edgecolor())}
         try:
             offsets = item.get_offsets()
@@ -227,8 +228,11 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         from matplotlib.colors import to_rgba
 
         points = line.get_xydata()
+        axes = line.axes
+        frame = {axes.transData: "data", axes.get_yaxis_transform(): "yaxis", axes.get_xaxis_transform(): "xaxis"} if axes else {}
         return {"label": str(line.get_label() or ""), "color": colour(to_rgba(line.get_color(), line.get_alpha())),
                 "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
+                "markersize": line.get_markersize(), "drawstyle": str(line.get_drawstyle()), "coords": frame.get(line.get_transform(), "other"),
                 "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
 
     def record(figure, file, kwargs) -> None:
@@ -245,7 +249,13 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         elif hasattr(file, "name") and isinstance(file.name, str):
             name = file.name
         width, height = figure.get_size_inches()
-        records.append({"file": name, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
+        crop = None
+        if bbox == "tight":  # the part of the canvas the file shows, in inches from the bottom left (savefig's own padding)
+            box = figure.get_tightbbox(figure.canvas.get_renderer())
+            pad = kwargs.get("pad_inches")
+            pad = float(rcParams["savefig.pad_inches"] if pad in (None, "layout") else pad)
+            crop = numbers([box.x0 - pad, box.y0 - pad, box.x1 + pad, box.y1 + pad])
+        records.append({"file": name, "crop_inches": crop, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
                         "bbox_inches": bbox if isinstance(bbox, str) or bbox is None else "custom",
                         "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
                         "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
