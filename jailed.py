@@ -244,7 +244,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         coords = next((name for frame, name in frames if transform == frame), "other")  # transforms are not hashable
         return {"label": str(line.get_label() or ""), "color": colour(to_rgba(line.get_color(), line.get_alpha())),
                 "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
-                "markersize": line.get_markersize(), "drawstyle": str(line.get_drawstyle()), "coords": coords,
+                "markersize": line.get_markersize(), "marker_colors": [colour(to_rgba(c)) for c in (line.get_markerfacecolor(), line.get_markeredgecolor())], "drawstyle": str(line.get_drawstyle()), "coords": coords,
                 "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
 
     def record(figure, file, kwargs) -> None:

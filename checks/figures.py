@@ -228,6 +228,7 @@ class Axes:
     def lines(self) -> list[dict]:
         """Visible lines with at least two finite points (not error-bar caps, not seaborn's NaN placeholders)."""
         return [line for line in self.record.get("lines", []) if line.get("visible", True) and line.get("coords", "data") != "other"
+                and not (line.get("linestyle") in ("None", "", " ", "none") and line.get("marker") in ("None", "", " ", "none"))
                 and sum(_finite(x) and _finite(y) for x, y in zip(line["x"], line["y"])) >= 2]
 
     def data_lines(self) -> list[dict]:
@@ -444,6 +445,9 @@ class Picture:
         self.legends = [self.fraction_box(box) for box in [a.get("legend_box") for a in record.get("axes", [])] + list(record.get("legend_boxes") or [])
                         if isinstance(box, list) and len(box) == 4 and all(_finite(v) for v in box)]
         self.legends = [box for box in self.legends if (box[2] - box[0]) * (box[3] - box[1]) <= 0.25 * self.width * self.height]
+        self.covered = np.zeros((self.height, self.width), dtype=bool)  # under a legend or a drawn line (set by _lines_shown)
+        for x0, y0, x1, y1 in self.legends:
+            self.covered[max(int(y0), 0):max(int(y1) + 1, 0), max(int(x0), 0):max(int(x1) + 1, 0)] = True
 
     def fraction_box(self, box):
         """A box in figure fractions (x0, y0, x1, y1) in pixels (left, top, right, bottom), 2 pixels wider."""
@@ -451,13 +455,23 @@ class Picture:
         return ((x0 * self.inches[0] - self.left) * self.dpi - 2, (self.top - y1 * self.inches[1]) * self.dpi - 2,
                 (x1 * self.inches[0] - self.left) * self.dpi + 2, (self.top - y0 * self.inches[1]) * self.dpi + 2)
 
-    def under_legend(self, columns, rows):
+    def cover(self, columns, rows, radius: int) -> None:
+        """Mark the pixels within radius of these points as covered (a line drawn over bars or areas)."""
         import numpy as np
 
-        hidden = np.zeros(len(columns), dtype=bool)
-        for x0, y0, x1, y1 in self.legends:
-            hidden |= (columns >= x0) & (columns <= x1) & (rows >= y0) & (rows <= y1)
-        return hidden
+        columns, rows = np.round(columns).astype(int), np.round(rows).astype(int)
+        keep = (columns >= 0) & (columns < self.width) & (rows >= 0) & (rows < self.height)
+        columns, rows = columns[keep], rows[keep]
+        for dy in range(-radius, radius + 1):
+            for dx in range(-radius, radius + 1):
+                self.covered[np.clip(rows + dy, 0, self.height - 1), np.clip(columns + dx, 0, self.width - 1)] = True
+
+    def under_legend(self, columns, rows):
+        """Which points lie under a legend or a drawn line: samples there prove nothing either way."""
+        import numpy as np
+
+        columns, rows = np.round(columns).astype(int), np.round(rows).astype(int)
+        return self.covered[np.clip(rows, 0, self.height - 1), np.clip(columns, 0, self.width - 1)]
 
     # mapping ---------------------------------------------------------------------------------------------------------
     def axes_fraction(self, ax: dict, values, axis: str):
@@ -568,9 +582,10 @@ def _axes_shown(picture: Picture, ax: "Axes") -> None:
     box = picture.box(record)
     background = picture.background(box)
     colours = [b["color"] for b in ax.bars] + [w["color"] for w in ax.wedges] + [c for s in ax.scatters() + ax.areas() for c in s["facecolors"][:8]]
+    _lines_shown(picture, ax, box, background, colours)
+    _segments_shown(picture, ax, box, background, colours)
     _bars_shown(picture, ax, box, background, colours)
     _wedges_shown(picture, ax, box, background, colours)
-    _lines_shown(picture, ax, box, background, colours)
     _points_shown(picture, ax, box, background, colours)
     _areas_shown(picture, ax, box, background, colours)
     _grids_shown(picture, ax, box)
@@ -662,13 +677,15 @@ def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
         width = max(1.0, float(line.get("linewidth") or 1) * picture.dpi / 72)
         styled = line["linestyle"] not in ("None", "", " ", "none") and str(line.get("drawstyle", "default")) == "default"
         if styled:
-            columns, rows = _polyline(columns, rows, 4.0)
+            columns, rows = _polyline(columns, rows, 1.0)
         else:
             columns, rows = columns[keep], rows[keep]
         inside = picture.inside(columns, rows, box, 2)
         columns, rows = columns[inside], rows[inside]
         if len(columns) == 0:
             continue
+        length = len(columns) if styled else len(columns) * 4 * float(line.get("markersize") or 6) * picture.dpi / 72
+        picture.cover(columns, rows, int(math.ceil(width / 2)) + 1 if styled else int(math.ceil(float(line.get("markersize") or 6) * picture.dpi / 144)) + 1)
         if len(columns) > 400:
             pick = np.linspace(0, len(columns) - 1, 400).astype(int)
             columns, rows = columns[pick], rows[pick]
@@ -676,7 +693,8 @@ def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
         radius = int(math.ceil(width / 2)) + 2 + (int(math.ceil(4 * width)) if dashed else 0)
         if not styled:
             radius = max(radius, int(math.ceil(float(line.get("markersize") or 6) * picture.dpi / 72 / 2)))
-        shades = picture.shades(line["color"], background, colours)
+        marks = [c for c in (line.get("marker_colors") or []) if alpha(c) > 0.05] if not styled else []
+        shades = [shade for c in (marks or [line["color"]]) for shade in picture.shades(c, background, colours)]
         if not shades:
             raise Unseen(f"./output/{picture.name}: a line's colour {line['color']!r} is no colour")
         shown = picture.distance(columns, rows, shades, radius) <= TOLERANCE + 12
@@ -684,9 +702,39 @@ def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
             name = line.get("label") if not str(line.get("label", "_")).startswith("_") else line["color"][:7]
             raise Unseen(f"./output/{picture.name}: the line {name!r} is not drawn where its record's points are "
                          f"({shown.mean():.0%} of its samples show its colour)")
-        length = len(columns) * 4.0 if styled else len(columns) * (2 * radius + 1)
-        drawn_by_colour[line["color"][:7]] = drawn_by_colour.get(line["color"][:7], 0) + length * (width + 4 + (2 * radius if not styled else 0))
+        truncated = int(line.get("n") or 0) > len(line["x"])  # the record holds its first points only: no bound on its colour
+        drawn_by_colour[line["color"][:7]] = drawn_by_colour.get(line["color"][:7], 0) + (math.inf if truncated else length * (width + 4))
     _no_flood(picture, box, background, drawn_by_colour, [c[:7] for c in colours], "line")
+
+
+def _segments_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
+    """Line collections (error bars of plt.errorbar and pandas' yerr=, vlines, hlines): their colour along them."""
+    import numpy as np
+
+    for collection in ax.collections("LineCollection"):
+        edges = [c for c in collection.get("edgecolors") or [] if alpha(c) > 0.05]
+        paths = [[p for p in path if isinstance(p, list) and len(p) == 2 and _finite(p[0]) and _finite(p[1])] for path in collection.get("paths", [])]
+        paths = [path for path in paths if len(path) >= 2]
+        if not edges or not paths:
+            continue
+        shades = [shade for c in edges[:8] for shade in picture.shades(c, background, colours)]
+        samples_c, samples_r = [], []
+        for path in paths:
+            columns, rows = picture.to_pixels(ax.record, *zip(*path))
+            columns, rows = _polyline(columns, rows, 2.0)
+            inside = picture.inside(columns, rows, box, 2)
+            samples_c.append(columns[inside])
+            samples_r.append(rows[inside])
+        columns, rows = np.concatenate(samples_c), np.concatenate(samples_r)
+        if not len(columns):
+            continue
+        picture.cover(columns, rows, 2)
+        if len(columns) > 400:
+            pick = np.linspace(0, len(columns) - 1, 400).astype(int)
+            columns, rows = columns[pick], rows[pick]
+        shown = picture.distance(columns, rows, shades, 2) <= TOLERANCE + 12
+        if shown.mean() < 0.8:
+            raise Unseen(f"./output/{picture.name}: its line segments (error bars) are not drawn where their record puts them ({shown.mean():.0%} are)")
 
 
 def _no_flood(picture: Picture, box, background, drawn: dict, others, what: str) -> None:
