@@ -555,7 +555,9 @@ def assert_picture_shows(figure: "Figure") -> None:
     """Every bar, line, wedge, point collection, filled area and value grid of the figure's chart axes is where the
     record puts it in the saved picture, in its colour. What each element is held to, and within what:
       bars: the bar's colour inside it near its value end and along its body, and not just beyond the end (within
-        max(3 px, dpi/30): a bar's length to that much of the axis);
+        max(3 px, dpi/30): a bar's length to that much of the axis); samples under a legend or a drawn line prove
+        nothing either way;
+      line collections (error bars): their colour along them;
       lines: the line's colour at points sampled along it every few pixels (85 % of them, a few pixels away at most),
         and no more of its colour in the axes than its length and width can draw;
       wedges: each wedge's colour across its angles, and not past its edges where a wedge of another colour follows
