@@ -20,8 +20,6 @@ import pytest
 
 from conftest import ROOT, write_jsonl
 
-pytestmark = pytest.mark.slow
-
 # What the forging cell does to every figure it finds; undo() draws the right data again.
 FLATTEN = '''
 import gc, io, sys, copy
@@ -115,6 +113,7 @@ def forged_reply(target: str, route: str) -> str:
     return f"One more touch.\n```python\n{source}\n```"
 
 
+@pytest.mark.slow
 def test_forged_pictures_fail_and_honest_ones_pass(tmp_path):
     tasks = {json.loads(line)["id"]: json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()}
     references = {}
@@ -155,3 +154,22 @@ def test_forged_pictures_fail_and_honest_ones_pass(tmp_path):
     for task_id, should_pass in expected.items():
         if not should_pass:  # the reason names what the picture does not show
             assert "./output/" in results[task_id]["reason"], results[task_id]["reason"]
+
+
+def test_an_attempts_figure_records_are_bounded_in_bytes():
+    import harness
+
+    records = [{"axes": [], "padding": "x" * 1_000_000, "number": n} for n in range(10)]
+    kept = harness.newest_figures(records)
+    assert kept == records[-len(kept):] and 0 < len(kept) < len(records)  # the newest, in order
+    assert sum(len(json.dumps(r)) + 1 for r in kept) <= harness.FIGURE_BYTES
+
+
+def test_a_figure_record_past_the_bound_fails_the_chart(tmp_path):
+    sys.path.insert(0, str(ROOT / "checks"))
+    import figures
+
+    (tmp_path / "output").mkdir()
+    (tmp_path / "figures.json").write_text("[" + " " * (figures.RECORD_BYTES + 1) + "]")
+    with pytest.raises(AssertionError, match="bytes"):
+        figures.records(tmp_path / "output")
