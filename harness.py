@@ -186,6 +186,7 @@ CODE_BLOCK = re.compile(r"```(?:python|py|python3)[ \t]*\r?\n(.*?)(?:```|\Z)", r
 OBSERVATION_CHARS = 3000   # what the model sees of one cell's output: the head and the tail
 NO_OUTPUT = "The code ran without output."
 FIGURES_KEPT = 64          # figure records kept per attempt (the newest): what a check can see of the saved charts
+FIGURE_BYTES = 4 * 1024 * 1024  # and at most this much of them, as JSON (the newest first; checks read no more)
 
 
 @dataclass
@@ -239,6 +240,18 @@ class Conversation:
         if not printed and not self.code_start:
             return NO_OUTPUT
         return self.interpreter_prefix + printed
+
+
+def newest_figures(records: list[dict]) -> list[dict]:
+    """The newest figure records that fit FIGURES_KEPT and FIGURE_BYTES: a cell cannot grow an attempt's records
+    without bound (the records come from the agent's own process)."""
+    kept, size = [], 0
+    for record in reversed(records[-FIGURES_KEPT:]):
+        size += len(json.dumps(record, default=str)) + 1
+        if size > FIGURE_BYTES:
+            break
+        kept.append(record)
+    return kept[::-1]
 
 
 @dataclass
@@ -296,7 +309,7 @@ class TaskRun:
             return
         cell = self.jail.run(code)
         self.restarts += cell.status == "restarted"
-        self.figures = (self.figures + cell.figures)[-FIGURES_KEPT:]
+        self.figures = newest_figures(self.figures + cell.figures)
         self.printed.append(self.conversation.printed(cell))
         self.messages.append({"role": "user", "content": self.conversation.answer_to(self.printed[-1])})
         if self.turns >= self.max_turns:

@@ -173,6 +173,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
 
     def collection_of(item) -> dict:
         entry = {"kind": type(item).__name__, "label": str(item.get_label() or ""), "visible": item.get_visible(),
+                 "sizes": numbers(item.get_sizes()[:1]) if hasattr(item, "get_sizes") else [],
                  "facecolors": colours(item.get_facecolor()), "edgecolors": colours(item.get_edgecolor())}
         try:
             offsets = item.get_offsets()
@@ -185,6 +186,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             entry["array_shape"] = list(getattr(array, "shape", ()))
             entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
             entry["cmap"] = item.get_cmap().name
+            entry["lut"] = [colour(c) for c in item.get_cmap()([i / 63 for i in range(64)])]
             if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
                 corners = item.get_coordinates()
                 entry["xcoords"], entry["ycoords"] = numbers(corners[0, :, 0]), numbers(corners[:, 0, 1])
@@ -206,8 +208,17 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         grid = array is not None and array.ndim == 2  # a value grid drawn through a colour map (imshow, matshow, specgram)
         return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
                 "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
+                "lut": [colour(c) for c in image.get_cmap()([i / 63 for i in range(64)])] if grid else None,
                 "clim": numbers(image.get_clim()), "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
                 "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
+
+    def box_of(artist) -> list | None:
+        """Where the artist was drawn, in figure fractions (x0, y0, x1, y1): a legend that covers part of a chart."""
+        try:
+            box = artist.get_window_extent().transformed(artist.figure.transFigure.inverted())
+            return numbers([box.x0, box.y0, box.x1, box.y1])
+        except Exception:
+            return None
 
     def axes_of(ax) -> dict:
         bars, members = bars_of(ax)
@@ -217,6 +228,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             "title": ax.get_title(), "titles": [ax.get_title(loc=loc) for loc in ("left", "center", "right")],
             "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "visible": ax.get_visible(), "axis_on": ax.axison,
             "legend": [text.get_text() for text in legend.get_texts()] if legend is not None else None,
+            "legend_box": box_of(legend),
             "bars": bars,
             "lines": [line_of(line) for line in ax.get_lines()[:256]],
             "patches": [patch_of(patch) for patch in ax.patches[:max_points] if id(patch) not in members],
@@ -236,8 +248,12 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         from matplotlib.colors import to_rgba
 
         points = line.get_xydata()
+        axes, transform = line.axes, line.get_transform()
+        frames = [(axes.transData, "data"), (axes.get_yaxis_transform(), "yaxis"), (axes.get_xaxis_transform(), "xaxis")] if axes else []
+        coords = next((name for frame, name in frames if transform == frame), "other")  # transforms are not hashable
         return {"label": str(line.get_label() or ""), "color": colour(to_rgba(line.get_color(), line.get_alpha())),
                 "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
+                "markersize": line.get_markersize(), "marker_colors": [colour(to_rgba(c)) for c in (line.get_markerfacecolor(), line.get_markeredgecolor())], "drawstyle": str(line.get_drawstyle()), "coords": coords,
                 "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
 
     def record(figure, file, kwargs) -> None:
@@ -254,10 +270,17 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         elif hasattr(file, "name") and isinstance(file.name, str):
             name = file.name
         width, height = figure.get_size_inches()
-        records.append({"file": name, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
+        crop = None
+        if bbox == "tight":  # the part of the canvas the file shows, in inches from the bottom left (savefig's own padding)
+            box = figure.get_tightbbox(figure.canvas.get_renderer())
+            pad = kwargs.get("pad_inches")
+            pad = float(rcParams["savefig.pad_inches"] if pad in (None, "layout") else pad)
+            crop = numbers([box.x0 - pad, box.y0 - pad, box.x1 + pad, box.y1 + pad])
+        records.append({"file": name, "crop_inches": crop, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
                         "bbox_inches": bbox if isinstance(bbox, str) or bbox is None else "custom",
                         "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
                         "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
+                        "legend_boxes": [box_of(legend) for legend in figure.legends[:16]],
                         "axes": [axes_of(ax) for ax in figure.axes[:64]]})
 
     def patch_figure(module) -> None:

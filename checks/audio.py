@@ -277,7 +277,8 @@ def podcast_info(answer: str, output: Path, data: Path) -> None:
 def loudest_second(answer: str, output: Path, data: Path) -> None:
     """Verifies: the answer names the 1-second window starting at 6 s as the loudest by RMS (the first window start it
     states), and from the figure record ./output/loudness.png is a bar chart with one bar per window, in time order, each
-    the window's RMS (linear, or in dB: any increasing scale that keeps the order of every window)."""
+    the window's RMS (linear, or in dB: any increasing scale that keeps the order of every window). The bars are proven
+    by the picture (figures.assert_picture_shows), as are waveform_plot's lines and chirp_spectrogram's grid (its order)."""
     import numpy as np
 
     x, sr = _input_audio(data, "noise_bursts.wav")

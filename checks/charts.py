@@ -1,7 +1,10 @@
 """Checks for the `charts` group (category `chart`): plots saved under ./output plus, for most tasks, a number or
 name stated in the answer. Matplotlib charts are checked through the figure record (checks/figures.py): the chart
 type the query asks for, its data (bar heights, slice shares, line values, cell values), stacking, order, colours,
-axis orientation and the legend; the record is held against the saved image. Word clouds (drawn by the wordcloud
+axis orientation and the legend; every bar, line, wedge, point, area and grid of the record must show in the saved
+image where its axes put it (figures.assert_picture_shows), so data, order, stacking and colours are proven by the
+picture. Not proven by it, read from the record alone: the words (tick labels naming the bars, legend entries,
+titles, axis labels, slice labels and percentages) and a heatmap's values beyond their order. Word clouds (drawn by the wordcloud
 package, not matplotlib) are checked on their pixels, QR codes by decoding them (cv2.QRCodeDetector).
 """
 import re

@@ -19,9 +19,18 @@ from pathlib import Path
 from common import load_image
 
 
+RECORD_BYTES = 8 * 1024 * 1024  # the most figure record an attempt may leave: more fails the chart, it is not read
+
+
 def records(output: Path) -> list[dict]:
-    """All figure records of the attempt, oldest first ([] if the harness wrote none)."""
+    """All figure records of the attempt, oldest first ([] if the harness wrote none). Fails past RECORD_BYTES, or
+    when the harness cut the attempt's records at its own bound (harness.FIGURE_BYTES)."""
     path = output.parent / "figures.json"
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return []
+    assert size <= RECORD_BYTES, f"the attempt's figure records are {size} bytes, more than the {RECORD_BYTES} a chart check reads"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -53,6 +62,7 @@ def saved_figure(output: Path, name: str) -> "Figure":
     assert named, f"./output/{name} was not saved from a matplotlib figure (no figure record names it)"
     figure = Figure(named[-1], image, name)
     figure.assert_matches_image()
+    assert_picture_shows(figure)
     return figure
 
 
@@ -217,7 +227,8 @@ class Axes:
     @property
     def lines(self) -> list[dict]:
         """Visible lines with at least two finite points (not error-bar caps, not seaborn's NaN placeholders)."""
-        return [line for line in self.record.get("lines", []) if line.get("visible", True)
+        return [line for line in self.record.get("lines", []) if line.get("visible", True) and line.get("coords", "data") != "other"
+                and not (line.get("linestyle") in ("None", "", " ", "none") and line.get("marker") in ("None", "", " ", "none"))
                 and sum(_finite(x) and _finite(y) for x, y in zip(line["x"], line["y"])) >= 2]
 
     def data_lines(self) -> list[dict]:
@@ -296,7 +307,7 @@ class Axes:
             rows, columns = (mesh.get("array_shape") + [0, 0])[:2] if len(mesh.get("array_shape", [])) >= 2 else (0, 0)
             values = mesh.get("array", [])
             if rows and columns and len(values) == rows * columns:
-                found.append({"kind": "mesh", "rows": rows, "columns": columns, "values": values, "cmap": mesh.get("cmap")})
+                found.append({"kind": "mesh", "rows": rows, "columns": columns, "values": values, "cmap": mesh.get("cmap"), "lut": mesh.get("lut")})
         for image in self.record.get("images", []):
             rows, columns = (image["shape"] + [0, 0])[:2]
             found.append({**image, "kind": "image", "rows": rows, "columns": columns,
@@ -390,3 +401,618 @@ def is_date_axis(ax: Axes, axis: str = "x") -> bool:
     import re
 
     return bool(re.search(r"\d{4}-\d{2}|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b|\d+月", labels))
+
+
+# ----------------------------------------------------------------------------------------------- the picture
+# The record is made in the agent's own process, so anything in it may be forged (a record written by hand, the
+# recorder called on another figure, the data changed after saving, a file written past savefig). Every element a
+# check can grade is therefore looked for in the saved picture, at the pixels the record's own axes position, limits,
+# scales, figure size, dpi and crop put it: a record whose data the picture does not show fails, whatever wrote it.
+
+Unseen = AssertionError  # a graded fact of the record that the saved picture does not show
+
+
+def _rgb255(colour):
+    import numpy as np
+
+    return np.array(rgb(colour)) * 255 if isinstance(colour, str) and len(colour.lstrip("#")) >= 6 else None
+
+
+class Picture:
+    """The saved image with the record's mapping from an axes' data coordinates to its pixels (x right, y down)."""
+
+    def __init__(self, record: dict, image, name: str):
+        import numpy as np
+
+        self.name = name
+        self.pixels = np.asarray(image.convert("RGB")).astype(np.int16)
+        self.height, self.width = self.pixels.shape[:2]
+        self.dpi = float(record["dpi"])
+        self.inches = [float(v) for v in record["size_inches"][:2]]
+        bbox, crop = record.get("bbox_inches"), record.get("crop_inches")
+        if bbox in (None, "standard"):
+            crop = [0.0, 0.0, *self.inches]
+        elif bbox == "tight" and isinstance(crop, list) and len(crop) == 4:
+            crop = [float(v) for v in crop]
+        else:
+            raise Unseen(f"./output/{name}: where the saved picture lies on the figure is not known (bbox_inches={bbox!r})")
+        wide, tall = (crop[2] - crop[0]) * self.dpi, (crop[3] - crop[1]) * self.dpi
+        if abs(wide - self.width) > 3 or abs(tall - self.height) > 3:
+            raise Unseen(f"./output/{name} is {self.width}x{self.height} pixels, not the {wide:.0f}x{tall:.0f} its figure record gives")
+        self.left, self.top = crop[0], crop[3]
+        self.step = max(3, round(self.dpi / 30))  # how far inside or outside an edge a sample is taken (antialiasing, edge lines)
+        # legends may cover part of a chart: samples under them prove nothing either way (each at most a quarter of the picture)
+        self.legends = [self.fraction_box(box) for box in [a.get("legend_box") for a in record.get("axes", [])] + list(record.get("legend_boxes") or [])
+                        if isinstance(box, list) and len(box) == 4 and all(_finite(v) for v in box)]
+        self.legends = [box for box in self.legends if (box[2] - box[0]) * (box[3] - box[1]) <= 0.25 * self.width * self.height]
+        self.covered = np.zeros((self.height, self.width), dtype=bool)  # under a legend or a drawn line (set by _lines_shown)
+        for x0, y0, x1, y1 in self.legends:
+            self.covered[max(int(y0), 0):max(int(y1) + 1, 0), max(int(x0), 0):max(int(x1) + 1, 0)] = True
+
+    def fraction_box(self, box):
+        """A box in figure fractions (x0, y0, x1, y1) in pixels (left, top, right, bottom), 2 pixels wider."""
+        x0, y0, x1, y1 = (float(v) for v in box)
+        return ((x0 * self.inches[0] - self.left) * self.dpi - 2, (self.top - y1 * self.inches[1]) * self.dpi - 2,
+                (x1 * self.inches[0] - self.left) * self.dpi + 2, (self.top - y0 * self.inches[1]) * self.dpi + 2)
+
+    def cover(self, columns, rows, radius: int) -> None:
+        """Mark the pixels within radius of these points as covered (a line drawn over bars or areas)."""
+        import numpy as np
+
+        columns, rows = np.round(columns).astype(int), np.round(rows).astype(int)
+        keep = (columns >= 0) & (columns < self.width) & (rows >= 0) & (rows < self.height)
+        columns, rows = columns[keep], rows[keep]
+        for dy in range(-radius, radius + 1):
+            for dx in range(-radius, radius + 1):
+                self.covered[np.clip(rows + dy, 0, self.height - 1), np.clip(columns + dx, 0, self.width - 1)] = True
+
+    def under_legend(self, columns, rows):
+        """Which points lie under a legend or a drawn line: samples there prove nothing either way."""
+        import numpy as np
+
+        columns, rows = np.round(columns).astype(int), np.round(rows).astype(int)
+        return self.covered[np.clip(rows, 0, self.height - 1), np.clip(columns, 0, self.width - 1)]
+
+    # mapping ---------------------------------------------------------------------------------------------------------
+    def axes_fraction(self, ax: dict, values, axis: str):
+        """Data values along axis ('x' or 'y') as fractions of the axes (0 at the low limit's side)."""
+        import numpy as np
+
+        low, high = (float(v) for v in ax[f"{axis}lim"][:2])
+        values = np.asarray(values, dtype=float)
+        scale = ax.get(f"{axis}scale", "linear")
+        if scale == "log":
+            with np.errstate(all="ignore"):
+                values, low, high = np.log10(values), np.log10(low), np.log10(high)
+        elif scale != "linear":
+            raise Unseen(f"./output/{self.name}: its {axis} axis has a {scale!r} scale, which the check cannot place in the picture")
+        if not (math.isfinite(low) and math.isfinite(high)) or low == high:
+            raise Unseen(f"./output/{self.name}: its figure record gives no usable {axis} limits")
+        return (values - low) / (high - low)
+
+    def to_pixels(self, ax: dict, xs, ys, coords: str = "data"):
+        """(columns, rows) of points given in the axes' data (or, for 'xaxis'/'yaxis' lines, partly axes) coordinates."""
+        import numpy as np
+
+        left, bottom, width, height = (float(v) for v in ax["position"][:4])
+        fx = np.asarray(xs, dtype=float) if coords == "yaxis" else self.axes_fraction(ax, xs, "x")
+        fy = np.asarray(ys, dtype=float) if coords == "xaxis" else self.axes_fraction(ax, ys, "y")
+        column = ((left + width * fx) * self.inches[0] - self.left) * self.dpi
+        row = (self.top - (bottom + height * fy) * self.inches[1]) * self.dpi
+        return column, row
+
+    def box(self, ax: dict) -> tuple[float, float, float, float]:
+        """The axes' area in pixels: (left column, top row, right column, bottom row)."""
+        left, bottom, width, height = (float(v) for v in ax["position"][:4])
+        x0, x1 = (left * self.inches[0] - self.left) * self.dpi, ((left + width) * self.inches[0] - self.left) * self.dpi
+        y0, y1 = (self.top - (bottom + height) * self.inches[1]) * self.dpi, (self.top - bottom * self.inches[1]) * self.dpi
+        return x0, y0, x1, y1
+
+    def inside(self, columns, rows, box, margin: float = 1.0):
+        x0, y0, x1, y1 = box
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, self.width - 1), min(y1, self.height - 1)
+        return (columns >= x0 + margin) & (columns <= x1 - margin) & (rows >= y0 + margin) & (rows <= y1 - margin)
+
+    # colours ---------------------------------------------------------------------------------------------------------
+    def background(self, box):
+        import numpy as np
+
+        x0, y0, x1, y1 = (int(round(v)) for v in box)
+        area = self.pixels[max(y0, 0):max(min(y1, self.height), 1), max(x0, 0):max(min(x1, self.width), 1)].reshape(-1, 3)
+        return np.median(area, axis=0) if area.size else np.array([255, 255, 255])
+
+    @staticmethod
+    def shades(colour: str, background, others=()) -> list:
+        """The colours a (possibly translucent) element shows: itself over the background or over another element, or
+        under a translucent one (overlaid histograms)."""
+        solid, a = _rgb255(colour), alpha(colour)
+        if solid is None:
+            return []
+        layers = [(_rgb255(o), alpha(o)) for o in dict.fromkeys(others) if _rgb255(o) is not None][:8]
+        under = [background] + [c * ca + background * (1 - ca) for c, ca in layers]
+        mine = [solid * a + base * (1 - a) for base in (under if a < 0.99 else under[:1])]
+        return mine + [c * ca + m * (1 - ca) for m in mine for c, ca in layers if ca < 0.99]
+
+    def distance(self, columns, rows, shades, radius: int = 0):
+        """Per point, the smallest colour distance (max over channels) to any shade within radius pixels."""
+        import numpy as np
+
+        columns, rows = np.round(columns).astype(int), np.round(rows).astype(int)
+        best = np.full(len(columns), 999.0)
+        for dy in range(-radius, radius + 1):
+            for dx in range(-radius, radius + 1):
+                c, r = np.clip(columns + dx, 0, self.width - 1), np.clip(rows + dy, 0, self.height - 1)
+                seen = self.pixels[r, c].astype(float)
+                for shade in shades:
+                    best = np.minimum(best, np.abs(seen - shade).max(axis=1))
+        return best
+
+
+TOLERANCE = 48  # colour distance (0..255, the largest channel difference) within which a pixel shows a colour
+
+
+def assert_picture_shows(figure: "Figure") -> None:
+    """Every bar, line, wedge, point collection, filled area and value grid of the figure's chart axes is where the
+    record puts it in the saved picture, in its colour. What each element is held to, and within what:
+      bars: the bar's colour inside it near its value end and along its body, and not just beyond the end (within
+        max(3 px, dpi/30): a bar's length to that much of the axis); samples under a legend or a drawn line prove
+        nothing either way;
+      line collections (error bars): their colour along them;
+      lines: the line's colour at points sampled along it every few pixels (85 % of them, a few pixels away at most),
+        and no more of its colour in the axes than its length and width can draw;
+      wedges: each wedge's colour across its angles, and not past its edges where a wedge of another colour follows
+        (the slice's share within about 2 degrees); adjacent slices must differ in colour;
+      points: a point's colour at 80 % of the scatter offsets, and no flood of that colour;
+      filled areas: the area's colour over 75 % of its outline's inside, and not around it;
+      value grids (heatmaps, images): the cells' colours, read back through the colour map, in the order of the
+        recorded values (rank correlation 0.9 or more): the order of the values, not their exact size.
+    Texts (titles, labels, tick labels, legends, annotations) are not looked for in the pixels."""
+    try:
+        picture = Picture(figure.record, figure.image, figure.name)
+        for ax in figure.axes:
+            _axes_shown(picture, ax)
+    except Unseen:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError) as error:
+        raise Unseen(f"./output/{figure.name}: its figure record cannot be placed in the picture ({type(error).__name__})") from None
+
+
+def _axes_shown(picture: Picture, ax: "Axes") -> None:
+    record = ax.record
+    if record.get("kind", "rectilinear") != "rectilinear":
+        raise Unseen(f"./output/{picture.name}: a {record.get('kind')!r} axes cannot be placed in the picture")
+    box = picture.box(record)
+    background = picture.background(box)
+    colours = [b["color"] for b in ax.bars] + [w["color"] for w in ax.wedges] + [c for s in ax.scatters() + ax.areas() for c in s["facecolors"][:8]]
+    _lines_shown(picture, ax, box, background, colours)
+    _segments_shown(picture, ax, box, background, colours)
+    _bars_shown(picture, ax, box, background, colours)
+    _wedges_shown(picture, ax, box, background, colours)
+    _points_shown(picture, ax, box, background, colours)
+    _areas_shown(picture, ax, box, background, colours)
+    _grids_shown(picture, ax, box)
+
+
+def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
+    import numpy as np
+
+    bars = ax.bars
+    if not bars:
+        return
+    horizontal, step = ax.horizontal, picture.step
+    rects = []
+    for bar in bars:
+        xs, ys = [bar["x"], bar["x"] + bar["width"]], [bar["y"], bar["y"] + bar["height"]]
+        columns, rows = picture.to_pixels(ax.record, xs, ys)
+        rects.append((columns, rows))
+    x0, y0, x1, y1 = box
+    for bar, (columns, rows) in zip(bars, rects):
+        # along: the value axis (rows for vertical bars); base -> end in pixels; across: the category axis
+        base, end = (columns[0], columns[1]) if horizontal else (rows[0], rows[1])
+        across = sorted(rows if horizontal else columns)
+        low_edge, high_edge = (x0, x1) if horizontal else (y0, y1)
+        end_clipped = min(max(end, low_edge), high_edge)
+        base = min(max(base, low_edge), high_edge)
+        across = [max(across[0], (y0 if horizontal else x0)), min(across[1], (y1 if horizontal else x1))]
+        if across[1] - across[0] < 1:
+            continue  # outside the axes' view: nothing to see
+        span = across[1] - across[0]
+        # several lanes across the bar: clear of an error bar at its centre, and a grid line crosses at most one
+        lanes = [across[0] + f * span for f in ((0.2, 0.35, 0.65, 0.8) if span >= 10 else (0.3, 0.7) if span >= 5 else (0.5,))]
+        sign = 1 if end_clipped >= base else -1
+        shades = picture.shades(bar["color"], background, [c for c in colours if c != bar["color"]])
+        if not shades:
+            raise Unseen(f"./output/{picture.name}: a bar's colour {bar['color']!r} is no colour")
+        length = abs(end_clipped - base)
+        label = ax.nearest_label(bar) or f"{bar['x']:g}"
+
+        def points(offsets):
+            along = np.array([o for o in offsets for _ in lanes], dtype=float)
+            lane = np.array([l for _ in offsets for l in lanes], dtype=float)
+            return (along, lane) if horizontal else (lane, along)
+
+        if length >= 2 * step:
+            near_points, body_points = points([end_clipped - sign * step]), points([base + sign * length * f for f in (0.25, 0.5, 0.75)])
+            near = (picture.distance(*near_points, shades) <= TOLERANCE)[~picture.under_legend(*near_points)]
+            body = (picture.distance(*body_points, shades) <= TOLERANCE)[~picture.under_legend(*body_points)]
+            # a bar whose end lies under a legend is held to its body only (the legend is in the picture too)
+            if near.size and not near.any() or body.size and body.mean() < 0.5:
+                raise Unseen(f"./output/{picture.name}: the bar for {label!r} is not drawn up to the {ax.bar_value(bar):g} its record gives")
+        beyond = end_clipped + sign * step
+        if end_clipped != end or not (low_edge + 1 <= beyond <= high_edge - 1):
+            continue  # the bar runs past the axes' limit, or its end is at the axes' edge
+        columns, rows = points([beyond])
+        covered = np.zeros(len(columns), dtype=bool)  # a stacked segment or a neighbour of the same colour may lie there
+        for other, (oc, orow) in zip(bars, rects):
+            if other is not bar and other["color"][:7] == bar["color"][:7]:
+                covered |= (columns >= min(oc) - 1) & (columns <= max(oc) + 1) & (rows >= min(orow) - 1) & (rows <= max(orow) + 1)
+        solid = picture.shades(bar["color"], background)
+        shown = picture.distance(columns, rows, solid) <= TOLERANCE / 2
+        if (shown & ~covered & ~picture.under_legend(columns, rows)).any():
+            raise Unseen(f"./output/{picture.name}: the bar for {label!r} is drawn longer than the {ax.bar_value(bar):g} its record gives")
+
+
+def _polyline(columns, rows, spacing: float):
+    """Points every `spacing` pixels along the polyline (its vertices included)."""
+    import numpy as np
+
+    out_c, out_r = [], []
+    for (c0, r0, c1, r1) in zip(columns[:-1], rows[:-1], columns[1:], rows[1:]):
+        if not all(map(math.isfinite, (c0, r0, c1, r1))):
+            continue
+        count = max(1, int(math.hypot(c1 - c0, r1 - r0) / spacing))
+        t = np.arange(count) / count
+        out_c.append(c0 + (c1 - c0) * t)
+        out_r.append(r0 + (r1 - r0) * t)
+    if not out_c:
+        return np.array([]), np.array([])
+    return np.concatenate(out_c), np.concatenate(out_r)
+
+
+def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
+    import numpy as np
+
+    drawn_by_colour: dict[str, float] = {}
+    for line in ax.lines:
+        columns, rows = picture.to_pixels(ax.record, line["x"], line["y"], line.get("coords", "data"))
+        keep = np.isfinite(columns) & np.isfinite(rows)
+        width = max(1.0, float(line.get("linewidth") or 1) * picture.dpi / 72)
+        styled = line["linestyle"] not in ("None", "", " ", "none") and str(line.get("drawstyle", "default")) == "default"
+        if styled:
+            columns, rows = _polyline(columns, rows, 1.0)
+        else:
+            columns, rows = columns[keep], rows[keep]
+        inside = picture.inside(columns, rows, box, 2)
+        columns, rows = columns[inside], rows[inside]
+        if len(columns) == 0:
+            continue
+        length = len(columns) if styled else len(columns) * 4 * float(line.get("markersize") or 6) * picture.dpi / 72
+        picture.cover(columns, rows, int(math.ceil(width / 2)) + 1 if styled else int(math.ceil(float(line.get("markersize") or 6) * picture.dpi / 144)) + 1)
+        if len(columns) > 400:
+            pick = np.linspace(0, len(columns) - 1, 400).astype(int)
+            columns, rows = columns[pick], rows[pick]
+        dashed = line["linestyle"] not in ("-", "solid")
+        radius = int(math.ceil(width / 2)) + 2 + (int(math.ceil(4 * width)) if dashed else 0)
+        if not styled:
+            radius = max(radius, int(math.ceil(float(line.get("markersize") or 6) * picture.dpi / 72 / 2)))
+        marks = [c for c in (line.get("marker_colors") or []) if alpha(c) > 0.05] if not styled else []
+        shades = [shade for c in (marks or [line["color"]]) for shade in picture.shades(c, background, colours)]
+        if not shades:
+            raise Unseen(f"./output/{picture.name}: a line's colour {line['color']!r} is no colour")
+        shown = picture.distance(columns, rows, shades, radius) <= TOLERANCE + 12
+        if shown.mean() < 0.85:
+            name = line.get("label") if not str(line.get("label", "_")).startswith("_") else line["color"][:7]
+            raise Unseen(f"./output/{picture.name}: the line {name!r} is not drawn where its record's points are "
+                         f"({shown.mean():.0%} of its samples show its colour)")
+        truncated = int(line.get("n") or 0) > len(line["x"])  # the record holds its first points only: no bound on its colour
+        drawn_by_colour[line["color"][:7]] = drawn_by_colour.get(line["color"][:7], 0) + (math.inf if truncated else length * (width + 4))
+    _no_flood(picture, box, background, drawn_by_colour, [c[:7] for c in colours], "line")
+
+
+def _segments_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
+    """Line collections (error bars of plt.errorbar and pandas' yerr=, vlines, hlines): their colour along them."""
+    import numpy as np
+
+    for collection in ax.collections("LineCollection"):
+        edges = [c for c in collection.get("edgecolors") or [] if alpha(c) > 0.05]
+        paths = [[p for p in path if isinstance(p, list) and len(p) == 2 and _finite(p[0]) and _finite(p[1])] for path in collection.get("paths", [])]
+        paths = [path for path in paths if len(path) >= 2]
+        if not edges or not paths:
+            continue
+        shades = [shade for c in edges[:8] for shade in picture.shades(c, background, colours)]
+        samples_c, samples_r = [], []
+        for path in paths:
+            columns, rows = picture.to_pixels(ax.record, *zip(*path))
+            columns, rows = _polyline(columns, rows, 2.0)
+            inside = picture.inside(columns, rows, box, 2)
+            samples_c.append(columns[inside])
+            samples_r.append(rows[inside])
+        columns, rows = np.concatenate(samples_c), np.concatenate(samples_r)
+        if not len(columns):
+            continue
+        picture.cover(columns, rows, 2)
+        if len(columns) > 400:
+            pick = np.linspace(0, len(columns) - 1, 400).astype(int)
+            columns, rows = columns[pick], rows[pick]
+        shown = picture.distance(columns, rows, shades, 2) <= TOLERANCE + 12
+        if shown.mean() < 0.8:
+            raise Unseen(f"./output/{picture.name}: its line segments (error bars) are not drawn where their record puts them ({shown.mean():.0%} are)")
+
+
+def _no_flood(picture: Picture, box, background, drawn: dict, others, what: str) -> None:
+    """The picture does not show far more of a colour in the axes than the record's elements of that colour can draw
+    (a flood of colour would otherwise pass every 'this colour is here' sample)."""
+    import numpy as np
+
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    area = picture.pixels[max(y0, 0):max(min(y1, picture.height), 1), max(x0, 0):max(min(x1, picture.width), 1)].reshape(-1, 3)
+    for colour, pixels in drawn.items():
+        if colour in others or not len(area):
+            continue  # a bar, wedge or area of the same colour accounts for more of it
+        solid = picture.shades(colour, background)
+        if not solid or np.abs(solid[0] - background).max() <= TOLERANCE:
+            continue
+        count = int((np.abs(area - solid[0]).max(axis=1) <= TOLERANCE / 2).sum())
+        if count > 3 * pixels + 0.02 * len(area):
+            raise Unseen(f"./output/{picture.name} shows far more of the {what} colour {colour} than its record's {what}s draw")
+
+
+def _wedges_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
+    import numpy as np
+
+    wedges = ax.wedges
+    if not wedges:
+        return
+    for number, wedge in enumerate(wedges):
+        cx, cy = (float(v) for v in wedge["center"][:2])
+        r = float(wedge["r"])
+        (pc, pe), (pr, pn) = picture.to_pixels(ax.record, [cx, cx + r], [cy, cy + r])
+        rx, ry = abs(pe - pc), abs(pn - pr)
+        if min(rx, ry) < 10:
+            raise Unseen(f"./output/{picture.name}: a slice's radius is {min(rx, ry):.0f} pixels, too small to see its share")
+        t1, t2 = float(wedge["theta1"]), float(wedge["theta2"])
+        if t2 < t1:
+            t2 += 360
+        label = wedge.get("label") or f"slice {number + 1}"
+        shades = picture.shades(wedge["color"], background, [c for c in colours if c != wedge["color"]])
+
+        def samples(angles, fraction):
+            angles = np.radians(np.asarray(angles, dtype=float))
+            return pc + fraction * rx * np.cos(angles), pr - fraction * ry * np.sin(angles)
+
+        seen = []
+        for fraction in (0.35, 0.85):
+            margin = math.degrees(picture.step / (fraction * min(rx, ry)))
+            if t2 - t1 > 2 * margin:
+                count = max(2, int((t2 - t1 - 2 * margin) / 2))
+                seen.append(picture.distance(*samples(np.linspace(t1 + margin, t2 - margin, count), fraction), shades) <= TOLERANCE)
+        seen = np.concatenate(seen) if seen else np.array([])
+        if len(seen) and seen.mean() < 0.8:
+            raise Unseen(f"./output/{picture.name}: the slice {label!r} is not drawn across the {t2 - t1:.1f} degrees its record gives")
+        for edge, neighbour_side in ((t2, 1), (t1, -1)):  # just past each edge: the neighbour's colour, not this one
+            neighbour = _wedge_at(wedges, edge + neighbour_side * 0.01, exclude=wedge)
+            if neighbour is None:
+                continue
+            if neighbour["color"][:7] == wedge["color"][:7]:
+                raise Unseen(f"./output/{picture.name}: neighbouring slices have the same colour {wedge['color'][:7]}, so the picture does not show their shares")
+            fraction = 0.85
+            margin = math.degrees(picture.step / (fraction * min(rx, ry)))
+            columns, rows = samples([edge + neighbour_side * margin, edge + neighbour_side * 2 * margin], fraction)
+            if (picture.distance(columns, rows, picture.shades(wedge["color"], background)) <= TOLERANCE / 2).all():
+                raise Unseen(f"./output/{picture.name}: the slice {label!r} is drawn larger than the {t2 - t1:.1f} degrees its record gives")
+
+
+def _wedge_at(wedges, angle: float, exclude) -> dict | None:
+    for wedge in wedges:
+        if wedge is exclude:
+            continue
+        t1, t2 = float(wedge["theta1"]), float(wedge["theta2"])
+        if (angle - t1) % 360 <= (t2 - t1) % 360 or (t2 - t1) >= 360:
+            return wedge
+    return None
+
+
+def _points_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
+    import numpy as np
+
+    drawn: dict[str, float] = {}
+    for scatter in ax.scatters():
+        offsets = [p for p in scatter.get("offsets", []) if isinstance(p, list) and len(p) == 2 and _finite(p[0]) and _finite(p[1])]
+        if not offsets:
+            continue
+        xs, ys = zip(*offsets)
+        columns, rows = picture.to_pixels(ax.record, xs, ys)
+        inside = picture.inside(columns, rows, box, 1)
+        columns, rows = columns[inside], rows[inside]
+        if not len(columns):
+            continue
+        size = float((scatter.get("sizes") or [36])[0] or 36)
+        radius = max(1.0, math.sqrt(size) / 2 * picture.dpi / 72)
+        faces = scatter.get("facecolors") or []
+        shades = [s for colour in faces[:16] for s in picture.shades(colour, background, colours)]
+        if not shades:
+            raise Unseen(f"./output/{picture.name}: its points have no colour in their record")
+        if len(columns) > 400:
+            pick = np.linspace(0, len(columns) - 1, 400).astype(int)
+            columns, rows = columns[pick], rows[pick]
+        shown = picture.distance(columns, rows, shades, int(max(1, round(0.6 * radius)))) <= TOLERANCE + 12
+        if shown.mean() < 0.8:
+            raise Unseen(f"./output/{picture.name}: its points are not drawn where their record puts them ({shown.mean():.0%} are)")
+        if len(faces) == 1:
+            drawn[faces[0][:7]] = drawn.get(faces[0][:7], 0) + len(offsets) * math.pi * (radius + 2) ** 2
+    _no_flood(picture, box, background, drawn, [b["color"][:7] for b in ax.bars] + [w["color"][:7] for w in ax.wedges], "point")
+
+
+def _in_polygon(columns, rows, polygon):
+    """Even-odd rule: which points lie inside the polygon (vertices in pixels)."""
+    import numpy as np
+
+    inside = np.zeros(len(columns), dtype=bool)
+    px, py = polygon[:, 0], polygon[:, 1]
+    for i in range(len(polygon)):
+        xa, ya, xb, yb = px[i - 1], py[i - 1], px[i], py[i]
+        crosses = (ya > rows) != (yb > rows)
+        with np.errstate(all="ignore"):
+            at = xa + (rows - ya) * (xb - xa) / (yb - ya)
+        inside ^= crosses & (columns < at)
+    return inside
+
+
+def _areas_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
+    import numpy as np
+
+    for area in ax.areas():
+        faces = area.get("facecolors") or []
+        if not faces:
+            continue
+        shades = picture.shades(faces[0], background, colours)
+        for path in area["paths"][:16]:
+            vertices = [p for p in path if isinstance(p, list) and len(p) == 2 and _finite(p[0]) and _finite(p[1])]
+            if len(vertices) < 3:
+                continue
+            columns, rows = picture.to_pixels(ax.record, *zip(*vertices))
+            polygon = np.stack([columns, rows], axis=1)
+            x0, y0 = max(polygon[:, 0].min(), box[0]), max(polygon[:, 1].min(), box[1])
+            x1, y1 = min(polygon[:, 0].max(), box[2]), min(polygon[:, 1].max(), box[3])
+            if x1 - x0 < 4 or y1 - y0 < 4:
+                continue
+            grid_c, grid_r = np.meshgrid(np.arange(x0 + 2, x1 - 1, 4.0), np.arange(y0 + 2, y1 - 1, 4.0))
+            grid_c, grid_r = grid_c.ravel(), grid_r.ravel()
+            inner = _in_polygon(grid_c, grid_r, polygon)
+            # keep away from the outline (its edge line and antialiasing)
+            near_edge = np.zeros(len(grid_c), dtype=bool)
+            for dx, dy in ((picture.step, 0), (-picture.step, 0), (0, picture.step), (0, -picture.step)):
+                near_edge |= _in_polygon(grid_c + dx, grid_r + dy, polygon) != inner
+            inner_points, outer_points = inner & ~near_edge, ~inner & ~near_edge
+            if inner_points.sum() >= 4:
+                shown = picture.distance(grid_c[inner_points], grid_r[inner_points], shades) <= TOLERANCE
+                if shown.mean() < 0.75:
+                    raise Unseen(f"./output/{picture.name}: a filled area is not drawn where its record's outline is ({shown.mean():.0%} of it is)")
+            if outer_points.sum() >= 8:
+                solid = picture.shades(faces[0], background)
+                spill = picture.distance(grid_c[outer_points], grid_r[outer_points], solid) <= TOLERANCE / 2
+                others = np.zeros(len(grid_c), dtype=bool)  # other areas of the same colour (a stack's layers)
+                for other in ax.areas():
+                    if (other.get("facecolors") or [""])[0][:7] == faces[0][:7]:
+                        for p in other["paths"][:16]:
+                            vs = [v for v in p if isinstance(v, list) and len(v) == 2 and _finite(v[0]) and _finite(v[1])]
+                            if len(vs) >= 3 and vs is not vertices:
+                                oc, orow = picture.to_pixels(ax.record, *zip(*vs))
+                                others |= _in_polygon(grid_c, grid_r, np.stack([oc, orow], axis=1))
+                spill = spill & ~others[outer_points]
+                if spill.mean() > 0.25:
+                    raise Unseen(f"./output/{picture.name}: a filled area is drawn beyond its record's outline")
+
+
+def _grids_shown(picture: Picture, ax: "Axes", box) -> None:
+    import numpy as np
+
+    for grid in ax.grids():
+        values, rows, columns = _grid_values(grid)
+        if values is None:
+            continue
+        cells = _grid_cells(picture, ax.record, grid, rows, columns)
+        if cells is None:
+            raise Unseen(f"./output/{picture.name}: its colour grid cannot be placed in the picture")
+        centre_c, centre_r, width, height = cells
+        coarse = not grid.get("values")  # block means: a pixel shows one cell of its block, so average several
+        offsets = [(-0.3, -0.3), (-0.3, 0.3), (0.3, -0.3), (0.3, 0.3)] + ([(0, 0), (0, -0.3), (0, 0.3), (-0.3, 0), (0.3, 0)] if coarse else [])
+        # the corners of a cell: clear of an annotation written at its centre
+        c0 = centre_c[None, :].repeat(rows, 0).ravel()
+        r0 = centre_r[:, None].repeat(columns, 1).ravel()
+        w, h = width[None, :].repeat(rows, 0).ravel(), height[:, None].repeat(columns, 1).ravel()
+        flat = values.ravel()
+        keep = np.isfinite(flat) & picture.inside(c0, r0, box, 0)
+        if keep.sum() < 4:
+            continue
+        found = [_colormap_positions(picture, grid, c0[keep] + dx * w[keep], r0[keep] + dy * h[keep]) for dx, dy in offsets]
+        if found[0][0] is None:
+            raise Unseen(f"./output/{picture.name}: its colour map {grid.get('cmap')!r} is not known to the check")
+        positions = np.stack([f[0] for f in found])
+        distance = np.stack([f[1] for f in found])
+        positions = positions.mean(axis=0) if coarse else np.median(positions, axis=0)
+        if (distance <= TOLERANCE).mean() < 0.8:
+            raise Unseen(f"./output/{picture.name}: its colour grid's cells do not show the colour map {grid.get('cmap')!r}")
+        rho = _rank_correlation(positions, flat[keep])
+        if not rho >= (0.6 if coarse else 0.9):
+            raise Unseen(f"./output/{picture.name}: the colours of its grid's cells do not follow the recorded values (rank correlation {rho:.2f})")
+
+
+def _grid_values(grid: dict):
+    import numpy as np
+
+    if grid.get("values"):
+        return np.asarray(grid["values"], dtype=float).reshape(grid["rows"], grid["columns"]), grid["rows"], grid["columns"]
+    coarse = grid.get("coarse")
+    if coarse and len(coarse.get("shape", [])) == 2:
+        rows, columns = coarse["shape"]
+        return np.asarray(coarse["values"], dtype=float).reshape(rows, columns), rows, columns
+    return None, 0, 0
+
+
+def _grid_cells(picture: Picture, ax: dict, grid: dict, rows: int, columns: int):
+    """Centres (columns of the cell columns, rows of the cell rows) and sizes of the grid's cells in pixels."""
+    import numpy as np
+
+    if grid["kind"] == "mesh":
+        mesh = next((m for m in ax.get("collections", []) if m.get("kind") == "QuadMesh" and m.get("array") == grid["values"]), None)
+        if not mesh or len(mesh.get("xcoords", [])) != columns + 1 or len(mesh.get("ycoords", [])) != rows + 1:
+            return None
+        xs, ys = np.asarray(mesh["xcoords"], float), np.asarray(mesh["ycoords"], float)
+        pc, _ = picture.to_pixels(ax, xs, np.full(len(xs), ax["ylim"][0]))
+        _, pr = picture.to_pixels(ax, np.full(len(ys), ax["xlim"][0]), ys)
+        return (pc[:-1] + pc[1:]) / 2, (pr[:-1] + pr[1:]) / 2, np.diff(pc), np.diff(pr)
+    left, right, bottom, top = (float(v) for v in grid["extent"][:4])
+    if grid.get("origin", "upper") == "upper":
+        bottom, top = top, bottom  # row 0 at the top of the extent
+    fx = (np.arange(columns) + 0.5) / columns
+    fy = (np.arange(rows) + 0.5) / rows
+    if grid.get("coarse") and grid.get("shape"):  # block means cover whole blocks only
+        fy_block, fx_block = grid["coarse"]["block"]
+        fx = (np.arange(columns) + 0.5) * fx_block / grid["shape"][1]
+        fy = (np.arange(rows) + 0.5) * fy_block / grid["shape"][0]
+    xs, ys = left + (right - left) * fx, bottom + (top - bottom) * fy
+    pc, _ = picture.to_pixels(ax, xs, np.full(len(xs), ax["ylim"][0]))
+    _, pr = picture.to_pixels(ax, np.full(len(ys), ax["xlim"][0]), ys)
+    step_c = np.full(columns, (pc[-1] - pc[0]) / max(columns - 1, 1) if columns > 1 else 0.0)
+    step_r = np.full(rows, (pr[-1] - pr[0]) / max(rows - 1, 1) if rows > 1 else 0.0)
+    return pc, pr, step_c, step_r
+
+
+def _colormap_positions(picture: Picture, grid: dict, columns, rows):
+    """Each pixel's place (0..1) in the grid's colour map (as recorded, else by its name), and its colour distance to it."""
+    import numpy as np
+
+    lut = [_rgb255(c) for c in grid.get("lut") or []]
+    if len(lut) >= 8 and all(c is not None for c in lut):
+        lut = np.array(lut)
+    else:
+        try:
+            from matplotlib import colormaps
+
+            lut = colormaps[grid.get("cmap")](np.linspace(0, 1, 64))[:, :3] * 255
+        except Exception:
+            return None, None
+    # between the map's samples: the nearest point on the segment between two neighbours
+    seen = picture.pixels[np.clip(np.round(rows).astype(int), 0, picture.height - 1), np.clip(np.round(columns).astype(int), 0, picture.width - 1)].astype(float)
+    a, b = lut[:-1], lut[1:]
+    d = b - a
+    t = np.clip(((seen[:, None, :] - a[None]) * d[None]).sum(axis=2) / np.maximum((d * d).sum(axis=1), 1e-9)[None], 0, 1)
+    nearest = a[None] + t[..., None] * d[None]
+    distances = np.abs(seen[:, None, :] - nearest).max(axis=2)
+    best = distances.argmin(axis=1)
+    index = np.arange(len(best))
+    return (best + t[index, best]) / (len(lut) - 1), distances[index, best]
+
+
+def _rank_correlation(a, b) -> float:
+    import numpy as np
+
+    def ranks(values):  # ties share their mean rank
+        _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+        return (np.cumsum(counts) - (counts - 1) / 2)[inverse]
+
+    ra, rb = ranks(np.round(a, 3)), ranks(np.asarray(b, dtype=float))
+    if np.std(ra) == 0 or np.std(rb) == 0:
+        return 1.0 if np.std(rb) == 0 and np.ptp(a) < 0.05 else 0.0
+    return float(np.corrcoef(ra, rb)[0, 1])

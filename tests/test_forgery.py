@@ -1,0 +1,175 @@
+"""Forged charts: an agent whose figure record is right while the picture it saved shows something else.
+
+Each forgery replays a chart task's reference solution through the real kit (pybench.py, the agent's jail, the
+check's jail), with one cell more before the final answer: the cell changes the drawn data (every bar as tall as the
+mean, every line flat, equal slices, every point in one place, the heatmap's cells all alike), writes that picture to
+the task's output file by one route, and leaves the record of the right figure for the check. Each must fail, with a
+reason that says what the picture does not show; the honest reference solutions of the same tasks must pass.
+
+The routes (docs/checks.md, "What the picture proves"): writing the file past the patched savefig (the canvas'
+print_png, its print_figure, Pillow, raw bytes), calling savefig's original through its closure (sys.modules), calling
+the recorder's own record() on the right figure after saving the wrong one, replacing a record in the recorder's list
+after the save (reached through gc) or through the import hook in sys.meta_path.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, write_jsonl
+
+# What the forging cell does to every figure it finds; undo() draws the right data again.
+FLATTEN = '''
+import gc, io, sys, copy
+import numpy as np
+import matplotlib.figure as _mf
+FIGS = [o for o in gc.get_objects() if isinstance(o, _mf.Figure) and any(a.patches or a.lines or a.collections for a in o.axes)]
+fig = FIGS[-1]
+_undo = []
+def flatten():
+    for ax in fig.axes:
+        bars = [p for c in ax.containers if type(c).__name__ == 'BarContainer' for p in c.patches]
+        if bars:
+            horizontal = getattr(ax.containers[0], 'orientation', 'vertical') == 'horizontal'
+            size = 'width' if horizontal else 'height'
+            mean = float(np.mean([getattr(p, 'get_' + size)() for p in bars]))
+            for p in bars:
+                _undo.append((getattr(p, 'set_' + size), getattr(p, 'get_' + size)()))
+                getattr(p, 'set_' + size)(mean)
+        wedges = [p for p in ax.patches if type(p).__name__ == 'Wedge']
+        for i, p in enumerate(wedges):
+            _undo.append((p.set_theta1, p.theta1)); _undo.append((p.set_theta2, p.theta2))
+            p.set_theta1(90 + 360 * i / len(wedges)); p.set_theta2(90 + 360 * (i + 1) / len(wedges))
+        for line in ax.get_lines():
+            y = np.asarray(line.get_ydata(), dtype=float)
+            if len(y) > 2:
+                _undo.append((line.set_ydata, y.copy()))
+                line.set_ydata(np.full(len(y), np.nanmean(y)))
+        for c in ax.collections:
+            if type(c).__name__ == 'PathCollection' and len(c.get_offsets()):
+                _undo.append((c.set_offsets, c.get_offsets().copy()))
+                c.set_offsets(np.repeat(np.nanmean(c.get_offsets(), axis=0, keepdims=True), len(c.get_offsets()), axis=0))
+            elif type(c).__name__ == 'QuadMesh':
+                _undo.append((c.set_array, c.get_array().copy()))
+                c.set_array(np.full(c.get_array().shape, float(np.nanmean(c.get_array()))))
+def undo():
+    for setter, value in reversed(_undo):
+        setter(value)
+    _undo.clear()
+def recorder_records():
+    """The recorder's list of records, through the import hook in sys.meta_path."""
+    hook = next(f for f in sys.meta_path if type(f).__name__ == 'Hook')
+    cells = dict(zip(type(hook).find_spec.__code__.co_freevars, type(hook).find_spec.__closure__))
+    loader = cells['Loader'].cell_contents
+    cells = dict(zip(loader.exec_module.__code__.co_freevars, loader.exec_module.__closure__))
+    patches = cells['patches'].cell_contents
+    recorder = dict(zip(patches.__code__.co_freevars, patches.__closure__))['recorder'].cell_contents
+    take = recorder['take']
+    return dict(zip(take.__code__.co_freevars, take.__closure__))['records'].cell_contents
+def closure(function, name):
+    return dict(zip(function.__code__.co_freevars, function.__closure__))[name].cell_contents
+'''
+
+ROUTES = {
+    # the wrong picture written past savefig; the honest save's record stays
+    "print_png": "flatten(); fig.canvas.print_png(TARGET); undo()",
+    "print_figure": "flatten(); fig.canvas.print_figure(TARGET); undo()",
+    "pillow": ("from PIL import Image\nflatten(); buffer = io.BytesIO(); fig.canvas.print_png(buffer); undo()\n"
+               "Image.open(io.BytesIO(buffer.getvalue())).save(TARGET)"),
+    "bytes": "flatten(); buffer = io.BytesIO(); fig.canvas.print_png(buffer); undo()\nopen(TARGET, 'wb').write(buffer.getvalue())",
+    # savefig's original, reached through the patched method's closure (sys.modules holds the patched class)
+    "closure": ("original = closure(sys.modules['matplotlib.figure'].Figure.savefig, 'save')\n"
+                "flatten(); original(fig, TARGET); undo()"),
+    # the wrong figure saved (and recorded), then the recorder's own record() called on the right one
+    "record_call": ("record = closure(sys.modules['matplotlib.figure'].Figure.savefig, 'record')\n"
+                    "flatten(); fig.savefig(TARGET); undo(); record(fig, TARGET, {})"),
+    # the wrong figure saved, then its record replaced by the right figure's, in the recorder's list (through gc)
+    "mutate": ("flatten(); fig.savefig(TARGET); undo()\n"
+               "records = next(o for o in gc.get_objects() if isinstance(o, list) and o and isinstance(o[-1], dict) and 'pixels' in o[-1])\n"
+               "fig.savefig(io.BytesIO(), format='png'); right = records.pop(); right['file'] = records[-1]['file']; records[-1] = right"),
+    # the same through the import hook in sys.meta_path
+    "meta_path": ("records = recorder_records()\n"
+                  "fig.savefig(io.BytesIO(), format='png'); right = copy.deepcopy(records.pop())\n"
+                  "flatten(); fig.savefig(TARGET); undo(); right['file'] = records[-1]['file']; records[-1] = right"),
+}
+
+# One task per chart check module, and the main kinds of chart; each task forged by two routes (every route twice).
+FORGED = {
+    "charts-01": ("chart-01.png", ["print_png", "record_call"]),      # bars
+    "charts-04": ("max_temp.png", ["pillow", "mutate"]),              # a line
+    "charts-06": ("os_pie.png", ["bytes", "meta_path"]),              # a pie
+    "charts-10": ("corr_heatmap.png", ["closure", "print_figure"]),   # a heatmap
+    "charts-21": ("penguins_scatter.png", ["print_png", "mutate"]),   # points
+    "audio-12": ("loudness.png", ["record_call", "pillow"]),          # the audio module's bars
+    "text-17": ("rating_distribution.png", ["meta_path", "bytes"]),   # the text module's bars
+    "math-04": ("ode_solution.png", ["closure", "print_figure"]),     # the maths module's line
+}
+
+
+def forged_reply(target: str, route: str) -> str:
+    source = FLATTEN + f"TARGET = './output/{target}'\n" + ROUTES[route] + "\nprint('forged')"
+    return f"One more touch.\n```python\n{source}\n```"
+
+
+@pytest.mark.slow
+def test_forged_pictures_fail_and_honest_ones_pass(tmp_path):
+    tasks = {json.loads(line)["id"]: json.loads(line) for line in (ROOT / "tasks.jsonl").read_text().splitlines() if line.strip()}
+    references = {}
+    for line in (ROOT / "checks" / "reference.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        references.setdefault(record["id"], record["replies"])
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    os.symlink(ROOT / "files", suite / "files")
+    os.symlink(ROOT / "checks", suite / "checks")
+    rows, replays, expected = [], [], {}
+    for task_id, (target, routes) in FORGED.items():
+        honest = references[task_id]
+        rows.append(tasks[task_id])
+        replays.append({"id": task_id, "replies": honest})
+        expected[task_id] = True
+        for route in routes:
+            forged_id = f"{task_id}-{route}"
+            rows.append(dict(tasks[task_id], id=forged_id))
+            replays.append({"id": forged_id, "replies": honest[:-1] + [forged_reply(target, route), honest[-1]]})
+            expected[forged_id] = False
+    write_jsonl(suite / "tasks.jsonl", rows)
+    replay = write_jsonl(tmp_path / "forgeries.jsonl", replays)
+    out = tmp_path / "run"
+    finished = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--tasks", str(suite / "tasks.jsonl"), "--replay", str(replay),
+                               "--out", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    results = {r["id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    wrong = []
+    for task_id, should_pass in expected.items():
+        result = results[task_id]
+        cells_ran = all("forged" in str(m.get("content", "")) for m in result.get("messages", [])[-2:-1]) if not should_pass else True
+        if result["passed"] != should_pass:
+            wrong.append(f"{task_id}: passed={result['passed']} ({result.get('reason', '')})")
+        elif not should_pass and not cells_ran:
+            wrong.append(f"{task_id}: the forging cell did not run to its end: {result['messages'][-2]['content'][-300:]}")
+    assert not wrong, "\n".join(wrong)
+    for task_id, should_pass in expected.items():
+        if not should_pass:  # the reason names what the picture does not show
+            assert "./output/" in results[task_id]["reason"], results[task_id]["reason"]
+
+
+def test_an_attempts_figure_records_are_bounded_in_bytes():
+    import harness
+
+    records = [{"axes": [], "padding": "x" * 1_000_000, "number": n} for n in range(10)]
+    kept = harness.newest_figures(records)
+    assert kept == records[-len(kept):] and 0 < len(kept) < len(records)  # the newest, in order
+    assert sum(len(json.dumps(r)) + 1 for r in kept) <= harness.FIGURE_BYTES
+
+
+def test_a_figure_record_past_the_bound_fails_the_chart(tmp_path):
+    sys.path.insert(0, str(ROOT / "checks"))
+    import figures
+
+    (tmp_path / "output").mkdir()
+    (tmp_path / "figures.json").write_text("[" + " " * (figures.RECORD_BYTES + 1) + "]")
+    with pytest.raises(AssertionError, match="bytes"):
+        figures.records(tmp_path / "output")
