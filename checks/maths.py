@@ -83,7 +83,8 @@ def _expression_candidates(answer: str) -> list[str]:
     for line in _clean(answer).splitlines():
         line = _NOTE.sub(" ", line.replace("`", " "))
         # a formula also ends at a comma before a word (', about 1.15') and at a sentence's end
-        for piece in re.split(r"=|≈|:|;|\$|\\approx|\bis\b|\bequals\b|[，、。\u4e00-\u9fff]+|,(?=\s*[A-Za-z]{2,})|\.(?=\s+[A-Z])", line):
+        for piece in re.split(r"=|≈|:|;|\$|\\approx|\bis\b|\bequals\b|[，、。\u4e00-\u9fff]+"
+                              r"|,(?=\s*[A-Za-z]{2,})|\.(?=\s+[A-Z])", line):
             piece = piece.strip().strip("*").strip().rstrip(".。").strip()
             if piece and len(piece) <= 160:
                 pieces.append(piece)
