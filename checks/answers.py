@@ -188,6 +188,8 @@ def _english_quantities(text: str) -> list[Quantity]:
         value = _english_value(words)
         if words[0] in _BIG:  # "6.01 million", "a thousand": the scale of a number, not one itself
             continue
+        if words == ["one"] and re.search(r"\b(?:the|this|that|which|each|every|any|no)\s+$", text[:match.start()], re.I):
+            continue  # "the one with the largest value": a pronoun, not a number
         unit = ""
         rest = text[match.end():match.end() + 12]
         if words[-1] in _ORDINALS and re.match(r"\s+page\b", rest, re.I) or _PAGE_BEFORE.search(text[max(0, match.start() - 16):match.start()]):
@@ -299,11 +301,12 @@ def decimals_written(q: Quantity) -> int:
     return max(0, round(-math.log10(2 * q.step / q.scale)))
 
 
-def assert_rounded(answer: str, expected: float, decimals: int, what: str = "the answer", aliases: list[str] | None = None) -> None:
+def assert_rounded(answer: str, expected: float, decimals: int, what: str = "the answer", aliases: list[str] | None = None,
+                   unit: str | None = None) -> None:
     """The rounding the query states: the answer writes expected with at least `decimals` decimals, correct to half a
     unit of the last asked decimal ('0.4180' or '0.41803' for 0.4180256 to 4 places; '0.418' and '0.4183' fail). With
-    aliases, only the numbers that belong to that label count (see labelled_numbers)."""
-    found = labelled_numbers(answer, aliases) if aliases else quantities(answer)
+    aliases, only the numbers that belong to that label count (see labelled_numbers; unit: the asked kind)."""
+    found = labelled_numbers(answer, aliases, unit=unit) if aliases else quantities(answer)
     half = 0.5 * 10 ** -decimals * (1 + 1e-9)
     near = [q for q in found if not q.scaled and abs(q.value - expected) <= half]
     assert near, f"{what} should be {expected:.{decimals}f} (to {decimals} decimals); the answer does not give it"
@@ -312,13 +315,17 @@ def assert_rounded(answer: str, expected: float, decimals: int, what: str = "the
 
 
 # ---------------------------------------------------------------------------------------------- claims
-def _mentions(answer: str, options: dict[str, list[str]]) -> list[tuple[int, str]]:
-    """(position, label) for every mention of an option's alias, in order (longer aliases win overlaps)."""
+def _mentions(answer: str, options: dict[str, list[str]], marked: tuple[str, ...] = ()) -> list[tuple[int, str]]:
+    """(position, label) for every mention of an option's alias, in order (longer aliases win overlaps). An option in
+    marked is a mention only where the answer marks it as a word: quoted, in bold or in code ('"the"', '**the**',
+    `the`), as a word that is also part of ordinary prose (a stopword put forward as the top word) is named."""
     low = answer.lower()
     hits, taken = [], set()
     aliases = sorted(((a.lower(), label) for label, names in options.items() for a in names), key=lambda p: -len(p[0]))
     for alias, label in aliases:
-        for m in re.finditer(r"(?<![a-z])" + re.escape(alias) + r"(?![a-z])", low):
+        pattern = (r"(?<=[\"“‘'`*「])" + re.escape(alias) + r"(?=[\"”’'`*」])" if label in marked
+                   else r"(?<![a-z])" + re.escape(alias) + r"(?![a-z])")
+        for m in re.finditer(pattern, low):
             if not taken & set(range(m.start(), m.end())):
                 hits.append((m.start(), label))
                 taken |= set(range(m.start(), m.end()))
@@ -329,9 +336,10 @@ def _bold_spans(answer: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in re.finditer(r"\*\*[^*\n]+\*\*|__[^_\n]+__|【[^】\n]+】", answer)]
 
 
-def stated_item(answer: str, options: dict[str, list[str]]) -> str | None:
-    """The option the answer puts forward as its result: the first named in bold, else the first named at all."""
-    hits = _mentions(answer, options)
+def stated_item(answer: str, options: dict[str, list[str]], marked: tuple[str, ...] = ()) -> str | None:
+    """The option the answer puts forward as its result: the first named in bold, else the first named at all (the
+    options in marked only where marked as words, see _mentions)."""
+    hits = _mentions(answer, options, marked)
     for start, end in _bold_spans(answer):
         inside = [label for pos, label in hits if start <= pos < end]
         if inside:
@@ -339,18 +347,20 @@ def stated_item(answer: str, options: dict[str, list[str]]) -> str | None:
     return hits[0][1] if hits else None
 
 
-def assert_claim(answer: str, expected: str, options: dict[str, list[str]], what: str, max_named: int | None = None) -> None:
-    """The answer states expected as the `what` (see stated_item) and does not spray the candidates: unless it puts
-    the result in bold, it names at most max_named of the options (default: half of them, at least 2)."""
-    got = stated_item(answer, options)
+def assert_claim(answer: str, expected: str, options: dict[str, list[str]], what: str, max_named: int | None = None,
+                 marked: tuple[str, ...] = ()) -> None:
+    """The answer states expected as the `what` (see stated_item; options in marked count only where marked as words)
+    and does not spray the candidates: unless it puts the result in bold, it names at most max_named of the options
+    (default: half of them, at least 2)."""
+    got = stated_item(answer, options, marked)
     assert got is not None, f"the answer names no {what}"
     assert got == expected, f"the answer names {got} as the {what}, expected {expected}"
-    hits = _mentions(answer, options)
+    hits = _mentions(answer, options, marked)
     claimed = any(start <= pos < end for start, end in _bold_spans(answer) for pos, label in hits if label == expected)
     if claimed:  # the result is put forward in bold: the other candidates around it are context, not a spray
         return
     named = {label for _, label in hits}
-    limit = max_named if max_named is not None else max(2, len(options) // 2)
+    limit = max_named if max_named is not None else max(2, len(set(options) - set(marked)) // 2)
     assert len(named) <= limit, f"the answer names {len(named)} {what} candidates, not one result (at most {limit})"
 
 
@@ -358,8 +368,15 @@ def assert_stated(answer: str, expected: float, rel: float = 1e-3, abs_tol: floa
                   others=(), max_others: int = 1, unit: str | None = None, spray: int = 4) -> None:
     """assert_number, and the answer is not a number spray: it states at most max_others of the other candidates'
     values (others: what wrong readings of the task give) and fewer than `spray` numbers of the expected's size
-    (within a factor of 2, same sign) besides it."""
+    (within a factor of 2, same sign) besides it. An answer that puts the expected value forward in bold, and no
+    other candidate's, states the others as context (a ranking), not as a spray."""
     assert_number(answer, expected, rel, abs_tol, what, unit)
+    bold = _bold_spans(_prepare(answer))
+
+    def in_bold(value: float) -> bool:
+        return any(start <= q.start < end and _matches(q, value, rel, abs_tol, unit) for q in quantities(answer) for start, end in bold)
+    if in_bold(expected) and not any(in_bold(o) for o in others if not math.isclose(o, expected, rel_tol=rel, abs_tol=abs_tol)):
+        return
     found = [q for q in quantities(answer) if not _matches(q, expected, rel, abs_tol, unit)]
     wrong = {o for o in others if not math.isclose(o, expected, rel_tol=rel, abs_tol=abs_tol)
              and any(_matches(q, o, rel, abs_tol, unit) for q in found)}
@@ -371,9 +388,13 @@ def assert_stated(answer: str, expected: float, rel: float = 1e-3, abs_tol: floa
 
 
 def _clauses(answer: str) -> list[tuple[int, int]]:
-    """(start, end) of the clauses of the answer: split at line ends, ; , ， 。 ； and sentence-ending dots."""
+    """(start, end) of the clauses of the answer: split at line ends, ; , ， 。 ； and sentence-ending dots, and at | outside
+    a Markdown table; a table row ('| red | 3 |') is one clause, so a row's label and its value belong together."""
     bounds, start = [], 0
     for m in re.finditer(r"\n|[;，。；|]|,(?!\d{3})|\.(?=\s|$)|\band\b|以及|和|及", answer):
+        line_start = answer.rfind("\n", 0, m.start()) + 1
+        if m.group() == "|" and answer[line_start:m.start() + 1].lstrip().startswith("|"):
+            continue
         bounds.append((start, m.start()))
         start = m.end()
     bounds.append((start, len(answer)))
@@ -417,6 +438,18 @@ def _unit_fits(q: Quantity, unit: str | None) -> bool:
     return q.unit in ("", unit or "")
 
 
+def _after_appositive(text: str, end: int, found: list[Quantity]) -> list[Quantity]:
+    """For a label whose clause (ending at end) holds no number: the first number of a later clause of its sentence
+    that opens with 'is', '=' or ':', past an appositive ('The dominant eigenvalue, the one with the largest absolute
+    value, is -9.99')."""
+    stop = re.compile(r"\n|[;。；]|\.(?=\s|$)").search(text, end)
+    stop = stop.start() if stop else len(text)
+    for start, clause_end in _clauses(text):
+        if end <= start < stop and re.match(r"\s*(?:is|was|are|were|equals|[=:])(?![a-z])", text[start:clause_end], re.I):
+            return [q for q in found if start <= q.start and q.end <= clause_end][:1]
+    return []
+
+
 def labelled_numbers(answer: str, aliases: list[str], nouns: tuple[str, ...] = (), unit: str | None = None) -> list[Quantity]:
     """For each mention of a label (any alias), in order, the number that belongs to it in the same clause.
 
@@ -425,7 +458,9 @@ def labelled_numbers(answer: str, aliases: list[str], nouns: tuple[str, ...] = (
     part of). So for each mention: the number written right before it ('448 words', '199个汉字'); else the nearest
     number that modifies no other noun (nouns: further words such a number may count, e.g. 'reviews' for a count of
     5-star reviews) and is no partitive whole; else the nearest number that is no partitive whole. Numbers of the asked
-    unit (none: a plain count; a time; a share) are preferred to others ('7 reviews (29%) gave 5 stars')."""
+    unit (none: a plain count; a time; a share) are preferred to others ('7 reviews (29%) gave 5 stars'). A number
+    right after the label and a colon, '=' or 'is' ('red: 3', '| red | 3 |') comes next after one right before it. A
+    label starts a word ('red' is not in 'coloured', 'review' is in 'reviews'); a Markdown table row is one clause."""
     text = _prepare(answer)
     found = quantities(answer)
     low = text.lower()
@@ -434,16 +469,19 @@ def labelled_numbers(answer: str, aliases: list[str], nouns: tuple[str, ...] = (
     picked = []
     for start, end in _clauses(text):
         for alias in labels:
-            for m in re.finditer(re.escape(alias), low[start:end]):
+            word_start = r"(?<![a-z])" if re.match(r"[a-z]", alias) else ""  # 'red' is no label inside 'coloured'
+            for m in re.finditer(word_start + re.escape(alias), low[start:end]):
                 pos, stop = start + m.start(), start + m.end()
                 near = [q for q in found if start <= q.start and q.end <= end and (q.end <= pos or q.start >= stop)]
                 near = [q for q in near if _unit_fits(q, unit)] or near
                 direct = [q for q in near if q.end <= pos and re.fullmatch(rf"[\s-]*{_MODIFIERS}[{_CN_COUNTERS}]?\s*", low[q.end:pos])]
+                direct = direct or [q for q in near if q.start >= stop and re.fullmatch(r"[\s*_`|]*(?:[:=]|\bis\b|\bare\b)?[\s*_`|]*",
+                                                                                        low[stop:q.start])]
                 wholes = [q for q in near if _is_partitive_total(text, q, start, found)]
                 parts = [q for q in near if q not in wholes]
                 free = [q for q in parts if (noun := _modified_noun(low, q)) is None
                         or any(noun.startswith(word) or word.startswith(noun) for word in allowed)]
-                choice = direct or free or parts
+                choice = direct or free or parts or _after_appositive(text, end, found)
                 if choice:
                     picked.append((pos, min(choice, key=lambda q: pos - q.end if q.end <= pos else q.start - stop)))
     return [q for _, q in sorted(picked, key=lambda pair: pair[0])]

@@ -259,16 +259,28 @@ def chirp_8k(answer: str, output: Path, data: Path) -> None:
     assert 0.85 < gain < 1.15, f"the level changed (gain {gain:.2f})"
 
 
+DURATION_LABELS = ["duration", "long", "length", "lasts", "runs for", "时长", "长度", "长"]
+
+
+def _stated_seconds(answer: str) -> tuple[float | None, str]:
+    """The duration an answer states and its unit: the number that belongs to a duration label ('7.2 s long',
+    'duration: 7.2 seconds', '时长 7.2 秒'; see labelled_numbers), the first if it names several; else its first number
+    in seconds; else its first number. A context time stated before it (how long decoding took) is not the duration."""
+    found = labelled_numbers(answer, DURATION_LABELS, unit="s") or [q for q in quantities(answer) if q.unit == "s"] \
+        or quantities(answer)
+    return (found[0].value, found[0].unit) if found else (None, "")
+
+
 def podcast_info(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the duration the answer states (its first number in seconds, or its first number) is podcast.mp3's
-    7.2 s (+-0.05 s), and its first frequency (Hz or kHz) is the sample rate, 24000 Hz; a list of candidates is judged
-    by its first."""
+    """Verifies: the duration the answer states (the number of its duration label, else its first number in seconds,
+    else its first number; see _stated_seconds) is podcast.mp3's 7.2 s (+-0.05 s) written in seconds as asked, and
+    its first frequency (Hz or kHz) is the sample rate, 24000 Hz; a list of candidates is judged by its first."""
     import re
 
     x, sr = _input_audio(data, "podcast.mp3")
-    seconds = [float(m.group(1)) for m in re.finditer(r"(?<![\w.,])(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds?|秒)(?![\w])", answer.lower())]
-    stated = seconds[0] if seconds else (numbers_in(answer) or [None])[0]
-    assert stated is not None and abs(stated - len(x) / sr) <= 0.05, f"the answer gives {stated} as the duration, not {len(x) / sr:.1f} s"
+    stated, unit = _stated_seconds(answer)
+    assert stated is not None and unit in ("s", "") and abs(stated - len(x) / sr) <= 0.05, \
+        f"the answer gives {stated} {unit or ''} as the duration, not {len(x) / sr:.1f} s"
     rates = [float(m.group(1)) * (1000 if m.group(2) == "khz" else 1)
              for m in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(khz|hz)\b", answer.lower().replace(",", ""))]
     assert rates and abs(rates[0] - sr) < 0.5, f"the answer gives {rates[0] if rates else 'no'} Hz as the sample rate, not {sr} Hz"

@@ -6,7 +6,7 @@ raising AssertionError with a short reason. Heavy libraries are imported inside 
 import re
 from pathlib import Path
 
-from common import assert_number, halfwidth, load_image, numbers_in, output_file
+from common import assert_number, halfwidth, labelled_numbers, load_image, numbers_in, output_file
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
 
@@ -18,9 +18,20 @@ def _arr(image):
     return np.asarray(image.convert("RGB")).astype(np.float64)
 
 
+FORMAT_OF_SUFFIX = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".webp": "WEBP", ".gif": "GIF", ".bmp": "BMP"}
+
+
 def _out(output: Path, name: str):
-    """output/name decoded as an RGB float array (via common.load_image: refuses symlinks)."""
-    return _arr(load_image(output, name))
+    """output/name decoded as an RGB float array (via common.load_image: refuses symlinks), its content in the format
+    its name says (a .png is a PNG, not a WebP saved under that name)."""
+    from PIL import Image
+
+    image = load_image(output, name)
+    wanted = FORMAT_OF_SUFFIX.get(Path(name).suffix.lower())
+    with Image.open(output / name) as opened:
+        found = opened.format
+    assert wanted is None or found == wanted, f"./output/{name} holds a {found} image, not the {wanted} its name says"
+    return _arr(image)
 
 
 def _data(data: Path, name: str):
@@ -620,31 +631,13 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return bounds + [(start, len(text))]
 
 
-NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-                "eleven": 11, "twelve": 12}
-
-
-def _counts(text: str) -> list[tuple[int, int]]:
-    """(position, value) of every whole number in text, in digits or in English words."""
-    pattern = r"(?<![\w.])(\d+|" + "|".join(NUMBER_WORDS) + r")(?!\w|\.\d)"
-    return [(m.start(), int(m.group(1)) if m.group(1).isdigit() else NUMBER_WORDS[m.group(1)])
-            for m in re.finditer(pattern, text.lower())]
-
-
-def _nearest(counts: list[tuple[int, int]], text: str, word: str) -> tuple[int, int] | None:
-    """The count written nearest to word (a number before the word wins a tie: "3 red", "3 of them are red")."""
-    places = [(m.start(), m.end()) for m in re.finditer(word, text.lower())]
-    scored = [(at - end if at >= end else (start - at) * 0.75, (at, value)) for at, value in counts for start, end in places]
-    return min(scored)[1] if scored else None
-
-
 def count_shapes(answer: str, output: Path, data: Path) -> None:
-    """Verifies: the count attached to "red" (the nearest number to the word, digits or English words) is the number of
-    red shapes in shapes.png (3), and the count attached to the shapes or the total is the number of shapes (9)."""
-    counts = _counts(answer)
-    assert counts, "the answer states no count"
-    red = _nearest(counts, answer, r"\bred\b")
-    assert red is not None, "the answer does not say how many shapes are red"
-    assert red[1] == 3, f"the answer gives {red[1]} red shapes; 3 are red"
-    total = _nearest([c for c in counts if c != red], answer, r"\bshapes?\b|\btotal\b|\bin all\b|\baltogether\b|\bobjects\b")
-    assert total is not None and total[1] == 9, f"the answer gives {total[1] if total else 'no'} shapes in all; shapes.png has 9"
+    """Verifies: the count that belongs to "red" (see answers.labelled_numbers: '3 of them are red', 'red: 3', a table
+    row '| red | 3 |') is the number of red shapes in shapes.png (3), and the count that belongs to the shapes or the
+    total, other than the red count, is the number of shapes (9); a list of candidates is judged by its first."""
+    red = labelled_numbers(answer, ["red", "红"])
+    assert red, "the answer does not say how many shapes are red"
+    assert red[0].value == 3, f"the answer gives {red[0].value:g} red shapes; 3 are red"
+    total = [q for q in labelled_numbers(answer, ["shape", "total", "in all", "altogether", "objects", "形状", "图形", "共"])
+             if q != red[0]]
+    assert total and total[0].value == 9, f"the answer gives {f'{total[0].value:g}' if total else 'no'} shapes in all; shapes.png has 9"

@@ -76,12 +76,15 @@ _NOTE = re.compile(r"\((?=[^()]*(?:[\u4e00-\u9fff]|(?<![A-Za-z])(?!(?:x|E|e|exp|
 
 
 def _expression_candidates(answer: str) -> list[str]:
-    """Pieces of the answer that may be a formula: split on =, ≈, :, ; and $ (full-width ones too) and on Chinese
-    text, markdown and bracketed notes in words ('(approx.)', '（约）') stripped."""
+    """Pieces of the answer that may be a formula: split on =, ≈, :, ; and $ (full-width ones too), on Chinese text,
+    at a comma before a word and at a sentence's end, markdown and bracketed notes in words ('(approx.)', '（约）')
+    stripped."""
     pieces = []
     for line in _clean(answer).splitlines():
         line = _NOTE.sub(" ", line.replace("`", " "))
-        for piece in re.split(r"=|≈|:|;|\$|\\approx|\bis\b|\bequals\b|[，、。\u4e00-\u9fff]+", line):
+        # a formula also ends at a comma before a word (', about 1.15') and at a sentence's end
+        for piece in re.split(r"=|≈|:|;|\$|\\approx|\bis\b|\bequals\b|[，、。\u4e00-\u9fff]+"
+                              r"|,(?=\s*[A-Za-z]{2,})|\.(?=\s+[A-Z])", line):
             piece = piece.strip().strip("*").strip().rstrip(".。").strip()
             if piece and len(piece) <= 160:
                 pieces.append(piece)
@@ -163,21 +166,41 @@ def _triples(answer: str) -> list[tuple[float, float, float]]:
                 found.append(tuple(_to_float(g) for g in match.groups()))
             except (ValueError, ZeroDivisionError):
                 continue
+    return found + _table_triples(text)
+
+
+def _table_triples(text: str) -> list[tuple[float, float, float]]:
+    """(x, y, z) rows of a Markdown table whose header names the columns x, y and z ('| x | y | z |')."""
+    found, columns = [], None
+    for line in text.splitlines():
+        cells = [c.strip().strip("*`$ ").strip() for c in line.strip().strip("|").split("|")] if line.strip().startswith("|") else None
+        if cells is None:
+            columns = None
+        elif columns is None:
+            columns = [cells.index(v) for v in "xyz"] if {"x", "y", "z"} <= set(cells) else None
+        elif not all(re.fullmatch(r"[-:\s]+", c) for c in cells):
+            try:
+                found.append(tuple(_to_float(cells[i]) for i in columns))
+            except (ValueError, ZeroDivisionError, IndexError):
+                continue
     return found
 
 
 def system_solutions(answer: str, output: Path, data: Path) -> None:
     """Verifies: the answer lists both real solutions (x, y, z) = (1, 2, 3) and (22/7, 9/7, 11/7) of the
-    system (as tuples or x=.., y=.., z=.., fractions or decimals within 1e-4) and no other triple."""
+    system (as tuples, x=.., y=.., z=.. or rows of an x | y | z table) with the exact values asked (integers or
+    fractions; decimals beside them within 1e-4 allowed, 3.1429 alone is not exact) and no other triple."""
     expected = [(1.0, 2.0, 3.0), (22 / 7, 9 / 7, 11 / 7)]
     found = _triples(answer)
     assert found, "the answer gives no (x, y, z) solution"
 
-    def close(a, b):
-        return all(abs(p - q) <= 1e-4 for p, q in zip(a, b))
+    def close(a, b, tol=1e-4):
+        return all(abs(p - q) <= tol for p, q in zip(a, b))
 
     for want in expected:
         assert any(close(want, got) for got in found), f"the solution ({want[0]:.6g}, {want[1]:.6g}, {want[2]:.6g}) is missing"
+        assert any(close(want, got, 1e-12) for got in found), \
+            f"the solution ({want[0]:.6g}, {want[1]:.6g}, {want[2]:.6g}) is given in decimals only, not with exact values"
     extra = [got for got in found if not any(close(want, got) for want in expected)]
     assert not extra, f"the answer also lists ({extra[0][0]:g}, {extra[0][1]:g}, {extra[0][2]:g}), which is not a solution"
 
@@ -229,9 +252,9 @@ def ode_oscillator(answer: str, output: Path, data: Path) -> None:
     0.02 of the solution."""
     at_ten, zero = ["x(10)", "x(t=10)", "t = 10", "t=10"], ["zero", "crossing", "crosses", "x(t) = 0", "x(t)=0", "零点"]
     assert_labelled(answer, at_ten, 0.4180256140, rel=0, abs_tol=3e-4, what="x(10)")
-    assert_labelled(answer, zero, 0.9565564, rel=0, abs_tol=3e-4, what="the first zero crossing time")
+    assert_labelled(answer, zero, 0.9565564, rel=0, abs_tol=3e-4, what="the first zero crossing time", unit="s")  # a time
     assert_rounded(answer, 0.4180256140, 4, "x(10)", at_ten)
-    assert_rounded(answer, 0.9565564, 4, "the first zero crossing time", zero)
+    assert_rounded(answer, 0.9565564, 4, "the first zero crossing time", zero, unit="s")
     _assert_plots_solution(output, data)
 
 

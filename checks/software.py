@@ -441,6 +441,17 @@ class _Canonical(HTMLParser):
             self.out.append(html.escape(data, quote=False))
 
 
+class _StartTags(HTMLParser):
+    """The names of the start tags of a page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags = set()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+
+
 def _canonical(markup: str) -> str:
     parser = _Canonical()
     parser.feed(markup)
@@ -534,10 +545,16 @@ def markdown_converter(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/guide.html holds the correct conversion of ./data/guide.md, and md2html.convert() from
     ./output/md2html.py, called in a subprocess on two unseen Markdown texts (raw <div>, & and &copy; to escape,
     ** inside code, headings and lists without blank lines around them), returns HTML equal to the expected
-    conversion once both are parsed with html.parser (whitespace between blocks and html/head/body wrappers ignored)."""
+    conversion once both are parsed with html.parser (whitespace between blocks and html/head/body wrappers ignored);
+    guide.html is a complete document, as asked: it has <html> and <body>."""
     guide = output_file(output, "guide.html")
     want = _canonical(_markdown((data / "guide.md").read_text(encoding="utf-8")))
-    got = _canonical(guide.read_text(encoding="utf-8", errors="replace"))
+    page = guide.read_text(encoding="utf-8", errors="replace")
+    tags = _StartTags()
+    tags.feed(page)
+    tags.close()
+    assert {"html", "body"} <= tags.tags, "./output/guide.html is a bare fragment, not a complete HTML document (<html>, <body>)"
+    got = _canonical(page)
     assert got == want, f"./output/guide.html differs from the expected conversion: {_first_difference(got, want)}"
 
     results = _run_driver(output, "md2html", _MD_DRIVER, _HIDDEN_MARKDOWN)

@@ -220,3 +220,20 @@ def test_the_asked_time_is_found_by_its_label_not_its_position(answer, passes):
     else:
         with pytest.raises(AssertionError):
             audio.trailing_silence(answer, ROOT, ROOT)
+
+
+@pytest.mark.parametrize("answer, passes", [
+    ("Decoding took 0.35 s. podcast.mp3 is 7.2 seconds long; sample rate 24000 Hz.", True),
+    ("处理耗时 0.3 秒。podcast.mp3 时长 7.2 秒，采样率 24000 Hz。", True),
+    ("Read in 0.02 s: duration 7.20 s, 24 kHz.", True),
+    ("It is 7.2 s long, sampled at 24 kHz.", True),
+    ("Length: 7.2 s (172800 samples at 24000 Hz)", True),
+    ("It took 7.2 s to decode; the podcast is 3.9 s long, at 24000 Hz.", False),
+    ("解码用了 7.2 秒；音频时长 3.9 秒，采样率 24000 Hz。", False),
+    ("It lasts 0.12 minutes and its sample rate is 24000 Hz.", False),  # asked in seconds
+])
+def test_the_duration_is_read_by_its_label_not_as_the_first_time(answer, passes):
+    import audio  # the sample rate and the decoding of podcast.mp3 are proven in the jail (checks/solutions/audio.jsonl)
+
+    stated, unit = audio._stated_seconds(answer)
+    assert (unit in ("s", "") and abs(stated - 7.2) <= 0.05) == passes, (stated, unit)

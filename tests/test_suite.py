@@ -30,6 +30,23 @@ def test_every_task_has_alternative_correct_and_several_wrong_solutions():
     assert not short, f"{len(short)} task(s) lack 2 alternative correct or 3 wrong solutions: {short}"
 
 
+def test_the_validity_table_counts_the_solution_files():
+    """docs/checks.md's table: per check module its tasks, correct and wrong solutions, and how many were written blind
+    ("author": "blind", the only author a solution may name: someone who read only the query and the input files)."""
+    rows = {}
+    for line in (ROOT / "docs" / "checks.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 5 and cells[1].isdigit():
+            rows[cells[0]] = tuple(int(c) for c in cells[1:])
+    counted = {}
+    for path in SOLUTION_FILES:
+        records = suite.read_replays(path, None)
+        assert all(record.get("author", "blind") == "blind" for record in records), f"{path.name}: an author other than 'blind'"
+        counted[path.stem] = (sum(task.check_module == path.stem for task in TASKS), sum(r["expect"] == "pass" for r in records),
+                              sum(r["expect"] == "fail" for r in records), sum(r.get("author") == "blind" for r in records))
+    assert rows == counted
+
+
 @pytest.mark.slow
 def test_validate_proves_the_whole_suite(tmp_path):
     finished = run_pybench("validate", "--keep", tmp_path / "proof", timeout=3600)
