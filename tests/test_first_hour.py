@@ -390,7 +390,7 @@ def test_threads_reach_llama_cpp_the_jails_the_first_line_and_the_manifest(tmp_p
     assert model.llm.context_params.n_threads == 1 and model.open(None, 10) == 1
     model.close()
     out = tmp_path / "run"
-    done = run_pybench("--replay", "checks/reference.jsonl", "--limit", "1", "--threads", "1", "--out", out)
+    done = run_pybench("--replay", "checks/reference.jsonl", "--limit", "1", "--threads", "1", "--out", out, report=True)
     assert done.returncode == 0, done.stderr
     assert "1 thread(s) (--threads)" in done.stdout.splitlines()[0]
     manifest = json.loads((out / "manifest.json").read_text())
