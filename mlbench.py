@@ -628,7 +628,8 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
                  {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
                                              f"Task: {task.query}"}])
     code, printed, ended_by, prompt_tokens, completion_tokens, restarts = [], [], "", 0, 0, 0
-    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir)
+    # the python turns in the repository's interpreter, where one is named (its worker runs there), else the kit's
+    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir, environment=str(python) if python else "suite")
     session = model.attempt(task.id, seed)
     try:
         jail.run(f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else ""))
@@ -762,7 +763,7 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
                  lambda r: bool((r.mlbench or {}).get("mlbench_passed", r.passed)))]
     if executed:
-        verdicts.append(("ours (only exit 0 passes)", lambda r: bool(r.passed)))
+        verdicts.append(("ours (exit 0, and the task's own script traced exiting 0)", lambda r: bool(r.passed)))
     columns = ["tasks"] + [f"pass@{k}" for k in PASS_AT] + [f"unbiased@{k}" for k in PASS_AT]
     groups = {}
     for attempts in tasks.values():

@@ -156,9 +156,9 @@ def test_execute_passes_fails_and_times_out_in_the_jail(tmp_path):
     assert 3.5 < slow["seconds"] < 30  # ML-Bench's 4 s limit for github_id 5
     attention = results["9-1", 0]
     assert attention["passed"] and "ready (2, 8)" in attention["mlbench"]["run_output"]  # prefix_code ran first, in the task folder
-    ours = finished.stdout.split("ours (only exit 0 passes):")[1]
+    ours = finished.stdout.split("ours (exit 0, and the task's own script traced exiting 0):")[1]
     assert next(line for line in ours.splitlines() if line.startswith("slowvid")).split()[2] == "0.0"
-    theirs = finished.stdout.split("ours (only exit 0 passes):")[0]
+    theirs = finished.stdout.split("ours (exit 0, and the task's own script traced exiting 0):")[0]
     assert next(line for line in theirs.splitlines() if line.startswith("slowvid")).split()[2] == "100.0"
 
 
@@ -429,3 +429,21 @@ def test_ours_fails_an_agents_run_sh_that_runs_nothing_of_the_task(tmp_path):
     nothing, honest = results["1-1", 0], results["1-2", 0]
     assert nothing["mlbench"]["outcome"] == "exit 0" and nothing["mlbench"]["mlbench_passed"] and not nothing["passed"]
     assert honest["passed"] and (honest["mlbench"]["task_runs"]["runs"], honest["mlbench"]["task_runs"]["seen"]) == (1, 2)  # its python; the bash -c around it names no script
+
+
+def test_with_repo_python_the_agents_python_turns_run_in_the_repositorys_interpreter(tmp_path):
+    import subprocess
+    import sys
+
+    environment = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(environment)], check=True)
+    (next(environment.glob("lib/python*/site-packages")) / "graphdeps.py").write_text("VERSION = '1.0'\n")
+    replay = write_jsonl(tmp_path / "agent.jsonl", [{"id": "1-1", "replies": [
+        python("import graphdeps, sys\nprint('in', sys.prefix, graphdeps.VERSION)"),
+        python("open('run.sh', 'w').write('python train.py --dataset citeseer --epochs 3\\n')"), "Done."]}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--mlbench-agent", "--repos", REPOS, "--only", "1-1",
+                           "--repo-python", f"graphkit={environment / 'bin' / 'python'}", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    first = results_of(out)["1-1", 0]
+    assert f"in {environment} 1.0" in first["messages"][3]["content"] and first["passed"]
