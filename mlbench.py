@@ -596,6 +596,27 @@ OPENHANDS_FINISH = "<finish>"
 AGENT_PASSES_OPENHANDS = ("exit 0", "exit 124", "timeout")
 
 
+WORKER_PYTHON = (3, 10)          # the oldest Python that runs jailed.py, the jail's worker
+
+
+@functools.cache
+def hosts_worker(python: Path) -> bool:
+    """Whether this interpreter is recent enough to run the jail's worker (an older one, e.g. a repository's conda
+    environment of Python 3.8, leaves the agent's python turns in the kit's interpreter, with a note)."""
+    import subprocess
+
+    try:
+        found = subprocess.run([str(python), "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True,
+                               timeout=60).stdout.split()
+        recent = tuple(map(int, found)) >= WORKER_PYTHON
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        recent = False
+    if not recent:
+        print(f"note: {python} is not Python {'.'.join(map(str, WORKER_PYTHON))} or newer: the agent's python turns run in the "
+              "kit's interpreter (its bash turns still find it first on PATH)", file=sys.stderr)
+    return recent
+
+
 def openhands_instruction(task: MLBenchTask, folder: str) -> str:
     prefix = f"The task's prefix code:\n```bash\n{task.record['prefix_code']}\n```\n\n" if task.record["prefix_code"] else ""
     return (f"Do this machine-learning task in the repository {task.repo}:\n\n{task.query}\n\nCreate a script named `run.sh` in "
@@ -628,8 +649,9 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
                  {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
                                              f"Task: {task.query}"}])
     code, printed, ended_by, prompt_tokens, completion_tokens, restarts = [], [], "", 0, 0, 0
-    # the python turns in the repository's interpreter, where one is named (its worker runs there), else the kit's
-    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir, environment=str(python) if python else "suite")
+    # the python turns in the repository's interpreter, where one is named and can run the worker, else the kit's
+    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir,
+                environment=str(python) if python and hosts_worker(python) else "suite")
     session = model.attempt(task.id, seed)
     try:
         jail.run(f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else ""))
