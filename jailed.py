@@ -737,11 +737,74 @@ class Outcome(Exception):
     cannot write to."""
 
 
-def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "", prefix: str = "") -> None:
+# Put first on PATH for the script that run_bash traces: each runs the real interpreter of its name (the next one on
+# PATH) and leaves, in a folder of the jail's /tmp outside the task's files, a record of its arguments and exit status.
+TRACED_INTERPRETERS = ("python", "python3", "bash", "sh")
+TRACING_WRAPPER = """#!/bin/bash
+name=${0##*/}
+real=$(PATH=${PATH//"%(bin)s:"/} type -P "$name")
+if [ -z "$real" ] || [ "$real" = "$0" ]; then echo "$name: command not found" >&2; exit 127; fi
+record=%(log)s/$$.$RANDOM$RANDOM
+printf '%%s\\0' "$name" "$@" > "$record.argv"
+"$real" "$@"
+status=$?
+echo "$status" > "$record.status"
+exit "$status"
+"""
+
+
+def tracing_folder(path_first: str) -> tuple[str, str]:
+    """A fresh folder holding the tracing wrappers (bin/, one per TRACED_INTERPRETERS name and per pythonX.Y in
+    path_first) and their records (log/): (bin, log)."""
+    import re
+    import tempfile
+
+    top = tempfile.mkdtemp(prefix="pybench-trace-")
+    bin_folder, log_folder = os.path.join(top, "bin"), os.path.join(top, "log")
+    os.mkdir(bin_folder)
+    os.mkdir(log_folder)
+    names = set(TRACED_INTERPRETERS)
+    for folder in filter(None, [path_first, "/usr/bin"]):
+        names |= {name for name in os.listdir(folder) if re.fullmatch(r"python3\.\d+", name)} if os.path.isdir(folder) else set()
+    for name in names:
+        path = os.path.join(bin_folder, name)
+        with open(path, "w") as handle:
+            handle.write(TRACING_WRAPPER % {"bin": bin_folder, "log": log_folder})
+        os.chmod(path, 0o555)
+    return bin_folder, log_folder
+
+
+def task_runs(log_folder: str, values: list[str]) -> dict:
+    """What the tracing wrappers recorded, read for the task's own runs: an interpreter given a script (an argument
+    ending in .py or .sh) whose arguments, joined by spaces, hold every one of values, ignoring case (the record's
+    arguments, as ML-Bench's static check looks for them in the answer). {"runs": n, "failed": n (exited other than 0,
+    or still running when the script ended), "seen": n (all traced runs), "shown": up to 4 of the task's runs}."""
+    runs, seen = [], 0
+    for name in sorted(os.listdir(log_folder)):
+        if not name.endswith(".argv"):
+            continue
+        seen += 1
+        with open(os.path.join(log_folder, name), "rb") as handle:
+            argv = handle.read().decode("utf-8", "replace").split("\0")[:-1]
+        try:
+            with open(os.path.join(log_folder, name[:-5] + ".status")) as handle:
+                status = int(handle.read())
+        except (OSError, ValueError):
+            status = None
+        joined = " ".join(argv).lower()
+        if any(word.endswith((".py", ".sh")) for word in argv[1:]) and all(value.lower() in joined for value in values):
+            runs.append({"command": " ".join(argv)[:300], "status": status})
+    return {"runs": len(runs), "failed": sum(run["status"] != 0 for run in runs), "seen": seen,
+            "shown": sorted(runs, key=lambda run: run["status"] == 0)[:4]}
+
+
+def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "", prefix: str = "",
+             trace_values: list[str] | None = None) -> None:
     """ML-Bench's runs: `script` with /bin/bash, its whole process group stopped after `seconds`; ends by raising
     Outcome("exit N") or Outcome("timeout"). The setup lines in `prefix` run first, in a bash of their own with 60 s
     (their failure is printed but does not decide): the variables they export reach the script, which starts in cwd.
-    Offline: pip and the Hugging Face libraries are told so."""
+    Offline: pip and the Hugging Face libraries are told so. With trace_values, the interpreters the script starts by
+    name are traced (tracing_folder) and the Outcome is JSON: {"outcome": "exit N" or "timeout", "task": task_runs()}."""
     import shlex
     import signal
     import subprocess
@@ -752,6 +815,9 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
     if path_first:
         environment["PATH"] = path_first + ":" + environment["PATH"]
     cwd = cwd or os.getcwd()
+    if trace_values is not None:  # put first on PATH after what prefix_code exported, PATH included
+        bin_folder, log_folder = tracing_folder(path_first)
+        script = f"export PATH={shlex.quote(bin_folder)}:\"$PATH\"\n{script}"
     if prefix.strip():
         exported = tempfile.mkstemp(prefix="prefix-environment-")[1]
         try:
@@ -765,16 +831,19 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
     process = subprocess.Popen(["/bin/bash", "-c", script], cwd=cwd, env=environment, start_new_session=True)
     try:
         status = process.wait(timeout=seconds)
+        outcome = f"exit {status}"
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-        raise Outcome("timeout") from None
+        outcome = "timeout"
     finally:
         try:
             os.killpg(process.pid, signal.SIGKILL)  # what it left running in the background
         except ProcessLookupError:
             pass
-    raise Outcome(f"exit {status}")
+    if trace_values is not None:
+        outcome = json.dumps({"outcome": outcome, "task": task_runs(log_folder, trace_values)})
+    raise Outcome(outcome)
 
 
 def process_children(pid: int) -> list[int]:

@@ -448,14 +448,46 @@ def outcome_of(cell: CellResult) -> str:
     return f"not run: {cell.error_type}: {cell.error_message}".strip()
 
 
+def traced_outcome(cell: CellResult) -> tuple[str, dict | None]:
+    """(outcome, what the tracing wrappers saw of the task's runs: jailed.task_runs) of a traced jailed.run_bash."""
+    outcome = outcome_of(cell)
+    if cell.error_type == "Outcome" and outcome.startswith("{"):
+        traced = json.loads(outcome)
+        return traced["outcome"], traced["task"]
+    return outcome, None
+
+
+def task_values(task: MLBenchTask, answer_is_code: bool) -> list[str]:
+    """What a run of the task's own command must hold in its arguments: the record's argument values (as ML-Bench's
+    static check finds them in an answer), or, for a Python Code answer that the kit writes to temp.py, `temp.py` (the
+    values were found in that file's text)."""
+    return ["temp.py"] if answer_is_code else [str(value) for value in task.arguments.values()]
+
+
+def honest_verdict(outcome: str, runs: dict | None, what: str) -> tuple[bool, str]:
+    """Ours: the command exited 0, the task's own script ran with the record's arguments (jailed.task_runs saw at
+    least one such run), and every such run exited 0. (passed, reason)."""
+    if outcome != "exit 0":
+        return False, f"{what}: {outcome}"
+    if runs is None or not runs["runs"]:
+        return False, f"{what}: exit 0, but no run of the task's script with the record's arguments was seen"
+    if runs["failed"]:
+        failed = next(run for run in runs["shown"] if run["status"] != 0)
+        ended = "still running" if failed["status"] is None else f"exit {failed['status']}"
+        return False, f"{what}: exit 0, but {runs['failed']} of {runs['runs']} runs of the task's script failed: {failed['command']} ({ended})"
+    return True, ""
+
+
 def exec_seconds(task: MLBenchTask, answer: str) -> int:
     kind = "Bash Script" if is_script_call(answer) else "Python Code"
     return EXEC_SECONDS_BY_REPO.get((kind, task.record["github_id"]), EXEC_SECONDS)
 
 
-def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: JailLimits, log_dir: Path, name: str) -> tuple[str, str]:
+def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: JailLimits, log_dir: Path,
+            name: str) -> tuple[str, str, dict | None]:
     """Run one answer as ML-LLM-Bench does (an answer calling '.sh ' or '.py ' is a bash command line; any other is
-    written to temp.py in the task folder and run with `python temp.py`), prefix_code first. (outcome, output)."""
+    written to temp.py in the task folder and run with `python temp.py`), prefix_code first, the interpreters it
+    starts traced. (outcome, output, the task's runs: jailed.task_runs)."""
     private_copy(task, setup.repos, work)
     binds, folder = repo_binds(task, setup, work)
     if is_script_call(answer):
@@ -468,10 +500,10 @@ def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: Ja
     jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib, seconds), log_dir)
     try:
         cell = jail.call("run_bash", script=script, cwd=folder, seconds=seconds, path_first=str(python.parent) if python else "",
-                         prefix=task.record["prefix_code"])
+                         prefix=task.record["prefix_code"], trace_values=task_values(task, script == "python temp.py"))
     finally:
         jail.kill()
-    return outcome_of(cell), cell.output
+    return *traced_outcome(cell), cell.output
 
 
 
@@ -564,6 +596,27 @@ OPENHANDS_FINISH = "<finish>"
 AGENT_PASSES_OPENHANDS = ("exit 0", "exit 124", "timeout")
 
 
+WORKER_PYTHON = (3, 10)          # the oldest Python that runs jailed.py, the jail's worker
+
+
+@functools.cache
+def hosts_worker(python: Path) -> bool:
+    """Whether this interpreter is recent enough to run the jail's worker (an older one, e.g. a repository's conda
+    environment of Python 3.8, leaves the agent's python turns in the kit's interpreter, with a note)."""
+    import subprocess
+
+    try:
+        found = subprocess.run([str(python), "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True,
+                               timeout=60).stdout.split()
+        recent = tuple(map(int, found)) >= WORKER_PYTHON
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        recent = False
+    if not recent:
+        print(f"note: {python} is not Python {'.'.join(map(str, WORKER_PYTHON))} or newer: the agent's python turns run in the "
+              "kit's interpreter (its bash turns still find it first on PATH)", file=sys.stderr)
+    return recent
+
+
 def openhands_instruction(task: MLBenchTask, folder: str) -> str:
     prefix = f"The task's prefix code:\n```bash\n{task.record['prefix_code']}\n```\n\n" if task.record["prefix_code"] else ""
     return (f"Do this machine-learning task in the repository {task.repo}:\n\n{task.query}\n\nCreate a script named `run.sh` in "
@@ -596,7 +649,9 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
                  {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
                                              f"Task: {task.query}"}])
     code, printed, ended_by, prompt_tokens, completion_tokens, restarts = [], [], "", 0, 0, 0
-    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir)
+    # the python turns in the repository's interpreter, where one is named and can run the worker, else the kit's
+    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir,
+                environment=str(python) if python and hosts_worker(python) else "suite")
     session = model.attempt(task.id, seed)
     try:
         jail.run(f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else ""))
@@ -636,15 +691,16 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
     if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():
         judge = Jail(f"{name}.run", binds, mlbench_limits(limits, setup.tmp_mib), log_dir)
         try:
-            cell = judge.call("run_bash", timeout=AGENT_SECONDS + 60, script="bash run.sh", cwd=folder, seconds=AGENT_SECONDS,
-                              path_first=path_first)
+            cell = judge.call("run_bash", timeout=AGENT_SECONDS + 60, script="/bin/bash run.sh", cwd=folder, seconds=AGENT_SECONDS,
+                              path_first=path_first, trace_values=task_values(task, False))
         finally:
             judge.kill()
-        outcome, output = outcome_of(cell), cell.output
+        (outcome, runs), output = traced_outcome(cell), cell.output
     else:
-        outcome, output = "no run.sh", ""
+        outcome, runs, output = "no run.sh", None, ""
     return {"messages": messages, "code": code, "printed": printed, "ended_by": ended_by, "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens, "worker_restarts": restarts, "outcome": outcome, "run_output": output[-4000:]}
+            "completion_tokens": completion_tokens, "worker_restarts": restarts, "outcome": outcome, "task_runs": runs,
+            "run_output": output[-4000:]}
 
 
 # --- one attempt: asked (or replayed), checked statically, executed where asked; one results line ---------------
@@ -666,9 +722,9 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
         messages, code, printed, ended_by = agent["messages"], agent["code"], agent["printed"], agent["ended_by"]
         prompt_tokens, completion_tokens, restarts = agent["prompt_tokens"], agent["completion_tokens"], agent["worker_restarts"]
         outcome = agent["outcome"]
-        passed, ours_reason = outcome == "exit 0", "" if outcome == "exit 0" else f"bash run.sh: {outcome}"
+        passed, ours_reason = honest_verdict(outcome, agent["task_runs"], "bash run.sh")
         mlbench_passed = outcome in AGENT_PASSES_OPENHANDS
-        facts |= {"outcome": outcome, "run_output": agent["run_output"]}
+        facts |= {"outcome": outcome, "task_runs": agent["task_runs"], "run_output": agent["run_output"]}
     else:
         if setup.output_replay:
             answer = setup.output_replay.answer(task.id, sample)
@@ -692,10 +748,9 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
         facts |= {"answer": answer, "static": static}
         passed = mlbench_passed = static
         if setup.execute and static:
-            outcome, run_output = execute(task, answer, setup, work, limits, log_dir, name)
-            passed = outcome == "exit 0"
-            ours_reason = "" if passed else f"executed: {outcome}"
-            facts |= {"outcome": outcome, "run_output": run_output[-4000:]}
+            outcome, runs, run_output = execute(task, answer, setup, work, limits, log_dir, name)
+            passed, ours_reason = honest_verdict(outcome, runs, "executed")
+            facts |= {"outcome": outcome, "task_runs": runs, "run_output": run_output[-4000:]}
         if setup.shared:  # ML-Bench's evaluator drops a record of other than 5 samples before it runs anything
             kept = facts.get("samples_in_file", SAMPLES) == SAMPLES
             facts["mlbench_outcome"] = theirs = setup.shared.turn(task, sample, answer if static and kept else None)
@@ -730,7 +785,7 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
                  lambda r: bool((r.mlbench or {}).get("mlbench_passed", r.passed)))]
     if executed:
-        verdicts.append(("ours (only exit 0 passes)", lambda r: bool(r.passed)))
+        verdicts.append(("ours (exit 0, and the task's own script traced exiting 0)", lambda r: bool(r.passed)))
     columns = ["tasks"] + [f"pass@{k}" for k in PASS_AT] + [f"unbiased@{k}" for k in PASS_AT]
     groups = {}
     for attempts in tasks.values():

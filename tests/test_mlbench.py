@@ -156,9 +156,9 @@ def test_execute_passes_fails_and_times_out_in_the_jail(tmp_path):
     assert 3.5 < slow["seconds"] < 30  # ML-Bench's 4 s limit for github_id 5
     attention = results["9-1", 0]
     assert attention["passed"] and "ready (2, 8)" in attention["mlbench"]["run_output"]  # prefix_code ran first, in the task folder
-    ours = finished.stdout.split("ours (only exit 0 passes):")[1]
+    ours = finished.stdout.split("ours (exit 0, and the task's own script traced exiting 0):")[1]
     assert next(line for line in ours.splitlines() if line.startswith("slowvid")).split()[2] == "0.0"
-    theirs = finished.stdout.split("ours (only exit 0 passes):")[0]
+    theirs = finished.stdout.split("ours (exit 0, and the task's own script traced exiting 0):")[0]
     assert next(line for line in theirs.splitlines() if line.startswith("slowvid")).split()[2] == "100.0"
 
 
@@ -397,3 +397,53 @@ def test_mlbench_tmp_sizes_the_jails_tmp_and_ml_benchs_count_drops_a_record_shor
                           for task in ("1-1", "1-2")]
     assert outcomes["small"][0] == ("exit 1", "exit 1") and outcomes["default"][0] == ("exit 0", "exit 0")
     assert outcomes["default"][1] == ("exit 0", None)  # ours runs it; ML-Bench's evaluator drops the record unrun
+
+
+def test_ours_passes_only_when_the_tasks_own_script_ran_with_the_records_arguments_and_exited_0(tmp_path):
+    citeseer = "python train.py --dataset citeseer --epochs 3"
+    replay = write_jsonl(tmp_path / "answers.jsonl", [
+        {"github_id": 1, "id": 1, "output": [citeseer, f"{citeseer} --bad-flag || echo done", f"{citeseer} --bad-flag; exit 0",
+                                             f"echo {citeseer}", "python train.py --dataset cora --epochs 3  # citeseer"]},
+        {"github_id": 9, "id": 1, "output": ["from attnlib import TinyAttention\nprint(TinyAttention(dim=8).shape_of(2))"] * 5}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--execute", "--repos", REPOS, "--only", "1-1,9-1", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    assert [results["1-1", s]["mlbench"]["outcome"] for s in range(5)] == ["exit 0"] * 5  # each exits 0 ...
+    assert [results["1-1", s]["mlbench"]["mlbench_passed"] for s in range(5)] == [True] * 5  # ... and ML-Bench passes each
+    assert [results["1-1", s]["passed"] for s in range(5)] == [True, False, False, False, False]  # ours: only the honest one
+    assert "runs of the task's script failed: python train.py --dataset citeseer" in results["1-1", 1]["reason"]
+    assert "(exit 2)" in results["1-1", 2]["reason"] and "no run of the task's script" in results["1-1", 3]["reason"]
+    assert results["1-1", 0]["mlbench"]["task_runs"]["shown"] == [{"command": citeseer, "status": 0}]
+    assert all(results["9-1", s]["passed"] for s in range(5))  # a Python Code answer: the kit's own `python temp.py`
+
+
+def test_ours_fails_an_agents_run_sh_that_runs_nothing_of_the_task(tmp_path):
+    replay = write_jsonl(tmp_path / "agent.jsonl", [
+        {"id": "1-1", "replies": [bash("echo 'echo python train.py --dataset citeseer --epochs 3' > run.sh"), "Done."]},
+        {"id": "1-2", "replies": [bash("printf 'cd .\\nbash -c \"python train.py --dataset cora --lr 0.05\"\\n' > run.sh"), "Done."]}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--mlbench-agent", "--repos", REPOS, "--only", "1-1,1-2", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    nothing, honest = results["1-1", 0], results["1-2", 0]
+    assert nothing["mlbench"]["outcome"] == "exit 0" and nothing["mlbench"]["mlbench_passed"] and not nothing["passed"]
+    assert honest["passed"] and (honest["mlbench"]["task_runs"]["runs"], honest["mlbench"]["task_runs"]["seen"]) == (1, 2)  # its python; the bash -c around it names no script
+
+
+def test_with_repo_python_the_agents_python_turns_run_in_the_repositorys_interpreter(tmp_path):
+    import subprocess
+    import sys
+
+    environment = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(environment)], check=True)
+    (next(environment.glob("lib/python*/site-packages")) / "graphdeps.py").write_text("VERSION = '1.0'\n")
+    replay = write_jsonl(tmp_path / "agent.jsonl", [{"id": "1-1", "replies": [
+        python("import graphdeps, sys\nprint('in', sys.prefix, graphdeps.VERSION)"),
+        python("open('run.sh', 'w').write('python train.py --dataset citeseer --epochs 3\\n')"), "Done."]}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--mlbench-agent", "--repos", REPOS, "--only", "1-1",
+                           "--repo-python", f"graphkit={environment / 'bin' / 'python'}", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    first = results_of(out)["1-1", 0]
+    assert f"in {environment} 1.0" in first["messages"][3]["content"] and first["passed"]
