@@ -9,7 +9,8 @@ size in pixels. The harness puts the attempt's records beside output/ as figures
 
 The recorder runs in the agent's own process, so agent code could forge a record. That is why every record a
 check relies on is held against the saved image (saved_figure): the picture must exist, decode, have the pixel
-size the record says, show drawing in its axes, and show the colours the check relies on.
+size the record says, and show every chart element (assert_picture_shows) and every text (keep_shown_texts) where the
+record puts it; the words a check reads from a Figure or Axes are the ones verified in the picture.
 """
 import colorsys
 import json
@@ -51,7 +52,9 @@ def saved_figure(output: Path, name: str) -> "Figure":
     """The figure the agent's code saved as ./output/name (the last save wins), held against the saved image.
 
     A figure saved to memory first and written out by other means (PIL, a buffer) counts when its pixel size is
-    the image's. Fails when no record matches: the file was not made by matplotlib, or not from a figure.
+    the image's. Fails when no record matches: the file was not made by matplotlib, or not from a figure; when the
+    picture does not show the record's chart elements (assert_picture_shows) or texts (keep_shown_texts), which also
+    blanks the texts the record says were not drawn.
     """
     image = load_image(output, name)
     found = records(output)
@@ -567,7 +570,7 @@ def assert_picture_shows(figure: "Figure") -> None:
       filled areas: the area's colour over 75 % of its outline's inside, and not around it;
       value grids (heatmaps, images): the cells' colours, read back through the colour map, in the order of the
         recorded values (rank correlation 0.9 or more): the order of the values, not their exact size.
-    Texts (titles, labels, tick labels, legends, annotations) are not looked for in the pixels."""
+    Texts (titles, labels, tick labels, legends, annotations) are held to the picture by keep_shown_texts."""
     try:
         picture = Picture(figure.record, figure.image, figure.name)
         for ax in figure.axes:
@@ -1100,11 +1103,15 @@ def text_shown(picture: "Picture", mark: dict) -> float:
 
 
 def _kept_text(picture: "Picture", mark, what: str) -> str:
-    """The mark's text when the picture shows it at its box; '' when the record says it was not drawn."""
+    """The mark's text when the picture shows it at its box; '' when the record says it was not drawn, or its box is
+    cut by the picture's edge."""
     if not isinstance(mark, dict) or not isinstance(mark.get("text"), str):
         return ""
     if not isinstance(mark.get("box"), list) or len(mark["box"]) != 4 or not all(_finite(v) for v in mark["box"]):
         return ""
+    x0, y0, x1, y1 = (float(v) for v in mark["box"])
+    if x0 < -1 or y0 < -1 or x1 > picture.width + 1 or y1 > picture.height + 1:
+        return ""  # cut by the picture's edge (a label below a short figure): the picture does not show it whole
     score = text_shown(picture, mark)
     if score < TEXT_CORRELATION:
         raise Unseen(f"./output/{picture.name}: the {what} {mark['text'][:60]!r} is not drawn where its figure record puts it"
@@ -1115,7 +1122,7 @@ def _kept_text(picture: "Picture", mark, what: str) -> str:
 def keep_shown_texts(figure: "Figure") -> None:
     """Every text of the record is verified in the picture (text_shown, TEXT_CORRELATION) and the record's words
     replaced by the verified ones: the checks read titles, labels, tick labels, legends and texts only as drawn. A text
-    without a drawn box (not drawn, outside the view, or a record without boxes) reads as ''."""
+    without a drawn box (not drawn, outside the view, or a record without boxes) or cut by the picture's edge reads as ''."""
     try:
         picture = Picture(figure.record, figure.image, figure.name)
         record = figure.record
