@@ -1031,6 +1031,7 @@ def _rank_correlation(a, b) -> float:
 
 TEXT_CORRELATION = 0.55  # the least correlation between the text rendered again and the picture's ink at its box
 TEXT_SIZE = 0.04  # how much the rendered text's width and height may differ from its recorded box (or 2 pixels)
+TEXT_VISIBLE = 0.3  # the least share of a text's box, and of its glyphs' ink, inside the picture for it to count as drawn
 TEXT_SHIFT = 3  # pixels the comparison may slide either way (the box is measured at the figure's own layout)
 
 
@@ -1067,9 +1068,11 @@ def _rendered(mark: dict, dpi: float):
     return ink[max(top, 0):round(height - box.y0) + TEXT_SHIFT + 1, max(left, 0):round(box.x1) + TEXT_SHIFT + 1], (box.width, box.height)
 
 
-def text_shown(picture: "Picture", mark: dict) -> float:
+def text_shown(picture: "Picture", mark: dict) -> float | None:
     """How well the picture's ink at the mark's box matches the text rendered again (the best correlation over small
-    shifts, -1..1): closeness to the text's colour in the picture against the rendered glyphs' coverage."""
+    shifts, -1..1; 0 when its size is not the box's): closeness to the text's colour in the picture against the
+    rendered glyphs' coverage. None when the picture shows none of it (no glyph inside the picture, or its colour
+    everywhere there)."""
     import numpy as np
 
     ink, (wide, tall) = _rendered(mark, picture.dpi)
@@ -1087,32 +1090,37 @@ def text_shown(picture: "Picture", mark: dict) -> float:
         return -1.0
     area[rows.start - top:rows.stop - top, columns.start - left:columns.stop - left] = picture.pixels[rows, columns]
     distance = np.abs(area - colour).max(axis=-1)
-    if np.isnan(distance).mean() > 0.5:
-        return -1.0  # mostly outside the picture
     far = np.nanpercentile(distance, 95)
     if far < 40:
-        return -1.0  # the text's colour is everywhere there: nothing to tell it by
-    closeness = np.nan_to_num(np.clip(1 - distance / far, 0, 1))
-    best = -1.0
+        return None  # the text's colour is everywhere there: nothing shows it
+    closeness = np.clip(1 - distance / far, 0, 1)  # NaN beyond the picture's edge: only what it shows is compared
+    best, compared = -1.0, False
     for dy in range(2 * S + 1):
         for dx in range(2 * S + 1):
             seen = closeness[dy:dy + ink.shape[0], dx:dx + ink.shape[1]]
-            if seen.std() > 0:
-                best = max(best, float(np.corrcoef(ink.ravel(), seen.ravel())[0, 1]))
+            shown = ~np.isnan(seen)
+            if ink[shown].sum() >= TEXT_VISIBLE * ink.sum():  # enough of its glyphs inside the picture to tell
+                best = max(best, float(np.corrcoef(ink[shown], seen[shown])[0, 1])) if seen[shown].std() > 0 else best
+                compared = True
+    if not compared:
+        return None  # too little of its glyphs lies inside the picture (a label cut by the edge, its blank lines inside)
     return best
 
 
 def _kept_text(picture: "Picture", mark, what: str) -> str:
-    """The mark's text when the picture shows it at its box; '' when the record says it was not drawn, or its box is
-    cut by the picture's edge."""
+    """The mark's text when the picture shows it at its box; '' when the record says it was not drawn, or less than
+    TEXT_VISIBLE of its box lies inside the picture (a text cut by the edge is compared on the part the picture shows)."""
     if not isinstance(mark, dict) or not isinstance(mark.get("text"), str):
         return ""
     if not isinstance(mark.get("box"), list) or len(mark["box"]) != 4 or not all(_finite(v) for v in mark["box"]):
         return ""
     x0, y0, x1, y1 = (float(v) for v in mark["box"])
-    if x0 < -1 or y0 < -1 or x1 > picture.width + 1 or y1 > picture.height + 1:
-        return ""  # cut by the picture's edge (a label below a short figure): the picture does not show it whole
+    inside = max(min(x1, picture.width) - max(x0, 0), 0) * max(min(y1, picture.height) - max(y0, 0), 0)
+    if inside < TEXT_VISIBLE * (x1 - x0) * (y1 - y0):
+        return ""  # mostly beyond the picture's edge (a label below a short figure): the picture does not show it
     score = text_shown(picture, mark)
+    if score is None:
+        return ""
     if score < TEXT_CORRELATION:
         raise Unseen(f"./output/{picture.name}: the {what} {mark['text'][:60]!r} is not drawn where its figure record puts it"
                      f" (match {max(score, 0):.2f}, at least {TEXT_CORRELATION} needed)")
@@ -1122,7 +1130,8 @@ def _kept_text(picture: "Picture", mark, what: str) -> str:
 def keep_shown_texts(figure: "Figure") -> None:
     """Every text of the record is verified in the picture (text_shown, TEXT_CORRELATION) and the record's words
     replaced by the verified ones: the checks read titles, labels, tick labels, legends and texts only as drawn. A text
-    without a drawn box (not drawn, outside the view, or a record without boxes) or cut by the picture's edge reads as ''."""
+    without a drawn box (not drawn, outside the view, or a record without boxes) or mostly beyond the picture's edge reads
+    as ''."""
     try:
         picture = Picture(figure.record, figure.image, figure.name)
         record = figure.record
