@@ -192,3 +192,52 @@ def test_a_figure_record_past_the_bound_fails_the_chart(tmp_path):
     (tmp_path / "figures.json").write_text("[" + " " * (figures.RECORD_BYTES + 1) + "]")
     with pytest.raises(AssertionError, match="bytes"):
         figures.records(tmp_path / "output")
+
+
+def test_a_recorded_text_must_be_drawn_where_its_record_puts_it(tmp_path):
+    """The texts a check reads are verified in the picture: the right bars saved with their names in the wrong order
+    (past savefig, or the names swapped in the record after the save) fail, naming the label; the honest save passes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.figure
+    import matplotlib.pyplot as plt
+
+    sys.path.insert(0, str(ROOT / "checks"))
+    import figures
+    import jailed
+
+    output = tmp_path / "output"
+    output.mkdir()
+    original = matplotlib.figure.Figure.savefig
+    patches = jailed.figure_recorder()
+    patches["matplotlib.figure"](matplotlib.figure)
+    try:
+        fig, ax = plt.subplots()
+        ax.bar(["Apple", "Banana", "Cherry"], [3, 5, 2])
+        ax.set_title("Fruit sold")
+        fig.savefig(output / "chart.png", bbox_inches="tight")
+        honest = json.loads(patches["take"]())
+        ax.set_xticks([0, 1, 2], ["Cherry", "Banana", "Apple"])
+        original(fig, output / "relabelled.png", bbox_inches="tight")  # savefig's original: no record
+        plt.close(fig)
+    finally:
+        matplotlib.figure.Figure.savefig = original
+    (tmp_path / "figures.json").write_text(json.dumps(honest))
+    shown = figures.saved_figure(output, "chart.png")
+    assert shown.axes[0].record["xticklabels"] == ["Apple", "Banana", "Cherry"] and shown.axes[0].title == "Fruit sold"
+
+    swapped = json.loads(json.dumps(honest))
+    marks = swapped[0]["axes"][0]["marks"]["xticklabels"]
+    for mark, name in zip(marks, ["Cherry", "Banana", "Apple"]):
+        mark["text"] = name
+    swapped[0]["axes"][0]["xticklabels"] = ["Cherry", "Banana", "Apple"]
+    (tmp_path / "figures.json").write_text(json.dumps(swapped))
+    with pytest.raises(AssertionError, match="the tick label 'Cherry' is not drawn where its figure record puts it"):
+        figures.saved_figure(output, "chart.png")
+
+    past_savefig = json.loads(json.dumps(honest))  # the honest record, held against the relabelled picture
+    past_savefig[0]["file"] = str(output / "relabelled.png")
+    (tmp_path / "figures.json").write_text(json.dumps(past_savefig))
+    with pytest.raises(AssertionError, match="the tick label 'Apple' is not drawn"):
+        figures.saved_figure(output, "relabelled.png")
