@@ -173,6 +173,8 @@ def test_forged_pictures_fail_and_honest_ones_pass(tmp_path):
     for task_id, should_pass in expected.items():
         if not should_pass:  # the reason names what the picture does not show
             assert "./output/" in results[task_id]["reason"], results[task_id]["reason"]
+        if "-relabel" in task_id:  # the names are what the picture does not show
+            assert "is not drawn where its figure record puts it" in results[task_id]["reason"], results[task_id]["reason"]
 
 
 def test_an_attempts_figure_records_are_bounded_in_bytes():
