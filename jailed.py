@@ -115,6 +115,8 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
     text, at most max_bytes (the oldest records are dropped first). The records are made in the agent's own process,
     so its code can forge them; checks hold them against the saved picture."""
     records = []
+    found_fonts = {}
+    renderer, place = [None], [None]  # the figure's renderer and (dpi, left, top in inches) of the picture being recorded
 
     def colour(rgba) -> str:
         try:
@@ -220,6 +222,64 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         except Exception:
             return None
 
+    def marks_of(texts, drawn=None) -> list:
+        """Where each text was drawn in the saved picture and how: its box in the picture's pixels (left, top,
+        right, bottom; None when not drawn), the fonts it was set in (generic families resolved as the figure had
+        them), size in points, weight, style, rotation, colour and the text itself, so a check can render it again."""
+        from matplotlib import rcParams
+
+        marks = []
+        for text in texts:
+            mark = {"text": text.get_text()[:200], "box": None}
+            try:
+                shown = text.get_visible() and mark["text"].strip() and (drawn is None or id(text) in drawn)
+                if shown and place[0] is not None:
+                    dpi, left, top = place[0]
+                    box = text.get_window_extent(renderer[0])  # the figure was drawn again at the saved dpi (record)
+                    mark["box"] = numbers([box.x0 - left * dpi, top * dpi - box.y1, box.x1 - left * dpi, top * dpi - box.y0])
+                mark |= {"family": fonts_of(text), "size": float(text.get_fontsize()), "weight": str(text.get_fontweight()),
+                         "style": text.get_fontstyle(), "rotation": float(text.get_rotation()), "color": colour(text_rgba(text)),
+                         "math": rcParams["text.usetex"] or text.get_usetex()}
+            except Exception:
+                mark["box"] = None
+            marks.append(mark)
+        return marks
+
+    def fonts_of(text) -> list:
+        """The fonts the text's family list finds, generic families resolved as the figure had them (the fallbacks)."""
+        from matplotlib import font_manager, rcParams
+
+        wanted = []
+        for family in text.get_fontfamily():
+            generic = family in ("serif", "sans-serif", "monospace", "cursive", "fantasy")
+            wanted += list(rcParams[f"font.{family}"]) if generic else [family]
+        key = tuple(wanted)
+        if key not in found_fonts:
+            found = []
+            for family in wanted:
+                try:
+                    font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
+                    found.append(family)
+                except ValueError:
+                    pass
+            found_fonts[key] = found[:6] or ["DejaVu Sans"]
+        return found_fonts[key]
+
+    def text_rgba(text):
+        from matplotlib.colors import to_rgba
+
+        return to_rgba(text.get_color(), text.get_alpha())
+
+    def tick_marks(ax, axis: str) -> list:
+        axis_object = getattr(ax, f"{axis}axis")
+        drawn = set()
+        try:
+            for tick in axis_object._update_ticks():  # the ticks inside the view, which are the ones drawn
+                drawn |= {id(tick.label1), id(tick.label2)}
+        except Exception:
+            drawn = None
+        return marks_of(getattr(ax, f"get_{axis}ticklabels")()[:200], drawn)
+
     def axes_of(ax) -> dict:
         bars, members = bars_of(ax)
         legend = ax.get_legend()
@@ -236,6 +296,11 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             "images": [image_of(image) for image in ax.get_images()[:16]],
             "texts": [text.get_text()[:200] for text in ax.texts[:500]],
         }
+        legend_texts = list(legend.get_texts()) if legend is not None else []
+        entry["marks"] = {"title": marks_of([ax.title])[0], "titles": marks_of([ax._left_title, ax.title, ax._right_title]),
+                          "xlabel": marks_of([ax.xaxis.label])[0], "ylabel": marks_of([ax.yaxis.label])[0],
+                          "legend": marks_of(legend_texts), "texts": marks_of(ax.texts[:500]),
+                          "xticklabels": tick_marks(ax, "x"), "yticklabels": tick_marks(ax, "y")}
         for axis in ("x", "y") + (("z",) if entry["kind"] == "3d" else ()):
             entry[f"{axis}lim"] = numbers(getattr(ax, f"get_{axis}lim")())
             entry[f"{axis}scale"] = getattr(ax, f"get_{axis}scale")()
@@ -270,17 +335,33 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         elif hasattr(file, "name") and isinstance(file.name, str):
             name = file.name
         width, height = figure.get_size_inches()
+        shown_dpi = figure.dpi
+        try:  # drawn again at the saved dpi, where savefig drew it: texts' boxes as in the file (legends placed at draw)
+            figure.dpi = float(dpi)
+            figure.canvas.draw()
+            renderer[0] = figure.canvas.get_renderer()
+            entry = describe(figure, name, kwargs, dpi, bbox, width, height)
+        finally:
+            figure.dpi = shown_dpi
+        records.append(entry)
+
+    def describe(figure, name, kwargs, dpi, bbox, width, height) -> dict:
+        from matplotlib import rcParams
+
         crop = None
         if bbox == "tight":  # the part of the canvas the file shows, in inches from the bottom left (savefig's own padding)
-            box = figure.get_tightbbox(figure.canvas.get_renderer())
+            box = figure.get_tightbbox(renderer[0])
             pad = kwargs.get("pad_inches")
             pad = float(rcParams["savefig.pad_inches"] if pad in (None, "layout") else pad)
             crop = numbers([box.x0 - pad, box.y0 - pad, box.x1 + pad, box.y1 + pad])
-        records.append({"file": name, "crop_inches": crop, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
+        place[0] = (float(dpi), crop[0], crop[3]) if crop else (float(dpi), 0.0, float(height)) if bbox in (None, "standard") else None
+        return ({"file": name, "crop_inches": crop, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
                         "bbox_inches": bbox if isinstance(bbox, str) or bbox is None else "custom",
                         "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
                         "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
                         "legend_boxes": [box_of(legend) for legend in figure.legends[:16]],
+                        "suptitle_mark": marks_of([figure._suptitle])[0] if figure._suptitle else None,
+                        "legend_marks": [marks_of(legend.get_texts()) for legend in figure.legends[:16]],
                         "axes": [axes_of(ax) for ax in figure.axes[:64]]})
 
     def patch_figure(module) -> None:

@@ -3,8 +3,9 @@ name stated in the answer. Matplotlib charts are checked through the figure reco
 type the query asks for, its data (bar heights, slice shares, line values, cell values), stacking, order, colours,
 axis orientation and the legend; every bar, line, wedge, point, area and grid of the record must show in the saved
 image where its axes put it (figures.assert_picture_shows), so data, order, stacking and colours are proven by the
-picture. Not proven by it, read from the record alone: the words (tick labels naming the bars, legend entries,
-titles, axis labels, slice labels and percentages) and a heatmap's values beyond their order. Word clouds (drawn by the wordcloud
+picture; so are the words (tick labels naming the bars, legend entries, titles, axis labels, slice labels and
+percentages: each rendered again and found at its recorded place, figures.keep_shown_texts, or blanked when the
+record says it was not drawn). Not proven by it: a heatmap's values beyond their order. Word clouds (drawn by the wordcloud
 package, not matplotlib) are checked on their pixels, QR codes by decoding them (cv2.QRCodeDetector).
 """
 import re

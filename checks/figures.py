@@ -9,7 +9,8 @@ size in pixels. The harness puts the attempt's records beside output/ as figures
 
 The recorder runs in the agent's own process, so agent code could forge a record. That is why every record a
 check relies on is held against the saved image (saved_figure): the picture must exist, decode, have the pixel
-size the record says, show drawing in its axes, and show the colours the check relies on.
+size the record says, and show every chart element (assert_picture_shows) and every text (keep_shown_texts) where the
+record puts it; the words a check reads from a Figure or Axes are the ones verified in the picture.
 """
 import colorsys
 import json
@@ -51,7 +52,9 @@ def saved_figure(output: Path, name: str) -> "Figure":
     """The figure the agent's code saved as ./output/name (the last save wins), held against the saved image.
 
     A figure saved to memory first and written out by other means (PIL, a buffer) counts when its pixel size is
-    the image's. Fails when no record matches: the file was not made by matplotlib, or not from a figure.
+    the image's. Fails when no record matches: the file was not made by matplotlib, or not from a figure; when the
+    picture does not show the record's chart elements (assert_picture_shows) or texts (keep_shown_texts), which also
+    blanks the texts the record says were not drawn.
     """
     image = load_image(output, name)
     found = records(output)
@@ -63,6 +66,7 @@ def saved_figure(output: Path, name: str) -> "Figure":
     figure = Figure(named[-1], image, name)
     figure.assert_matches_image()
     assert_picture_shows(figure)
+    keep_shown_texts(figure)
     return figure
 
 
@@ -566,7 +570,7 @@ def assert_picture_shows(figure: "Figure") -> None:
       filled areas: the area's colour over 75 % of its outline's inside, and not around it;
       value grids (heatmaps, images): the cells' colours, read back through the colour map, in the order of the
         recorded values (rank correlation 0.9 or more): the order of the values, not their exact size.
-    Texts (titles, labels, tick labels, legends, annotations) are not looked for in the pixels."""
+    Texts (titles, labels, tick labels, legends, annotations) are held to the picture by keep_shown_texts."""
     try:
         picture = Picture(figure.record, figure.image, figure.name)
         for ax in figure.axes:
@@ -1016,3 +1020,138 @@ def _rank_correlation(a, b) -> float:
     if np.std(ra) == 0 or np.std(rb) == 0:
         return 1.0 if np.std(rb) == 0 and np.ptp(a) < 0.05 else 0.0
     return float(np.corrcoef(ra, rb)[0, 1])
+
+
+# ----------------------------------------------------------------------------------------------- the texts
+# Each text of the record (titles, axis labels, tick labels, legend entries, annotations, pie labels) comes with the
+# box the recorder read from matplotlib at save time, in the picture's pixels, and its font, size, weight, style,
+# rotation and colour. The text is rendered again alone (Agg, same font and dpi) and its ink compared with the
+# picture at that box: a text the picture does not show there fails; a text recorded as not drawn is blanked, so no
+# check grades a word from the record alone.
+
+TEXT_CORRELATION = 0.55  # the least correlation between the text rendered again and the picture's ink at its box
+TEXT_SIZE = 0.04  # how much the rendered text's width and height may differ from its recorded box (or 2 pixels)
+TEXT_VISIBLE = 0.3  # the least share of a text's box, and of its glyphs' ink, inside the picture for it to count as drawn
+TEXT_SHIFT = 3  # pixels the comparison may slide either way (the box is measured at the figure's own layout)
+
+
+_CANVASES = {}  # one drawing figure per dpi, reused: making one costs more than drawing a text
+
+
+def _rendered(mark: dict, dpi: float):
+    """The text drawn alone at the picture's dpi: its ink (0..1) cropped to its own window extent, TEXT_SHIFT wider,
+    and that extent's width and height in pixels."""
+    import logging
+
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    if dpi not in _CANVASES:
+        logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # a family the record names may be absent
+        _CANVASES[dpi] = MplFigure(dpi=dpi)
+        _CANVASES[dpi].patch.set_alpha(0)
+        FigureCanvasAgg(_CANVASES[dpi])
+    canvas_figure = _CANVASES[dpi]
+    x0, y0, x1, y1 = (float(v) for v in mark["box"])
+    side = (max(x1 - x0, y1 - y0) + 8 * TEXT_SHIFT + 20) * 1.5 / dpi
+    canvas_figure.set_size_inches(side, side)
+    canvas_figure.texts.clear()
+    text = canvas_figure.text(0.5, 0.5, mark["text"], ha="center", va="center", rotation=float(mark.get("rotation", 0)),
+                              fontfamily=[str(f) for f in mark.get("family") or ["sans-serif"]][:6], fontsize=float(mark.get("size", 10)),
+                              fontweight=mark.get("weight", "normal"), fontstyle=mark.get("style", "normal"), color="black")
+    canvas_figure.canvas.draw()
+    ink = np.asarray(canvas_figure.canvas.buffer_rgba())[..., 3].astype(float) / 255
+    box = text.get_window_extent(canvas_figure.canvas.get_renderer())
+    height = ink.shape[0]
+    top, left = round(height - box.y1) - TEXT_SHIFT, round(box.x0) - TEXT_SHIFT
+    return ink[max(top, 0):round(height - box.y0) + TEXT_SHIFT + 1, max(left, 0):round(box.x1) + TEXT_SHIFT + 1], (box.width, box.height)
+
+
+def text_shown(picture: "Picture", mark: dict) -> float | None:
+    """How well the picture's ink at the mark's box matches the text rendered again (the best correlation over small
+    shifts, -1..1; 0 when its size is not the box's): closeness to the text's colour in the picture against the
+    rendered glyphs' coverage. None when the picture shows none of it (no glyph inside the picture, or its colour
+    everywhere there)."""
+    import numpy as np
+
+    ink, (wide, tall) = _rendered(mark, picture.dpi)
+    x0, y0, x1, y1 = (float(v) for v in mark["box"])
+    if abs(wide - (x1 - x0)) > max(2.0, TEXT_SIZE * wide) or abs(tall - (y1 - y0)) > max(2.0, TEXT_SIZE * tall):
+        return 0.0  # rendered again, the text does not fill the box it was recorded with
+    colour = _rgb255(mark.get("color")) if _rgb255(mark.get("color")) is not None else np.zeros(3)
+    if ink.max() < 0.5:
+        return 1.0  # blank glyphs (spaces): nothing to see
+    S = TEXT_SHIFT
+    top, left = round(y0) - 2 * S, round(x0) - 2 * S  # the box, with room for the rendered ink's margin and the shifts
+    area = np.full((ink.shape[0] + 2 * S, ink.shape[1] + 2 * S, 3), np.nan)
+    rows, columns = slice(max(top, 0), min(top + area.shape[0], picture.height)), slice(max(left, 0), min(left + area.shape[1], picture.width))
+    if rows.stop <= rows.start or columns.stop <= columns.start:
+        return -1.0
+    area[rows.start - top:rows.stop - top, columns.start - left:columns.stop - left] = picture.pixels[rows, columns]
+    distance = np.abs(area - colour).max(axis=-1)
+    far = np.nanpercentile(distance, 95)
+    if far < 40:
+        return None  # the text's colour is everywhere there: nothing shows it
+    closeness = np.clip(1 - distance / far, 0, 1)  # NaN beyond the picture's edge: only what it shows is compared
+    best, compared = -1.0, False
+    for dy in range(2 * S + 1):
+        for dx in range(2 * S + 1):
+            seen = closeness[dy:dy + ink.shape[0], dx:dx + ink.shape[1]]
+            shown = ~np.isnan(seen)
+            if ink[shown].sum() >= TEXT_VISIBLE * ink.sum():  # enough of its glyphs inside the picture to tell
+                best = max(best, float(np.corrcoef(ink[shown], seen[shown])[0, 1])) if seen[shown].std() > 0 else best
+                compared = True
+    if not compared:
+        return None  # too little of its glyphs lies inside the picture (a label cut by the edge, its blank lines inside)
+    return best
+
+
+def _kept_text(picture: "Picture", mark, what: str) -> str:
+    """The mark's text when the picture shows it at its box; '' when the record says it was not drawn, or less than
+    TEXT_VISIBLE of its box lies inside the picture (a text cut by the edge is compared on the part the picture shows)."""
+    if not isinstance(mark, dict) or not isinstance(mark.get("text"), str):
+        return ""
+    if not isinstance(mark.get("box"), list) or len(mark["box"]) != 4 or not all(_finite(v) for v in mark["box"]):
+        return ""
+    x0, y0, x1, y1 = (float(v) for v in mark["box"])
+    inside = max(min(x1, picture.width) - max(x0, 0), 0) * max(min(y1, picture.height) - max(y0, 0), 0)
+    if inside < TEXT_VISIBLE * (x1 - x0) * (y1 - y0):
+        return ""  # mostly beyond the picture's edge (a label below a short figure): the picture does not show it
+    score = text_shown(picture, mark)
+    if score is None:
+        return ""
+    if score < TEXT_CORRELATION:
+        raise Unseen(f"./output/{picture.name}: the {what} {mark['text'][:60]!r} is not drawn where its figure record puts it"
+                     f" (match {max(score, 0):.2f}, at least {TEXT_CORRELATION} needed)")
+    return mark["text"]
+
+
+def keep_shown_texts(figure: "Figure") -> None:
+    """Every text of the record is verified in the picture (text_shown, TEXT_CORRELATION) and the record's words
+    replaced by the verified ones: the checks read titles, labels, tick labels, legends and texts only as drawn. A text
+    without a drawn box (not drawn, outside the view, or a record without boxes) or mostly beyond the picture's edge reads
+    as ''."""
+    try:
+        picture = Picture(figure.record, figure.image, figure.name)
+        record = figure.record
+        record["suptitle"] = _kept_text(picture, record.get("suptitle_mark"), "title")
+        record["legends"] = [[_kept_text(picture, mark, "legend entry") for mark in marks if isinstance(marks, list)]
+                             for marks in record.get("legend_marks") or [] if isinstance(marks, list)]
+        for ax in figure.all_axes:
+            marks = ax.record.get("marks") if isinstance(ax.record.get("marks"), dict) else {}
+            had_legend = ax.record.get("legend") is not None
+            for name, what in (("xticklabels", "tick label"), ("yticklabels", "tick label"), ("legend", "legend entry"), ("texts", "text")):
+                found = marks.get(name) if isinstance(marks.get(name), list) else []
+                ax.record[name] = [_kept_text(picture, mark, what) for mark in found]
+            titles = [_kept_text(picture, mark, "title") for mark in (marks.get("titles") or [])[:3]]
+            ax.record["titles"], ax.record["title"] = titles, titles[1] if len(titles) == 3 else ""
+            ax.record["xlabel"], ax.record["ylabel"] = (_kept_text(picture, marks.get(name), f"{name[0]} axis label") for name in ("xlabel", "ylabel"))
+            ax.record["legend"] = ax.record["legend"] if had_legend else None
+            ax.title = ax.record["title"] or " ".join(t for t in titles if t)
+            ax.xlabel, ax.ylabel = ax.record["xlabel"], ax.record["ylabel"]
+            ax.legend, ax.texts = ax.record["legend"] or [], ax.record["texts"]
+    except Unseen:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError) as error:
+        raise Unseen(f"./output/{figure.name}: its figure's texts cannot be placed in the picture ({type(error).__name__})") from None

@@ -279,7 +279,7 @@ def review_rating_chart(answer: str, output: Path, data: Path) -> None:
     """Verifies from the figure record: ./output/rating_distribution.png is a bar chart with one bar per star rating 1-5
     (each found by the digit of its tick label, else by its position), each as long as the number of reviews that gave
     that rating (1, 3, 5, 8, 7); the answer says 7 reviews gave 5 stars. The bars are proven by the picture
-    (figures.assert_picture_shows); the tick labels are read from the record only."""
+    (figures.assert_picture_shows), the tick labels by their text at its place (figures.keep_shown_texts)."""
     from collections import Counter
 
     from figures import saved_figure

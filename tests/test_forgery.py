@@ -9,7 +9,9 @@ reason that says what the picture does not show; the honest reference solutions 
 The routes (docs/checks.md, "What the picture proves"): writing the file past the patched savefig (the canvas'
 print_png, its print_figure, Pillow, raw bytes), calling savefig's original through its closure (sys.modules), calling
 the recorder's own record() on the right figure after saving the wrong one, replacing a record in the recorder's list
-after the save (reached through gc) or through the import hook in sys.meta_path.
+after the save (reached through gc) or through the import hook in sys.meta_path. And for the texts: the right bars
+with their category names drawn in the wrong order (written past savefig), or the names swapped in the record after
+the save; each must fail on the tick label the picture does not show where its record puts it.
 """
 import json
 import os
@@ -54,6 +56,15 @@ def flatten():
             elif type(c).__name__ == 'QuadMesh':
                 _undo.append((c.set_array, c.get_array().copy()))
                 c.set_array(np.full(c.get_array().shape, float(np.nanmean(c.get_array()))))
+def relabel():
+    """The category names drawn in the wrong order (the bars stay right)."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            names = [t.get_text() for t in axis.get_ticklabels()]
+            if any(n and not n.replace('.', '').replace('-', '').replace('−', '').isdigit() for n in names):
+                _undo.append((axis.set_major_locator, axis.get_major_locator()))
+                _undo.append((axis.set_major_formatter, axis.get_major_formatter()))
+                axis.set_ticks(axis.get_ticklocs(), names[::-1])
 def undo():
     for setter, value in reversed(_undo):
         setter(value)
@@ -93,17 +104,25 @@ ROUTES = {
     "meta_path": ("records = recorder_records()\n"
                   "fig.savefig(io.BytesIO(), format='png'); right = copy.deepcopy(records.pop())\n"
                   "flatten(); fig.savefig(TARGET); undo(); right['file'] = records[-1]['file']; records[-1] = right"),
+    # the right bars with their names in the wrong order: in the picture (past savefig), or in the record after the save
+    "relabel_print_png": "relabel(); fig.canvas.print_png(TARGET); undo()",
+    "relabel_record": ("records = recorder_records()\nfig.savefig(TARGET)\n"
+                       "for ax in records[-1]['axes']:\n"
+                       "    for key in ('xticklabels', 'yticklabels'):\n"
+                       "        names = [m['text'] for m in ax['marks'][key]][::-1]\n"
+                       "        ax[key] = names\n"
+                       "        ax['marks'][key] = [dict(m, text=n) for m, n in zip(ax['marks'][key], names)]"),
 }
 
 # One task per chart check module, and the main kinds of chart; each task forged by two routes (every route twice).
 FORGED = {
-    "charts-01": ("chart-01.png", ["print_png", "record_call"]),      # bars
+    "charts-01": ("chart-01.png", ["print_png", "record_call", "relabel_print_png", "relabel_record"]),  # bars; their names
     "charts-04": ("max_temp.png", ["pillow", "mutate"]),              # a line
     "charts-06": ("os_pie.png", ["bytes", "meta_path"]),              # a pie
     "charts-10": ("corr_heatmap.png", ["closure", "print_figure"]),   # a heatmap
     "charts-21": ("penguins_scatter.png", ["print_png", "mutate"]),   # points
     "audio-12": ("loudness.png", ["record_call", "pillow"]),          # the audio module's bars
-    "text-17": ("rating_distribution.png", ["meta_path", "bytes"]),   # the text module's bars
+    "text-17": ("rating_distribution.png", ["meta_path", "bytes", "relabel_record"]),  # the text module's bars; their names
     "math-04": ("ode_solution.png", ["closure", "print_figure"]),     # the maths module's line
 }
 
@@ -154,6 +173,8 @@ def test_forged_pictures_fail_and_honest_ones_pass(tmp_path):
     for task_id, should_pass in expected.items():
         if not should_pass:  # the reason names what the picture does not show
             assert "./output/" in results[task_id]["reason"], results[task_id]["reason"]
+        if "-relabel" in task_id:  # the names are what the picture does not show
+            assert "is not drawn where its figure record puts it" in results[task_id]["reason"], results[task_id]["reason"]
 
 
 def test_an_attempts_figure_records_are_bounded_in_bytes():
@@ -173,3 +194,52 @@ def test_a_figure_record_past_the_bound_fails_the_chart(tmp_path):
     (tmp_path / "figures.json").write_text("[" + " " * (figures.RECORD_BYTES + 1) + "]")
     with pytest.raises(AssertionError, match="bytes"):
         figures.records(tmp_path / "output")
+
+
+def test_a_recorded_text_must_be_drawn_where_its_record_puts_it(tmp_path):
+    """The texts a check reads are verified in the picture: the right bars saved with their names in the wrong order
+    (past savefig, or the names swapped in the record after the save) fail, naming the label; the honest save passes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.figure
+    import matplotlib.pyplot as plt
+
+    sys.path.insert(0, str(ROOT / "checks"))
+    import figures
+    import jailed
+
+    output = tmp_path / "output"
+    output.mkdir()
+    original = matplotlib.figure.Figure.savefig
+    patches = jailed.figure_recorder()
+    patches["matplotlib.figure"](matplotlib.figure)
+    try:
+        fig, ax = plt.subplots()
+        ax.bar(["Apple", "Banana", "Cherry"], [3, 5, 2])
+        ax.set_title("Fruit sold")
+        fig.savefig(output / "chart.png", bbox_inches="tight")
+        honest = json.loads(patches["take"]())
+        ax.set_xticks([0, 1, 2], ["Cherry", "Banana", "Apple"])
+        original(fig, output / "relabelled.png", bbox_inches="tight")  # savefig's original: no record
+        plt.close(fig)
+    finally:
+        matplotlib.figure.Figure.savefig = original
+    (tmp_path / "figures.json").write_text(json.dumps(honest))
+    shown = figures.saved_figure(output, "chart.png")
+    assert shown.axes[0].record["xticklabels"] == ["Apple", "Banana", "Cherry"] and shown.axes[0].title == "Fruit sold"
+
+    swapped = json.loads(json.dumps(honest))
+    marks = swapped[0]["axes"][0]["marks"]["xticklabels"]
+    for mark, name in zip(marks, ["Cherry", "Banana", "Apple"]):
+        mark["text"] = name
+    swapped[0]["axes"][0]["xticklabels"] = ["Cherry", "Banana", "Apple"]
+    (tmp_path / "figures.json").write_text(json.dumps(swapped))
+    with pytest.raises(AssertionError, match="the tick label 'Cherry' is not drawn where its figure record puts it"):
+        figures.saved_figure(output, "chart.png")
+
+    past_savefig = json.loads(json.dumps(honest))  # the honest record, held against the relabelled picture
+    past_savefig[0]["file"] = str(output / "relabelled.png")
+    (tmp_path / "figures.json").write_text(json.dumps(past_savefig))
+    with pytest.raises(AssertionError, match="the tick label 'Apple' is not drawn"):
+        figures.saved_figure(output, "relabelled.png")
