@@ -239,6 +239,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                     mark["box"] = numbers([box.x0 - left * dpi, top * dpi - box.y1, box.x1 - left * dpi, top * dpi - box.y0])
                 mark |= {"family": fonts_of(text), "size": float(text.get_fontsize()), "weight": str(text.get_fontweight()),
                          "style": text.get_fontstyle(), "rotation": float(text.get_rotation()), "color": colour(text_rgba(text)),
+                         "align": text._multialignment or text.get_horizontalalignment(), "linespacing": text._linespacing if isinstance(text._linespacing, (int, float, str)) else None,
                          "math": rcParams["text.usetex"] or text.get_usetex()}
             except Exception:
                 mark["box"] = None

@@ -1059,7 +1059,9 @@ def _rendered(mark: dict, dpi: float):
     canvas_figure.texts.clear()
     text = canvas_figure.text(0.5, 0.5, mark["text"], ha="center", va="center", rotation=float(mark.get("rotation", 0)),
                               fontfamily=[str(f) for f in mark.get("family") or ["sans-serif"]][:6], fontsize=float(mark.get("size", 10)),
-                              fontweight=mark.get("weight", "normal"), fontstyle=mark.get("style", "normal"), color="black")
+                              fontweight=mark.get("weight", "normal"), fontstyle=mark.get("style", "normal"), color="black",
+                              multialignment=mark.get("align") if mark.get("align") in ("left", "center", "right") else "center",
+                              **({"linespacing": mark["linespacing"]} if isinstance(mark.get("linespacing"), (int, float, str)) else {}))
     canvas_figure.canvas.draw()
     ink = np.asarray(canvas_figure.canvas.buffer_rgba())[..., 3].astype(float) / 255
     box = text.get_window_extent(canvas_figure.canvas.get_renderer())
