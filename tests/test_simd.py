@@ -65,7 +65,7 @@ def test_validate_gives_the_same_verdicts_at_the_simd_baseline(tmp_path):
     """validate at the baseline, on the tasks whose checks rest on numpy (NUMPY_HEAVY: 37 tasks, about 260 replays):
     every reference, wrong and alternative solution gets the verdict it expects, the verdicts test_suite.py holds the
     whole suite to with numpy's dispatch as found, so each of these replays gets the same verdict on both CPUs' paths.
-    The whole suite at the baseline was proven too, once, by hand (docs/checks.md: its time)."""
+    The whole suite at the baseline was run once, by hand (docs/checks.md: its figures)."""
     tasks, count = numpy_heavy_suite(tmp_path / "suite")
     finished = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "validate", str(tasks)], capture_output=True, text=True,
                               env=at_baseline(), cwd=ROOT, timeout=3600)
