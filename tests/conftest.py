@@ -70,3 +70,11 @@ def make_suite(tmp_path):
         return write_jsonl(suite / "tasks.jsonl", tasks)
 
     return make
+
+
+def hearing_ctrl_c() -> None:
+    """For a child that a test stops with SIGINT as Ctrl-C would: a shell starts its background jobs with SIGINT
+    ignored, which their children inherit, so under `cmd &` or nohup the kit would never see the test's Ctrl-C."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

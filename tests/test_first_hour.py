@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_pybench
+from conftest import ROOT, hearing_ctrl_c, run_pybench
 
 SUBCOMMANDS = ("setup", "doctor", "report", "validate", "grade", "handout")
 
@@ -294,7 +294,8 @@ def test_ctrl_c_without_out_and_the_same_command_resumes_in_the_same_folder(make
     cells = ["print('quick')", "import time\ntime.sleep(6)\nprint('slept')", "import time\ntime.sleep(6)\nprint('slept')"]
     replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": f"t{n}", "replies": [code(cell), "done"]} for n, cell in enumerate(cells)])
     command = [sys.executable, str(ROOT / "pybench.py"), "--tasks", str(tasks), "--replay", str(replay), "--parallel", "1"]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=hearing_ctrl_c)  # a shell's background job (CI under nohup) ignores SIGINT
     run_dir = None
     try:
         run_dir = Path(re.search(r"results in (\S+)", process.stdout.readline()).group(1))

@@ -12,7 +12,7 @@ import pytest
 import engine
 import suite
 import pybench
-from conftest import ROOT, code, read_results, run_pybench, write_jsonl
+from conftest import ROOT, code, hearing_ctrl_c, read_results, run_pybench, write_jsonl
 
 TASK_IDS = [task.id for task in suite.load_tasks(ROOT / "tasks.jsonl")]
 
@@ -128,7 +128,8 @@ def test_ctrl_c_stops_the_attempts_in_flight_and_the_same_command_resumes(make_s
     out = tmp_path / "run"
     command = [sys.executable, str(ROOT / "pybench.py"), "--tasks", str(tasks), "--replay", str(replay), "--parallel", "2",
                "--cell-timeout", "100", "--out", str(out)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=hearing_ctrl_c)  # a shell's background job (CI under nohup) ignores SIGINT
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(list((out / "jails").glob("t*.cfg"))) < 2:
         time.sleep(0.1)
