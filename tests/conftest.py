@@ -41,7 +41,7 @@ def run_pybench(*args, timeout=1800, report=False) -> subprocess.CompletedProces
 
 def read_results(run_dir: Path) -> dict[str, dict]:
     """A run's results by task id, read by the kit's own reader, as the JSON lines hold them."""
-    import harness
+    from kit import harness
 
     return {result.id: result.to_json() for result in harness.read_results(run_dir / "results.jsonl")}
 

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import engine  # noqa: E402
+from kit import engine  # noqa: E402
 import pybench  # noqa: E402
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 
-import airgap
+from kit import airgap
 import pybench
 
 PACK_CACHE = Path.home() / ".cache" / "pybench-pack"  # a pack per cache key (the pins, platform, build flags): kept between runs
@@ -160,7 +160,7 @@ def test_a_pack_that_fits_is_accepted(tmp_path):
 @pytest.mark.parametrize("changes, refusal", [
     ({"platform": {"os": "ubuntu 24.04", "machine": "x86_64"}}, "made for ubuntu 24.04 on x86_64"),
     ({"python": "3.13"}, "made for Python 3.13"),
-    ({"pins": airgap.pins() | {"jail/original.txt": "0" * 64}}, "made for other pins (jail/original.txt differs"),
+    ({"pins": airgap.pins() | {"kit/jail/original.txt": "0" * 64}}, "made for other pins (kit/jail/original.txt differs"),
     ({"cpu_features": airgap.cpu_features() + ["avx1024"]}, "this CPU lacks avx1024"),
     ({"pack_format": 0}, "made by another version of `pack`"),
     ({"flags": {"tests": False}, "for_tests": True}, "made without --tests"),

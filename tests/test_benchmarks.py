@@ -14,7 +14,7 @@ TOY = textwrap.dedent('''
     """toybench: each line of a .toy file is "a b"; the task asks for a + b, and the final answer must be that number."""
     from pathlib import Path
 
-    from harness import Benchmark, Conversation, Prepared, ReplayModel, Tables, Task, Verdict, run_one
+    from kit.harness import Benchmark, Conversation, Prepared, ReplayModel, Tables, Task, Verdict, run_one
 
 
     def load(path: Path) -> list[Task]:

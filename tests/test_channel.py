@@ -2,7 +2,7 @@
 a thread it left running, or a process it left holding the pipes. Real jails, real cells."""
 import pytest
 
-import sandbox
+from kit import sandbox
 
 pytestmark = pytest.mark.slow  # every test here starts a jail
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import classroom
+from kit import classroom
 from conftest import CHROMIUM, ROOT, chromium, run_pybench
-from harness import UsageError
-from suite import load_tasks
+from kit.harness import UsageError
+from kit.suite import load_tasks
 
 COURSE = ROOT / "tests" / "fixtures" / "classroom" / "tasks.jsonl"
 
@@ -297,7 +297,7 @@ def test_a_students_page_holds_nothing_of_the_checks_or_the_others(graded_class)
 
 
 def test_a_students_markdown_is_rendered_and_its_html_shown_as_text():
-    import classroom
+    from kit import classroom
 
     page = classroom.markdown_html("# Result\n**−9.99** and `code`\n\n<script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror=y>")
     assert "<h1>Result</h1>" in page and "<strong>−9.99</strong>" in page and "<code>code</code>" in page

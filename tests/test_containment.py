@@ -49,7 +49,7 @@ from pathlib import Path
 
 import pytest
 
-import sandbox
+from kit import sandbox
 from conftest import ROOT, code, write_jsonl
 
 pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs

@@ -27,7 +27,7 @@ def test_doctor_names_a_bad_model(tmp_path):
 
 
 def test_a_run_whose_jail_cannot_start_stops_with_a_reason(tmp_path, monkeypatch):
-    import sandbox
+    from kit import sandbox
     import pybench
     import pytest
 

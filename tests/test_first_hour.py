@@ -29,13 +29,13 @@ def readme_commands() -> list[list[str]]:
 def nothing_runs(monkeypatch):
     """Every subcommand's work replaced by a tripwire: a --help that goes on to work fails the test."""
     import pybench
-    import report
-    import suite
+    from kit import report
+    from kit import suite
 
     def tripwire(*args, **kwargs):
         raise AssertionError("the subcommand ran instead of printing its help")
 
-    import classroom
+    from kit import classroom
 
     for owner, name in ((pybench, "setup"), (pybench, "doctor"), (pybench, "run_suite"), (suite, "validate"), (classroom, "find_submissions"), (classroom, "load_tasks"),
                         (suite, "submission_replies"), (report, "build_report"), (report, "summary_text")):
@@ -67,8 +67,8 @@ def test_every_subcommands_help_prints_its_help_and_does_nothing_else(name, noth
 
 
 def test_an_unknown_only_id_suggests_the_closest_ones():
-    import harness
-    import suite
+    from kit import harness
+    from kit import suite
 
     tasks = suite.load_tasks(ROOT / "tasks.jsonl")
     with pytest.raises(harness.UsageError, match=r"chart-01.*did you mean charts-01"):
@@ -81,9 +81,9 @@ def test_an_unknown_only_id_suggests_the_closest_ones():
 def test_the_readmes_commands_parse_and_name_real_tasks(nothing_runs, capsys):
     """Every README command line: a run's flags parse and its selection names tasks of the suite; a subcommand's
     flags are its own (its parser reaches --help without an error)."""
-    import harness
+    from kit import harness
     import pybench
-    import suite
+    from kit import suite
 
     commands = readme_commands()
     assert len([words for words in commands if not words or words[0] not in SUBCOMMANDS]) >= 4, commands
@@ -157,7 +157,7 @@ EDGES = {"none of 3": [False] * 3, "none of 14": [False] * 14, "all of 10": [Tru
 def test_a_report_of_an_edge_case_is_built_and_printed(edge, tmp_path):
     """0%, 100%, one attempt, and (with every task in one category) empty categories: the report is built."""
     import pybench
-    import report
+    from kit import report
 
     run = edge_run(tmp_path / "run", EDGES[edge])
     text = report.summary_text([run], ["GPT-4o"], pybench.tables_of)
@@ -171,7 +171,7 @@ def test_a_report_of_an_edge_case_is_built_and_printed(edge, tmp_path):
                                            pytest.param("all of 10", "one attempt that failed", marks=pytest.mark.slow)])
 def test_a_comparison_of_edge_cases_is_built_and_printed(first, second, tmp_path):
     import pybench
-    import report
+    from kit import report
 
     runs = [edge_run(tmp_path / "a", EDGES[first], ("chart", "math"), "Alpha"), edge_run(tmp_path / "b", EDGES[second], ("text",), "Beta")]
     text = report.summary_text(runs, ["GPT-4o"], pybench.tables_of)
@@ -182,7 +182,7 @@ def test_a_comparison_of_edge_cases_is_built_and_printed(first, second, tmp_path
 
 def test_a_report_that_fails_leaves_nothing_and_the_rerun_builds_it(tmp_path):
     import pybench
-    import report
+    from kit import report
 
     run = edge_run(tmp_path / "run", [False, True])
 
@@ -333,7 +333,7 @@ def cgroup_tree(root, files: dict[str, str]):
 def test_usable_cpus_takes_the_tightest_of_affinity_cgroup_quota_and_slurm(tmp_path):
     import os
 
-    from sandbox import usable_cpus
+    from kit.sandbox import usable_cpus
 
     mask = len(os.sched_getaffinity(0))
     none = tmp_path / "none"
@@ -355,7 +355,7 @@ def test_usable_cpus_follows_the_affinity_a_process_is_started_with():
     import subprocess
     import sys
 
-    pinned = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", "import sandbox; print(sandbox.usable_cpus()[0])"],
+    pinned = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", "from kit import sandbox; print(sandbox.usable_cpus()[0])"],
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert pinned.stdout.strip() == "1", pinned.stderr
 
@@ -369,7 +369,7 @@ def test_threads_is_a_flag_of_at_least_one():
 
 
 def test_parallel_auto_on_a_cpu_takes_no_more_attempts_than_threads():
-    import engine
+    from kit import engine
 
     assert engine.parallel_plan(None, 100, 1, on_gpu=False, cpus=1)[0] == 1
     assert engine.parallel_plan(None, 100, 1, on_gpu=False, cpus=3)[0] == 3
@@ -384,7 +384,7 @@ def test_threads_reach_llama_cpp_the_jails_the_first_line_and_the_manifest(tmp_p
     import subprocess
     import sys
 
-    import engine
+    from kit import engine
     from tiny_gguf import write_tiny_gguf
 
     model = engine.LlamaModel(write_tiny_gguf(tmp_path / "tiny.gguf"), 0, 512, 0, 0.2, 0.85, 8, threads=1)
@@ -409,7 +409,7 @@ def test_threads_reach_llama_cpp_the_jails_the_first_line_and_the_manifest(tmp_p
 # --- report polish -------------------------------------------------------------------------------------------------
 
 def test_an_attempt_page_shows_the_code_that_ran_without_its_fences():
-    import report
+    from kit import report
 
     messages = [{"role": "user", "content": "Sum it."}, {"role": "assistant", "content": "Summing.\n```python\nprint(1 + 1)\n```\nThat is all."},
                 {"role": "user", "content": "2"}, {"role": "assistant", "content": "It is 2."}]
@@ -423,7 +423,7 @@ def test_the_report_is_titled_by_the_model_file_warns_of_the_default_model_and_r
     import re
 
     import pybench
-    import report
+    from kit import report
 
     run = edge_run(tmp_path / "run", [True, False, False], ("chart", "text"), "SmolLM2-135M-Instruct")
     manifest = json.loads((run / "manifest.json").read_text())
@@ -446,7 +446,7 @@ def test_the_report_is_titled_by_the_model_file_warns_of_the_default_model_and_r
 def drawn(monkeypatch):
     """The figures the report saves, by file name, kept after they are written: their labels, limits and the places
     of their markers are those of the PNG."""
-    import report
+    from kit import report
 
     figures, save = {}, report.save_plot
 
@@ -467,7 +467,7 @@ def inside(box, frame, margin: float = 0.0) -> bool:
 
 
 def test_the_per_task_plot_labels_each_bar_by_its_task(drawn, tmp_path):
-    import report
+    from kit import report
 
     run = edge_run(tmp_path / "run", [True, False, False, True, False], ("chart", "text"))
     results, _ = report.merge_runs([run])
@@ -482,7 +482,7 @@ def test_the_per_task_plot_labels_each_bar_by_its_task(drawn, tmp_path):
 
 
 def test_this_runs_values_are_written_on_its_category_bars(drawn, tmp_path):
-    import report
+    from kit import report
 
     run = edge_run(tmp_path / "run", [True, False, True, False], ("chart", "text"))  # chart 2/2, text 0/2
     results, _ = report.merge_runs([run])
@@ -498,7 +498,7 @@ def test_this_runs_values_are_written_on_its_category_bars(drawn, tmp_path):
 
 
 def test_the_comparisons_axis_shows_a_0_and_a_100_percent_marker_whole(drawn, tmp_path):
-    import report
+    from kit import report
 
     runs = [("none", edge_run(tmp_path / "a", EDGES["none of 3"], name="Alpha")), ("all", edge_run(tmp_path / "b", EDGES["all of 13"], name="Beta"))]
     rows = report.table3_rows([(name, report.merge_runs([run])[0], 10) for name, run in runs], ["GPT-4o"])
@@ -521,7 +521,7 @@ def test_the_comparisons_axis_shows_a_0_and_a_100_percent_marker_whole(drawn, tm
 def test_a_class_is_graded_on_as_many_jails_as_this_process_may_use_cpus(monkeypatch):
     import os
 
-    import classroom
+    from kit import classroom
 
     model = classroom.NotebookModel({}, 60.0)
     monkeypatch.setattr(os, "cpu_count", lambda: 64)  # a big node, of which this job may use one CPU
@@ -535,7 +535,7 @@ def test_a_class_is_graded_on_as_many_jails_as_this_process_may_use_cpus(monkeyp
 # --- an ETA from the first tokens -------------------------------------------------------------------------------------
 
 def test_the_eta_comes_from_the_first_tokens_and_counts_the_attempts_in_flight():
-    from harness import Progress
+    from kit.harness import Progress
 
     # the first minute: no attempt has ended; 4 of 10 in flight on 4 slots have generated 600 tokens at 10 tokens/s;
     # an attempt is guessed at 1000 tokens (the prior): 6 waiting x 1000 + the 4000 - 600 the four have left = 9400

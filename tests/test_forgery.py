@@ -178,7 +178,7 @@ def test_forged_pictures_fail_and_honest_ones_pass(tmp_path):
 
 
 def test_an_attempts_figure_records_are_bounded_in_bytes():
-    import harness
+    from kit import harness
 
     records = [{"axes": [], "padding": "x" * 1_000_000, "number": n} for n in range(10)]
     kept = harness.newest_figures(records)
@@ -207,7 +207,7 @@ def test_a_recorded_text_must_be_drawn_where_its_record_puts_it(tmp_path):
 
     sys.path.insert(0, str(ROOT / "checks"))
     import figures
-    import jailed
+    from kit import jailed
 
     output = tmp_path / "output"
     output.mkdir()

@@ -73,7 +73,7 @@ def test_doctor_names_the_vulkan_backend_and_the_lavapipe_device():
     device = next(line for line in doctor.stdout.splitlines() if line.startswith("ok   GPU "))
     assert device.startswith("ok   GPU Vulkan0 (llvmpipe") and "MiB free of" in device
     # without GGML_VK_VISIBLE_DEVICES, ggml-vulkan skips lavapipe (a CPU-type device) and the kit says why it sees no GPU
-    why = subprocess.run([str(VULKAN_PYTHON), "-c", "import engine; print(engine.gpus(), engine.why_no_gpu())"], capture_output=True,
+    why = subprocess.run([str(VULKAN_PYTHON), "-c", "from kit import engine; print(engine.gpus(), engine.why_no_gpu())"], capture_output=True,
                          text=True, cwd=ROOT, env=environment())
     assert why.stdout.startswith("[] the Vulkan backend sees no GPU") and "GGML_VK_VISIBLE_DEVICES" in why.stdout
 

@@ -271,7 +271,7 @@ def play(base: Path, stalls: bool) -> Run:
 
 def played(base: Path, stalls: bool):
     yield play(base, stalls)
-    import sandbox
+    from kit import sandbox
 
     sandbox.remove_tree(base)  # pytest's own cleanup recurses, and the 3000-level trees left here defeat it
 
@@ -363,7 +363,7 @@ def test_files_unlinked_while_open_count_against_the_cap(run):
 def test_the_watcher_counts_unlinked_files_without_a_tmpfs(tmp_path):
     """The fallback where ./output/ cannot be a tmpfs of its own (not root): a plain folder on the host's disk."""
     sys.path.insert(0, str(ROOT))
-    import sandbox
+    from kit import sandbox
 
     output = tmp_path / "output"
     output.mkdir()
@@ -455,7 +455,7 @@ def nested_folders(root: Path, depth: int, name: str) -> int:
 
 def test_walks_survive_depth_loops_and_long_names(tmp_path):
     sys.path.insert(0, str(ROOT))
-    import sandbox
+    from kit import sandbox
 
     root, copy = tmp_path / "tree", tmp_path / "copy"
     try:
@@ -491,7 +491,8 @@ def test_the_report_builds_after_every_attack(run):
 def test_the_allow_list_refuses_functions_modules_and_mutable_globals():
     """The unpickling guard on its own, in the checks' interpreter outside a jail: each crafted pickle names one global."""
     probe = '''
-import pickle, jailed
+import pickle
+from kit import jailed
 jailed.restrict_unpickling()
 for module, name in [("os", "system"), ("builtins", "eval"), ("builtins", "getattr"), ("numpy", "load"), ("numpy", "f2py"),
                      ("sklearn._config", "_global_config"), ("pandas.io.clipboard", "clipboard_get"), ("subprocess", "Popen"),
@@ -505,7 +506,7 @@ for module, name in [("os", "system"), ("builtins", "eval"), ("builtins", "getat
     except Exception as error:
         print(module, name, type(error).__name__)
 '''
-    import sandbox
+    from kit import sandbox
 
     checks_python = sandbox.jail_python("suite")  # where numpy, pandas and scikit-learn are installed
     seen = subprocess.run([str(checks_python), "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
@@ -575,7 +576,7 @@ def test_an_original_checkouts_pickle_test_goes_through_the_guard(tmp_path):
 def test_a_tmpfs_output_left_by_a_crash_is_unmounted_and_removed(tmp_path):
     """What a resume finds after kill -9 mid-attempt: outputs/<id> still a tmpfs mount, holding a deep tree."""
     sys.path.insert(0, str(ROOT))
-    import sandbox
+    from kit import sandbox
 
     folder = tmp_path / "outputs" / "task"
     folder.mkdir(parents=True)

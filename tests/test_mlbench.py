@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import ROOT, run_pybench, write_jsonl
 from tiny_gguf import write_tiny_gguf
 
-import mlbench
+from kit import mlbench
 
 pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
@@ -364,7 +364,7 @@ def test_the_agent_as_openhands_runs_it_and_counts_exit_124(tmp_path):
 
 
 def test_ml_bench_jails_give_repository_code_debians_etc_the_cpu_time_of_its_wall_limit_and_a_big_tmp(tmp_path):
-    from sandbox import Jail, JailLimits, repository_limits, usable_cpus
+    from kit.sandbox import Jail, JailLimits, repository_limits, usable_cpus
 
     probe = ("awk 'BEGIN { print 6 * 7 }' && which python > /dev/null && head -c 300M /dev/zero > /tmp/big && rm /tmp/big && "
              "python -c 'import resource; print(\"cpu\", resource.getrlimit(resource.RLIMIT_CPU)[0])'")

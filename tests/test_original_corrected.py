@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import suite
+from kit import suite
 from conftest import ROOT, read_results, run_pybench, write_jsonl
 
 pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-import engine
-import suite
+from kit import engine
+from kit import suite
 import pybench
 from conftest import ROOT, code, hearing_ctrl_c, read_results, run_pybench, write_jsonl
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import harness
-import report as pybench_report
+from kit import harness
+from kit import report as pybench_report
 from conftest import CHROMIUM, ROOT, chromium, run_pybench, write_jsonl
 
 TASKS = [record for _, record in harness.jsonl_records(ROOT / "tasks.jsonl")]

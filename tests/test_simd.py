@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-import harness
+from kit import harness
 from conftest import ROOT, code, read_results, write_jsonl
 
 JAIL_PYTHON = ROOT / ".jail" / "suite" / "bin" / "python"

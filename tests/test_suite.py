@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import pytest
 
-import suite
+from kit import suite
 from conftest import ROOT, run_pybench
 
 TASKS = suite.load_tasks(ROOT / "tasks.jsonl")

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-import harness
-import jailed
-import sandbox
-import suite
+from kit import harness
+from kit import jailed
+from kit import sandbox
+from kit import suite
 from conftest import ROOT
 
 
@@ -78,7 +78,7 @@ def test_the_registry_picks_the_benchmark_from_tasks(tmp_path):
 def test_the_jails_code_is_a_module_of_its_own_with_its_calls_as_data():
     assert set(jailed.KIT_CALLS) == {"check", "probe_imports", "run_bash", "run_as_mlbench"}
     assert "{" not in jailed.WORKER_BOOT.replace("{JAIL_FOLDER", "")  # nothing spliced into it but the folder
-    assert (sandbox.WORKER_FOLDER / "jailed.py").read_text() == Path(jailed.__file__).read_text()
+    assert (sandbox.worker_folder() / "jailed.py").read_text() == Path(jailed.__file__).read_text()
 
 
 def test_the_figure_recorder_warns_as_when_it_was_sent_as_text():
@@ -93,3 +93,33 @@ def test_the_figure_recorder_warns_as_when_it_was_sent_as_text():
         warnings.simplefilter("always")
         jailed.as_its_own_text(recorder)()
     assert seen[0].filename == "<string>" and seen[0].lineno == 3  # the third line of its own text
+
+
+def test_the_top_level_is_the_design_cards():
+    """pybench.py, tasks.jsonl, files/, checks/, tests/, requirements.txt, LICENSE, README.md, docs/ and one folder of
+    the kit's own (kit/); nothing else is tracked at the top."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, text=True, check=True).stdout.split("\0")
+    top = {name.split("/")[0] for name in tracked if name and not name.startswith(".")}
+    assert top <= {"pybench.py", "tasks.jsonl", "files", "checks", "tests", "requirements.txt", "LICENSE", "README.md", "docs", "kit"}
+
+
+def test_importing_the_kit_makes_nothing_and_help_is_quick(tmp_path):
+    """Importing pybench (and so every module of kit/) creates no file or folder under TMPDIR and starts no process;
+    `--help` answers without a jail, a model or a cgroup."""
+    import subprocess
+    import sys
+    import time
+
+    probe = ("import os, pybench; from kit import sandbox, harness, report, classroom, mlbench, airgap, gpu; "
+             "print(len(os.listdir(os.environ['TMPDIR'])))")
+    environment = {**__import__("os").environ, "TMPDIR": str(tmp_path)}
+    made = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, env=environment, timeout=60)
+    assert made.returncode == 0 and made.stdout.strip() == "0", made.stderr[-2000:]
+    assert not list(tmp_path.iterdir())
+    started = time.monotonic()
+    helped = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--help"], capture_output=True, text=True, cwd=ROOT,
+                            env=environment, timeout=60)
+    assert helped.returncode == 0 and "usage" in helped.stdout.lower() and not list(tmp_path.iterdir())
+    assert time.monotonic() - started < 5  # well under a second on a quiet machine; the bound leaves room for a busy one

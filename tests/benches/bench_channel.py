@@ -1,7 +1,7 @@
 """The cost of the channel's checks (issue 24): a cell's round-trip with the host's checks (the marker after the result,
 the worker seen waiting in /proc, leftover processes holding the pipes killed) beside the same worker with those
 checks switched off, cells interleaved so that drift hits both alike; with no other process in the jail, and with
-four sleeping children (each one's fds listed after every cell). Not a test: `.venv/bin/python benches/bench_channel.py`."""
+four sleeping children (each one's fds listed after every cell). Not a test: `.venv/bin/python tests/benches/bench_channel.py`."""
 import statistics
 import sys
 import tempfile
@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from unittest import mock
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import sandbox  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from kit import sandbox  # noqa: E402
 
 
 def timed(action) -> float:

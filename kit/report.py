@@ -17,7 +17,7 @@ import urllib.parse
 from datetime import datetime
 from pathlib import Path
 
-from harness import (CATEGORIES, RESUME_KEYS, Conversation, Result, UsageError, attempts_by_task, first_attempts, pass_at_k,
+from kit.harness import (CATEGORIES, RESUME_KEYS, Conversation, Result, UsageError, attempts_by_task, first_attempts, pass_at_k,
                      percent_interval, read_results, wilson)
 
 HERE = Path(__file__).resolve().parent

@@ -1,7 +1,7 @@
 """Fidelity to the original PyBench, measured on a saved run of the original harness. Not a CI test: it needs the
 user's own checkout and saved run.
 
-    .venv/bin/python benches/bench_fidelity.py CHECKOUT SAVED_RUN [--reuse RUN_DIR]
+    .venv/bin/python tests/benches/bench_fidelity.py CHECKOUT SAVED_RUN [--reuse RUN_DIR]
 
 CHECKOUT is an original PyBench checkout (data/meta/task.json, data/unit_test/tests.py, config/); SAVED_RUN a folder
 like the original's unit_test_result/gpt4turbo/, holding trajectory.jsonl and the run's output/. The script
@@ -25,10 +25,10 @@ from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-import harness  # noqa: E402
-import original_pybench  # noqa: E402
+from kit import harness  # noqa: E402
+from kit import original_pybench  # noqa: E402
 
 # Saved output that no re-execution can reproduce: a process id in IPython's cell file names, the original machine's
 # paths, memory addresses, progress bars redrawn with \r, durations.

@@ -11,11 +11,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
+from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
                      append_result, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
-from sandbox import JailLimits, terminal_text
+from kit.sandbox import JailLimits, terminal_text
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
 
@@ -238,7 +238,7 @@ def grade(argv: list[str]) -> Path:
     one line per submission: its name, pass or fail, and the reason. Returns the run directory."""
     parser = argparse.ArgumentParser(prog="pybench.py grade", description="Grade student submissions (Jupyter notebooks or "
                                      "replay lines) against one task of a suite, in the jail, with the task's check.")
-    parser.add_argument("--tasks", type=Path, default=HERE / "tasks.jsonl", help="the suite's tasks.jsonl (files/ and checks/ beside it)")
+    parser.add_argument("--tasks", type=Path, default=ROOT / "tasks.jsonl", help="the suite's tasks.jsonl (files/ and checks/ beside it)")
     parser.add_argument("--task", required=True, help="the task id the submissions answer")
     parser.add_argument("--out", type=Path, help="run directory (default runs/grade-<task>-<timestamp>)")
     parser.add_argument("--max-turns", type=int, default=10, help="at least this many cells run (more if a notebook has more)")
@@ -249,7 +249,7 @@ def grade(argv: list[str]) -> Path:
     if task is None:
         raise UsageError(f"grade --task: no task with id {options.task!r} in {tasks_path}")
     submissions = [entry for path in options.submissions for entry in submission_replies(path, task.id)]
-    run_dir = (options.out or HERE / "runs" / f"grade-{task.id}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    run_dir = (options.out or ROOT / "runs" / f"grade-{task.id}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     if run_dir.exists() and any(run_dir.iterdir()):
         raise UsageError(f"grade --out {run_dir} is not empty: give a new folder")
     (run_dir / "jails").mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 """Several attempts in flight on one model, beside raw llama.cpp, measured side by side in one run (the machine is
-shared: compare the ratios, not the absolute figures). Not a test: `.venv/bin/python benches/bench_parallel.py [TOKENS]`.
+shared: compare the ratios, not the absolute figures). Not a test: `.venv/bin/python tests/benches/bench_parallel.py [TOKENS]`.
 
   decoding   total tokens/s for the same 8 chat prompts (greedy, up to TOKENS new tokens each) at K = 1, 4, 8:
              (a) raw llama.cpp batched decoding of K sequences through llama-cpp-python's low-level API, no harness,
@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import engine  # noqa: E402
-import harness  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from kit import engine  # noqa: E402
+from kit import harness  # noqa: E402
 import pybench  # noqa: E402
-import sandbox  # noqa: E402
-import suite  # noqa: E402
+from kit import sandbox  # noqa: E402
+from kit import suite  # noqa: E402
 
 CTX = 2048
 

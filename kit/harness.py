@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine import Model, Reply
-from sandbox import (CHECK_LIMITS, JAIL_ROOT, LIVE_JAILS, CellResult, Jail, JailLimits, keep_output, mount_output, remove_tree,
-                     safe_record, safe_text, tidy_output, usable_cpus)
+from kit.engine import Model, Reply
+from kit.sandbox import (JAIL_ROOT, LIVE_JAILS, CellResult, Jail, JailLimits, check_limits, keep_output, mount_output,
+                         remove_tree, safe_record, safe_text, tidy_output, usable_cpus)
 
 
 # --- tasks ---------------------------------------------------------------------------------------------------------
@@ -373,7 +373,7 @@ def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None =
                  + [(str(task.checks_dir / name), f"/checks/{name}", False) for name in modules])
         call = {"answer": run.answer, "output": f"{JAIL_ROOT}/output", "data": f"{JAIL_ROOT}/data"}
         path = "/checks"
-    jail = Jail(f"{run.output_dir.name}.check", binds, CHECK_LIMITS, log_dir, environment=task.environment)
+    jail = Jail(f"{run.output_dir.name}.check", binds, check_limits(), log_dir, environment=task.environment)
     try:
         cell = jail.call("check", path=path, module=task.check_module, function=task.check_function, **call)
     finally:

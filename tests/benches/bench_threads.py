@@ -1,7 +1,7 @@
 """llama.cpp's threads: today's setting (os.cpu_count(), every core of the machine) beside the kit's (--threads'
 default, sandbox.usable_cpus(): the CPUs this process may use), in tokens/s of LlamaModel.reply with the embedded
 SmolLM2, while a competing CPU-bound process runs (as a jail's cell does beside the model). Not a test: run it with
-`.venv/bin/python benches/bench_threads.py [ROUNDS]`; compare the ratios (this machine is shared).
+`.venv/bin/python tests/benches/bench_threads.py [ROUNDS]`; compare the ratios (this machine is shared).
 
   a job's share   the model process and the competitor confined to half the machine's CPUs (at least one), as
                   taskset, a container's cpuset or a Slurm job confines them: today's setting runs more threads
@@ -16,12 +16,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOKENS = 96
 MEASURE = f"""
 import os, sys, time
 sys.path.insert(0, {str(ROOT)!r})
-import engine, pybench, sandbox
+import pybench
+from kit import engine, sandbox
 threads = os.cpu_count() if sys.argv[1] == "today" else sandbox.usable_cpus()[0]
 model = engine.LlamaModel(pybench.default_model_path(), 0, 1024, 0, 0.0, 1.0, {TOKENS}, threads=threads)
 model.open(1, 1)

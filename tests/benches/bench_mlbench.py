@@ -1,6 +1,6 @@
 """ML-Bench: the kit's static verdicts against ML-Bench's own functions, and the time of a whole re-score.
 
-    .venv/bin/python benches/bench_mlbench.py --split SPLIT.parquet --mlbench-checkout ML-Bench [--answers FILE.jsonl]
+    .venv/bin/python tests/benches/bench_mlbench.py --split SPLIT.parquet --mlbench-checkout ML-Bench [--answers FILE.jsonl]
 
 ML-Bench's validate_arguments, validate_output_type and assess_output are read from the user's checkout
 (utils/exec.py) and run here as they stand, with two changes only: their `subprocess.run(['echo', ...])` progress lines
@@ -16,7 +16,7 @@ Prints, per set, how many samples and records the two disagree on (0 is the goal
 
 On a real repository (not in CI; the repository and its environment are the user's):
 
-    .venv/bin/python benches/bench_mlbench.py --split SPLIT --repos DIR --github-id 9 \
+    .venv/bin/python tests/benches/bench_mlbench.py --split SPLIT --repos DIR --github-id 9 \
         --repo-python External-Attention-pytorch=ENV/bin/python
 
 runs the records of that repository with the split's reference outputs as the answers (ML-Bench's output format, one
@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
@@ -131,7 +131,7 @@ def compare(split: Path, records: list[dict], outputs: list[dict], ml: dict, scr
 
 
 def real_repository(options) -> None:
-    import mlbench
+    from kit import mlbench
 
     records = [record for _, record in mlbench.read_records(options.split.resolve()) if record["github_id"] == options.github_id]
     if not records:
@@ -184,7 +184,7 @@ def main() -> None:
         return real_repository(options)
     if not options.mlbench_checkout:
         sys.exit("--mlbench-checkout is needed to compare with ML-Bench's evaluator")
-    import mlbench
+    from kit import mlbench
 
     records = [record for _, record in mlbench.read_records(options.split.resolve())]
     ml = mlbench_functions(options.mlbench_checkout)

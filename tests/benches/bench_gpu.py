@@ -1,11 +1,11 @@
 """The device check: on a machine with an NVIDIA GPU, one command (under 10 minutes) whose output can be pasted:
 
-    python3.12 benches/bench_gpu.py [--backend cuda|vulkan] [--tokens 64] [--tasks 10]
+    python3.12 tests/benches/bench_gpu.py [--backend cuda|vulkan] [--tokens 64] [--tasks 10]
 
 1. build   `pybench.py setup --gpu cuda --venv .venv-cuda` (its wheel is cached in ~/.cache/pybench/wheels; for CUDA
            CMAKE_ARGS defaults to -DCMAKE_CUDA_ARCHITECTURES=native, which compiles for this GPU only: minutes, not tens)
 2. device  what ggml sees: backends, each GPU with its free memory
-3. decode  benches/bench_parallel.py's decoding benchmark at K = 1, 4, 8, 16 (raw llama.cpp beside the kit, all layers
+3. decode  tests/benches/bench_parallel.py's decoding benchmark at K = 1, 4, 8, 16 (raw llama.cpp beside the kit, all layers
            offloaded), then the kit at K=1 with --n-gpu-layers 0 for the GPU/CPU ratio
 4. tasks   the embedded model over the first 10 suite tasks (`pybench.py --limit 10`, --parallel auto): wall time per
            task, the tokens/s of the run
@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
@@ -38,7 +38,7 @@ def build(backend: str) -> Path:
 
 def measure(tokens: int, tasks: int) -> None:
     import bench_parallel
-    import engine
+    from kit import engine
     import pybench
 
     print(f"device: llama.cpp backends {', '.join(engine.backends())}; " + ("; ".join(map(str, engine.gpus())) or f"no GPU: {engine.why_no_gpu()}"),
@@ -81,7 +81,7 @@ if __name__ == "__main__":
     parser.add_argument("--measure", action="store_true", help="(internal) steps 2-4, in the built venv")
     options = parser.parse_args()
     if options.measure:
-        sys.path.insert(0, str(ROOT / "benches"))
+        sys.path.insert(0, str(ROOT / "tests" / "benches"))
         measure(options.tokens, options.tasks)
     else:
         began = time.monotonic()

@@ -1,5 +1,5 @@
 """Speed of the harness beside its baselines, measured side by side in one run (this machine is shared: compare the
-ratios, not the absolute times). Not a test: run it with `.venv/bin/python benches/bench_speed.py`.
+ratios, not the absolute times). Not a test: run it with `.venv/bin/python tests/benches/bench_speed.py`.
 
   jail start        a jail with its worker ready        beside  plain `python -I -c pass` (and a Jupyter kernel, if installed)
   cell round-trip   jail.run("pass")                      beside  a pipe round-trip to a plain child process
@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 from unittest import mock
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import engine  # noqa: E402
-import harness  # noqa: E402
-import jailed  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from kit import engine  # noqa: E402
+from kit import harness  # noqa: E402
+from kit import jailed  # noqa: E402
 import pybench  # noqa: E402
-import sandbox  # noqa: E402
+from kit import sandbox  # noqa: E402
 
 
 def median_ms(samples):
@@ -87,7 +87,7 @@ def bench_figures(rounds: int = 10):
     (work / "output").mkdir()
     os.chmod(work / "output", 0o777)
     binds = [(str(work / "output"), f"{sandbox.JAIL_ROOT}/output", True)]
-    recording = sandbox.WORKER_FOLDER
+    recording = sandbox.worker_folder()
     bare = Path(tempfile.mkdtemp(prefix="pybench-bench-worker-"))  # the same worker without the hook: a copy of jailed.py
     source = Path(jailed.__file__).read_text()
     assert "    take_figures = figure_hook()\n" in source
@@ -100,7 +100,7 @@ def bench_figures(rounds: int = 10):
     times = {"with": ([], []), "without": ([], [])}
     for round_number in range(rounds):  # interleaved, so drift hits both alike
         for label, folder in (("with", recording), ("without", bare)):
-            with mock.patch.object(sandbox, "WORKER_FOLDER", folder):  # put back on the way out, whatever happens
+            with mock.patch.object(sandbox, "worker_folder", lambda folder=folder: folder):  # put back on the way out, whatever happens
                 jail = sandbox.Jail(f"bench-fig{round_number}", binds, sandbox.JailLimits(), work)
                 times[label][0].append(timed(jail.start))
                 jail.run("import numpy as np, matplotlib.pyplot as plt\n" + chart)  # imports and the first draw, not timed

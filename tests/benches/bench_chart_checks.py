@@ -1,6 +1,6 @@
 """The chart checks' time per check, this tree's checks against another tree's (main, before the picture checks).
 
-    .venv/bin/python benches/bench_chart_checks.py OTHER_TREE [--repeat 3]
+    .venv/bin/python tests/benches/bench_chart_checks.py OTHER_TREE [--repeat 3]
 
 Each chart task's reference solution is run once, outside any jail, by the suite's jail interpreter with this tree's
 figure recorder (jailed.figure_recorder), leaving its ./output and figures.json in a scratch folder; then each tree's
@@ -16,14 +16,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".jail" / "suite" / "bin" / "python"
 
 MAKE = r'''
 import json, os, sys
 sys.path.insert(0, {root!r})
 import matplotlib; matplotlib.use("Agg")
-import jailed, matplotlib.figure, matplotlib.pyplot as plt
+from kit import jailed
+import matplotlib.figure, matplotlib.pyplot as plt
 patches = jailed.figure_recorder()
 patches["matplotlib.figure"](matplotlib.figure); patches["matplotlib.pyplot"](plt)
 os.chdir({work!r})

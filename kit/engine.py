@@ -700,7 +700,7 @@ def stop_on_backend_failure() -> None:
     def stop(what: str) -> None:
         sys.stdout.flush()
         print(f"error: llama.cpp failed: {what}. The run stops; finished attempts are kept in results.jsonl and the same command "
-              f"resumes; on a GPU, --n-gpu-layers 0 runs on the CPU (docs/md)", file=sys.stderr, flush=True)
+              f"resumes; on a GPU, --n-gpu-layers 0 runs on the CPU (docs/gpu.md)", file=sys.stderr, flush=True)
         os._exit(FAILURE_EXIT)
 
     abort_callback = ctypes.CFUNCTYPE(None, ctypes.c_char_p)(lambda message: stop(message.decode(errors="replace").strip()))
