@@ -13,7 +13,9 @@ import csv
 import json
 import re
 import shutil
+import signal
 import time
+import unicodedata
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -22,13 +24,16 @@ from pathlib import Path
 from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, run_attempts, run_one, suite_digest,
                      write_manifest)
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
-from kit.suite import load_tasks
+from kit.suite import load_tasks, read_replays
 
 HERE = Path(__file__).resolve().parent  # the kit's folder: templates/
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 CELL_TIMEOUT = 60.0       # seconds per cell (a student's loop is cut there, the notebook goes on)
 BUDGET = 600.0            # seconds per submission: no cell starts past it
 NOTEBOOK_MIB = 20.0       # a larger file is not read
+NOTEBOOK_CELLS = 2000     # a notebook with more cells is not run (nor converted from nbformat 3)
+MARKDOWN_CHARS = 10_000   # a Markdown cell rendered up to this many characters, the rest shown as text
+MARKDOWN_SECONDS = 2.0    # a page's Markdown rendered for at most this long, the rest shown as text
 NOTE = "[grader] "        # how a note of the grader's starts, in a cell's output
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
@@ -60,6 +65,9 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
                          "not a notebook, or one cut short") from None
     if not isinstance(book, dict):
         raise Unreadable(f"the file holds a JSON {type(book).__name__}, not a notebook")
+    count = cell_count(book)
+    if count > NOTEBOOK_CELLS:
+        raise Unreadable(f"the notebook has {count} cells, over the {NOTEBOOK_CELLS} a notebook may have")
     if isinstance(book.get("nbformat"), int) and book["nbformat"] < 4:  # an old notebook: nbformat converts it
         import nbformat
 
@@ -88,6 +96,13 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
             raise Unreadable(f"cell {number}'s 'source' is not text")
         found.append((kind, source.encode("utf-8", "replace").decode("utf-8")))  # a lone surrogate becomes '?'
     return found
+
+
+def cell_count(book: dict) -> int:
+    """How many cells a notebook holds, counted before anything converts it (nbformat 3 keeps them in worksheets)."""
+    sheets = book.get("worksheets") if book.get("cells") is None else [book]
+    return sum(len(sheet["cells"]) for sheet in (sheets if isinstance(sheets, list) else [])
+               if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list))
 
 
 def notebook_answer(cells: list[tuple[str, str]]) -> str | None:
@@ -212,13 +227,15 @@ class NotebookConversation(Conversation):
 
 @dataclass
 class Submission:
-    """One notebook of one student for one task."""
+    """One file (or one replay line) of one student for one task."""
     student: str
-    name: str              # the file, relative to the submissions folder
+    name: str              # the file as the teacher gave it, or relative to the submissions folder
     task: Task
-    label: str             # the run's id for it: a jail name, a folder name
+    path: Path
+    label: str = ""        # the run's id for it: a jail name, a folder name
     cells: list[tuple[str, str]] = field(default_factory=list)
     problem: str = ""      # why it cannot be graded ("" when it can)
+    older: list[str] = field(default_factory=list)  # other files of the same student for the same task, not graded
 
     @property
     def code(self) -> list[str]:
@@ -281,7 +298,7 @@ def printed_answer(messages: list[dict]) -> str:
     return "\n".join(line for line in last.splitlines() if not line.startswith(NOTE))
 
 
-# --- the class: submissions matched to tasks ----------------------------------------------------------------------
+# --- the class: submissions matched to students and tasks --------------------------------------------------------
 
 def label_of(text: str, taken: set[str]) -> str:
     label = re.sub(r"[^A-Za-z0-9._-]", "_", text).strip("._-")[:60] or "student"
@@ -293,11 +310,34 @@ def label_of(text: str, taken: set[str]) -> str:
     return unique
 
 
-def find_submissions(folder: Path, tasks: list[Task], max_mib: float) -> tuple[list[Submission], list[str], list[str]]:
-    """(submissions, students in order, files matched to no task) of a folder. The naming rule: one task,
-    `<student>.ipynb`; several, `<student>/<task-id>.ipynb` or `<student>__<task-id>.ipynb`."""
+def student_key(name: str) -> str:
+    """How students' names are compared: after Unicode NFC normalisation (a Mac writes the accent of José as a
+    character of its own) and without case."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+WINDOWS_DEVICES = {"con", "prn", "aux", "nul", *(f"{kind}{number}" for kind in ("com", "lpt") for number in range(1, 10))}
+
+
+def page_name(student: str, taken: set[str]) -> str:
+    """A student's feedback page name: the name with its letters, marks and digits of any script kept and anything
+    else '_', never empty, never a Windows device name, never one another student has (compared without case)."""
+    name = "".join(char if unicodedata.category(char)[0] in "LMN" or char in "-." else "_"
+                   for char in unicodedata.normalize("NFC", student)).strip("._-")[:60] or "student"
+    name += "_" if name.split(".")[0].casefold() in WINDOWS_DEVICES else ""
+    unique, number = name, 1
+    while unique.casefold() in taken:
+        number += 1
+        unique = f"{name}-{number}"
+    taken.add(unique.casefold())
+    return unique
+
+
+def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission], list[str]]:
+    """(submissions, files matched to no task) of a folder. The naming rule: one task, `<student>.ipynb`; several,
+    `<student>/<task-id>.ipynb` or `<student>__<task-id>.ipynb`."""
     by_id = {task.id: task for task in tasks}
-    found, students, unmatched, taken = [], [], [], set()
+    found, unmatched = [], []
     for path in sorted(folder.rglob("*.ipynb")):
         relative = path.relative_to(folder)
         if any(part.startswith(".") for part in relative.parts) or not (path.is_file() or path.is_symlink()):
@@ -312,18 +352,101 @@ def find_submissions(folder: Path, tasks: list[Task], max_mib: float) -> tuple[l
         else:
             unmatched.append(str(relative))
             continue
-        if student not in students:
-            students.append(student)
-        submission = Submission(student, str(relative), task, label_of(f"{student}.{task.id}", taken))
-        if path.is_symlink():
+        found.append(Submission(student, str(relative), task, path))
+    return found, unmatched
+
+
+def file_submissions(paths: list[Path], task: Task) -> list[Submission]:
+    """A submission per file given (a class of one each): a notebook is `<student>.ipynb`; a replay file (.jsonl)
+    is one submission per line ({"replies": [...]}, an "id", if any, the task's), its agent's cells run as a
+    notebook's."""
+    found = []
+    for path in paths:
+        if not (path.is_file() or path.is_symlink()):
+            raise UsageError(f"grade: {path} is not a file (give one folder of notebooks, or files with --task)")
+        if path.suffix not in (".jsonl", ".json") or path.is_symlink():
+            found.append(Submission(path.stem, path.name, task, path))
+            continue
+        try:
+            records = read_replays(path, "pass", task.id)
+        except UsageError as error:
+            found.append(Submission(path.stem, path.name, task, path, problem=f"not replay lines: {error}"))
+            continue
+        for record in records:
+            line = record["source"].rsplit(":", 1)[1]
+            name, student = (path.name, path.stem) if len(records) == 1 else (f"{path.name}:{line}", f"{path.stem}:{line}")
+            found.append(Submission(student, name, task, path, cells=replay_cells(record["replies"])))
+    return found
+
+
+def replay_cells(replies: list[str]) -> list[tuple[str, str]]:
+    """A replay's replies as a notebook's cells: each reply's code block a code cell, up to the first reply without
+    one, which is a markdown cell (the final answer)."""
+    cells = []
+    for reply in replies:
+        code = Conversation().code_in(reply)
+        cells.append(("code", code) if code is not None else ("markdown", reply))
+        if code is None:
+            break
+    return cells
+
+
+def read_roster(path: Path) -> list[str]:
+    """The class list: one student a line, or a CSV with a `student` column (as an LMS exports it); names NFC."""
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"grade --roster {path} cannot be read as UTF-8 text ({error}): give a class list") from None
+    header = [name.strip().casefold() for name in next(csv.reader(lines[:1]), [])]
+    if "student" in header:
+        column = header.index("student")
+        lines = [row[column] for row in csv.reader(lines[1:]) if len(row) > column]
+    names = [unicodedata.normalize("NFC", line.strip()) for line in lines if line.strip()]
+    twice = [name for name, count in Counter(map(student_key, names)).items() if count > 1]
+    if not names or twice:
+        raise UsageError(f"grade --roster {path} " + (f"lists {twice[0]!r} twice" if twice else "lists no student") +
+                         ": give one student a line (or a CSV with a 'student' column)")
+    return names
+
+
+def one_each(submissions: list[Submission], roster: list[str]) -> tuple[list[Submission], list[str], list[str]]:
+    """(submissions, students, unrostered): names spelled as the roster spells them (else as first seen), and one
+    submission per (student, task), the newest file; the others are named in its `older`."""
+    spelled = {student_key(name): name for name in roster}
+    kept: dict[tuple[str, str], Submission] = {}
+    for submission in submissions:
+        submission.student = spelled.setdefault(student_key(submission.student), unicodedata.normalize("NFC", submission.student))
+        key = (submission.student, submission.task.id)
+        if key in kept:
+            newer, older = sorted((kept[key], submission), key=lambda each: -modified(each.path))
+            newer.older += [older.name, *older.older]
+            submission = newer
+        kept[key] = submission
+    students = list(dict.fromkeys([*roster, *(submission.student for submission in kept.values())]))
+    return list(kept.values()), students, students[len(roster):] if roster else []
+
+
+def modified(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def read_notebooks(submissions: list[Submission], max_mib: float) -> None:
+    """Each notebook's cells read, or its problem noted; every submission gets its label."""
+    taken: set[str] = set()
+    for submission in submissions:
+        submission.label = label_of(f"{submission.student}.{submission.task.id}", taken)
+        if submission.cells or submission.problem:
+            continue
+        if submission.path.is_symlink():
             submission.problem = "the file is a symbolic link, not a notebook"
-        else:
-            try:
-                submission.cells = notebook_cells(path, max_mib)
-            except Unreadable as error:
-                submission.problem = str(error)
-        found.append(submission)
-    return found, students, unmatched
+            continue
+        try:
+            submission.cells = notebook_cells(submission.path, max_mib)
+        except Unreadable as error:
+            submission.problem = str(error)
 
 
 def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path, limits: JailLimits) -> Result:
@@ -348,16 +471,18 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
                   ended_by="not graded", task=task.id, submission=submission.name)
 
 
-def grade_class(argv: list[str]) -> int:
-    """`pybench.py grade --tasks TASKS.jsonl SUBMISSIONS/`: every notebook of the folder graded against its task, a
-    line each, then grades.csv, results.jsonl and the feedback pages. 0 when every submission was graded."""
+def grade_options(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="pybench.py grade", description="Grade a class: every notebook of SUBMISSIONS "
                                      "(<student>.ipynb for a one-task assignment; <student>/<task-id>.ipynb or <student>__<task-id>.ipynb) "
-                                     "run in the jail and checked, then grades.csv, results.jsonl and feedback pages. (One task, "
-                                     "any files: grade --task ID FILE...)")
-    parser.add_argument("--tasks", type=Path, required=True, help="the assignment: a tasks.jsonl (files/ and checks/ beside it); "
-                        "a task's 'points' is what passing it is worth (default 1)")
-    parser.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="the folder of the students' notebooks")
+                                     "run in the jail and checked, then grades.csv, results.jsonl and feedback pages. With --task, "
+                                     "SUBMISSIONS may be files instead, each a student's: notebooks or replay lines (.jsonl).")
+    parser.add_argument("--tasks", type=Path, default=ROOT / "tasks.jsonl", help="the assignment: a tasks.jsonl (files/ and checks/ "
+                        "beside it; default the kit's suite); a task's 'points' is what passing it is worth (default 1)")
+    parser.add_argument("--task", help="grade this task only (its id); then SUBMISSIONS may be files, each a class of one")
+    parser.add_argument("submissions", type=Path, nargs="+", metavar="SUBMISSIONS", help="the folder of the students' notebooks "
+                        "(or, with --task, notebook and replay files)")
+    parser.add_argument("--roster", type=Path, help="the class list: one student a line, or a CSV with a 'student' column; "
+                        "every student on it gets a row")
     parser.add_argument("--out", type=Path, help="where grades.csv, results.jsonl and the pages go (default runs/class-<time>)")
     parser.add_argument("--parallel", type=int, help="notebooks graded at once (default: one per core)")
     parser.add_argument("--cell-timeout", type=float, default=CELL_TIMEOUT, help=f"seconds a cell may run, then it is cut "
@@ -371,35 +496,80 @@ def grade_class(argv: list[str]) -> int:
                         ("--memory", options.memory), ("--max-notebook-mib", options.max_notebook_mib)):
         if value is not None and value <= 0:
             raise UsageError(f"grade {flag} must be positive, not {value:g}")
+    return options
+
+
+def handed_in(options: argparse.Namespace, tasks: list[Task]) -> tuple[list[Submission], list[str]]:
+    """(submissions, files matched to no task): a folder by the naming rule, or files as a class of one each."""
+    paths = [path.resolve() for path in options.submissions]
+    if len(paths) == 1 and paths[0].is_dir():
+        return folder_submissions(paths[0], tasks)
+    if len(tasks) != 1:
+        raise UsageError(f"grade: {paths[0]} is not a folder of notebooks; to grade files, give --task ID (the task they answer)")
+    return file_submissions(paths, tasks[0]), []
+
+
+def grade_class(argv: list[str]) -> int:
+    """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook of a folder (or, for one
+    task, every file given) graded against its task, a line each, then grades.csv, results.jsonl and the feedback
+    pages. 0 when every submission was graded."""
+    options = grade_options(argv)
     tasks_path = options.tasks.resolve()
     tasks = load_tasks(tasks_path)
-    folder = options.submissions.resolve()
-    if not folder.is_dir():
-        raise UsageError(f"grade: {folder} is not a folder of notebooks (for single files: grade --task ID FILE...)")
-    submissions, students, unmatched = find_submissions(folder, tasks, options.max_notebook_mib)
-    if not submissions:
-        raise UsageError(f"grade: no notebook in {folder} matches a task of {tasks_path.name} "
+    if options.task is not None:
+        tasks = [task for task in tasks if task.id == options.task]
+        if not tasks:
+            raise UsageError(f"grade --task: no task with id {options.task!r} in {tasks_path}")
+    roster = read_roster(options.roster) if options.roster else []
+    found, unmatched = handed_in(options, tasks)
+    submissions, students, unrostered = one_each(found, roster)
+    if not submissions and not roster:
+        raise UsageError(f"grade: no notebook in {options.submissions[0]} matches a task of {tasks_path.name} "
                          "(<student>.ipynb for one task; <student>/<task-id>.ipynb or <student>__<task-id>.ipynb)")
+    read_notebooks(submissions, options.max_notebook_mib)
     run_dir = (options.out or ROOT / "runs" / f"class-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     if run_dir.exists() and any(run_dir.iterdir()):
         raise UsageError(f"grade --out {run_dir} is not empty: give a new folder")
     (run_dir / "jails").mkdir(parents=True, exist_ok=True)
     run_dir.chmod(0o755)
-    for name in unmatched:
-        print(f"skipped {terminal_text(name)}: its name matches no task (<student>/<task-id>.ipynb or <student>__<task-id>.ipynb)")
+    for line in class_notes(unmatched, submissions, unrostered):
+        print(line)
+    began = time.monotonic()
+    results = grade_all(submissions, options, run_dir, tasks_path, tasks, len(students))
+    book = gradebook(students, tasks, submissions, results, unrostered)
+    write_grades(run_dir / "grades.csv", tasks, book)
+    write_pages(run_dir, tasks, book, class_notes(unmatched, submissions, unrostered))
+    print(f"graded {len(results)} notebook(s) in {time.monotonic() - began:.0f} s; grades: {run_dir / 'grades.csv'}; "
+          f"feedback: {run_dir / 'feedback'}; overview: {run_dir / 'overview.html'}")
+    return 0
+
+
+def class_notes(unmatched: list[str], submissions: list[Submission], unrostered: list[str]) -> list[str]:
+    """What the teacher must know beside the grades, a line each: files matched to no task, files not graded
+    because a newer one of the same student and task was, students not on the roster."""
+    return ([f"skipped {terminal_text(name)}: its name matches no task (<student>/<task-id>.ipynb or <student>__<task-id>.ipynb)"
+             for name in unmatched] +
+            [f"duplicate: {terminal_text(submission.student)} handed in {submission.task.id} more than once: graded the newer "
+             f"{terminal_text(submission.name)}, not {', '.join(map(terminal_text, submission.older))}"
+             for submission in submissions if submission.older] +
+            [f"not on the roster: {terminal_text(student)}, graded under that name" for student in unrostered])
+
+
+def grade_all(submissions: list[Submission], options: argparse.Namespace, run_dir: Path, tasks_path: Path, tasks: list[Task],
+              students: int) -> dict[str, Result]:
+    """Every submission in the jail, as many at once as --parallel says, a line each as it ends: results by label."""
     limits = JailLimits(memory_gib=options.memory, cell_timeout=options.cell_timeout)
     by_label = {submission.label: submission for submission in submissions}
     model = NotebookModel(by_label, options.budget)
-    parallel = model.open(options.parallel, len(submissions))
+    parallel = model.open(options.parallel, max(1, len(submissions)))
     manifest = {"model": {"replay": "notebooks"}, "model_sha256": None, "device": "none (grading)", "suite": str(tasks_path),
                 "suite_size": len(tasks), "suite_sha256": suite_digest(tasks_path.parent, [tasks_path], tasks),
                 "flags": {"cell_timeout": options.cell_timeout, "budget": options.budget, "parallel": parallel, "samples": 1},
-                "grade": {"tasks": [task.id for task in tasks], "students": len(students), "submissions": len(submissions)},
+                "grade": {"tasks": [task.id for task in tasks], "students": students, "submissions": len(submissions)},
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     write_manifest(run_dir, manifest)
-    print(f"grading {len(submissions)} notebook(s) of {len(students)} student(s) over {len(tasks)} task(s), {parallel} at once; "
+    print(f"grading {len(submissions)} notebook(s) of {students} student(s) over {len(tasks)} task(s), {parallel} at once; "
           f"cells cut at {options.cell_timeout:g} s, {options.budget:g} s per notebook", flush=True)
-    began = time.monotonic()
     results: dict[str, Result] = {}
 
     def attempt(task: Task, sample: int) -> Result:
@@ -414,12 +584,7 @@ def grade_class(argv: list[str]) -> int:
               f"{': ' + terminal_text(result.reason, 300) if result.reason else ''}", flush=True)
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
-    book = gradebook(students, tasks, submissions, results)
-    write_grades(run_dir / "grades.csv", tasks, book)
-    write_pages(run_dir, tasks, book)
-    print(f"graded {len(results)} notebook(s) in {time.monotonic() - began:.0f} s; grades: {run_dir / 'grades.csv'}; "
-          f"feedback: {run_dir / 'feedback'}; overview: {run_dir / 'overview.html'}")
-    return 0
+    return results
 
 
 # --- the gradebook and the pages ----------------------------------------------------------------------------------
@@ -428,10 +593,11 @@ def grade_class(argv: list[str]) -> int:
 class Graded:
     """One student's row of the gradebook: per task, the points and the submission (None: none handed in)."""
     student: str
-    label: str
+    label: str             # the feedback page's name
     points: dict[str, float]
     total: float
     work: dict[str, tuple[Submission, Result] | None]
+    rostered: bool = True
 
     @property
     def shown(self) -> str:
@@ -439,7 +605,8 @@ class Graded:
         return terminal_text(self.student, 200)
 
 
-def gradebook(students: list[str], tasks: list[Task], submissions: list[Submission], results: dict[str, Result]) -> list[Graded]:
+def gradebook(students: list[str], tasks: list[Task], submissions: list[Submission], results: dict[str, Result],
+              unrostered: list[str]) -> list[Graded]:
     taken: set[str] = set()
     rows = []
     for student in students:
@@ -448,8 +615,17 @@ def gradebook(students: list[str], tasks: list[Task], submissions: list[Submissi
             if submission.student == student:
                 work[submission.task.id] = (submission, results[submission.label])
         points = {task.id: task.points if work[task.id] and work[task.id][1].passed else 0.0 for task in tasks}
-        rows.append(Graded(student, label_of(student, taken), points, sum(points.values()), work))
+        rows.append(Graded(student, page_name(student, taken), points, sum(points.values()), work, student not in unrostered))
     return rows
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """A cell a spreadsheet will not run: one that begins as a formula (=, +, -, @, a tab or a carriage return) gets
+    a leading single quote, as OWASP's guidance on CSV injection says."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
@@ -457,32 +633,59 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
     (CSV file) maps the student column to a user field and each other column to a grade item."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student"] + [task.id for task in tasks] + ["total points"])
+        writer.writerow(map(spreadsheet_cell, ["student"] + [task.id for task in tasks] + ["total points"]))
         for row in book:
-            writer.writerow([row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"])
+            writer.writerow(map(spreadsheet_cell, [row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"]))
 
 
 def templates():
     """The jinja2 environment of templates/ for the classroom's pages: autoescape on, every value made safe text; the
-    `markdown` filter renders a student's Markdown."""
+    students' Markdown is rendered by each page's own MarkdownBudget."""
     import jinja2
     import markupsafe
 
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined,
-                                     finalize=lambda value: value if isinstance(value, markupsafe.Markup) else
-                                     safe_text(value) if isinstance(value, str) else value, trim_blocks=True, lstrip_blocks=True)
-    environment.filters["markdown"] = markdown_html
-    return environment
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined,
+                              finalize=lambda value: value if isinstance(value, markupsafe.Markup) else
+                              safe_text(value) if isinstance(value, str) else value, trim_blocks=True, lstrip_blocks=True)
 
 
-def markdown_html(text: str):
+def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
     """A student's Markdown as HTML (markdown-it-py, CommonMark) with raw HTML off, so a <script> or any other tag a
     student wrote is shown as text, and links only where markdown-it allows them (never javascript:, vbscript:,
-    file: or data: but images); the pages' policy allows no script anyway."""
+    file: or data: but images); the pages' policy allows no script anyway. None when rendering takes longer than
+    `seconds` (Markdown nested to make the parser crawl)."""
     import markupsafe
     from markdown_it import MarkdownIt
 
-    return markupsafe.Markup(MarkdownIt("commonmark", {"html": False}).render(safe_text(text)))
+    def too_slow(signum, frame):
+        raise TimeoutError
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        return markupsafe.Markup(MarkdownIt("commonmark", {"html": False}).render(safe_text(text)))
+    except TimeoutError:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class MarkdownBudget:
+    """The `markdown` filter of one page: each cell rendered up to MARKDOWN_CHARS, the page for MARKDOWN_SECONDS in
+    all; what is past either bound is shown as text."""
+
+    def __init__(self, seconds: float = MARKDOWN_SECONDS):
+        self.left = seconds
+
+    def __call__(self, text: str):
+        import markupsafe
+
+        text = safe_text(text, 10 * MARKDOWN_CHARS)
+        began = time.monotonic()
+        rendered = markdown_html(text[:MARKDOWN_CHARS], self.left) if self.left > 0 else None
+        self.left -= time.monotonic() - began
+        rest = text if rendered is None else text[MARKDOWN_CHARS:]
+        return (rendered or markupsafe.Markup("")) + (markupsafe.Markup('<pre class="as-text">%s</pre>') % rest if rest else "")
 
 
 def student_cells(submission: Submission, result: Result) -> list[dict]:
@@ -498,9 +701,9 @@ def student_cells(submission: Submission, result: Result) -> list[dict]:
     return cells
 
 
-def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded]) -> None:
+def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: list[str]) -> None:
     """feedback/<student>.html: a student's own work, points and reasons (nothing of the checks, the references or
-    the others); overview.html: the teacher's view of the class."""
+    the others); overview.html: the teacher's view of the class, with the notes (duplicates, names off the roster)."""
     environment = templates()
     (run_dir / "feedback").mkdir(exist_ok=True)
     possible = sum(task.points for task in tasks)
@@ -509,18 +712,18 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded]) -> None:
                  "result": row.work[task.id][1] if row.work[task.id] else None,
                  "cells": student_cells(*row.work[task.id]) if row.work[task.id] else []} for task in tasks]
         page = environment.get_template("classroom_student.html").render(csp=CSP, student=row.shown, total=row.total,
-                                                                         possible=possible, work=work)
+                                                                         possible=possible, work=work, markdown=MarkdownBudget())
         (run_dir / "feedback" / f"{row.label}.html").write_text(page, encoding="utf-8", errors="backslashreplace")
     totals = Counter(row.total for row in book)
     failed = []
     for task in tasks:
-        reasons = Counter((row.work[task.id][1].reason if row.work[task.id] else "no notebook handed in")
+        reasons = Counter((row.work[task.id][1].reason if row.work[task.id] else "no submission")
                           for row in book if not row.points[task.id])
         failed.append({"task": task, "failed": sum(reasons.values()), "reasons": reasons.most_common(3)})
     failed.sort(key=lambda item: -item["failed"])
     page = environment.get_template("classroom_overview.html").render(
         csp=CSP, tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
-        most=max(totals.values(), default=1), failed=[item for item in failed if item["failed"]])
+        most=max(totals.values(), default=1), failed=[item for item in failed if item["failed"]], notes=notes)
     (run_dir / "overview.html").write_text(page, encoding="utf-8", errors="backslashreplace")
 
 

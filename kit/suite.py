@@ -1,21 +1,18 @@
 """suite: our own benchmark format, a tasks.jsonl with files/ and checks/ beside it (the kit's 143 tasks, or a
-teacher's), and what teachers do with it: prove a suite (validate) and grade students' submissions (grade).
+teacher's), and what teachers do with it: prove a suite (validate); the classroom grades students' work against it.
 """
 
 import argparse
 import json
-import re
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                     append_result, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
-from kit.sandbox import JailLimits, terminal_text
+                         functions_defined_in, jsonl_records, run_attempts, run_one)
+from kit.sandbox import JailLimits
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
 
@@ -79,7 +76,7 @@ def task_from_record(record, where: str, tasks_path: Path, defined: dict) -> Tas
                 points=float(points))
 
 
-# --- teachers: prove a suite (validate) and grade students' submissions against one task (grade) -------------------
+# --- teachers: prove a suite (validate) -------------------------------------------------------------------------
 
 def read_replays(path: Path, expect: str | None, task_id: str | None = None) -> list[dict]:
     """Replay lines of a suite's checks/ folder: {"id", "replies"} in reference.jsonl and wrong.jsonl (expect given),
@@ -201,81 +198,6 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
     failed = sum(bool(found) for found in problems.values())
     print(f"validate: {len(problems) - failed} of {len(problems)} task(s) proven" + (f"; {failed} failed" if failed else ""))
     return 1 if failed else 0
-
-
-def submission_replies(path: Path, task_id: str) -> list[tuple[str, list[str]]]:
-    """(name, replies) per submission in a file: a Jupyter notebook (its code cells in order as the agent's cells, its
-    last markdown cell as the final answer) or replay lines {"replies": [...]} (an "id", if any, must be the task's)."""
-    if not path.is_file():
-        raise UsageError(f"grade: submission {path} does not exist")
-    if path.suffix == ".ipynb":
-        import warnings
-
-        import nbformat
-
-        try:
-            with warnings.catch_warnings():  # MissingIDFieldWarning and the like are nbformat's business, not the teacher's
-                warnings.simplefilter("ignore")
-                notebook = nbformat.read(path, as_version=4)
-        except Exception as error:  # nbformat raises several kinds for a file that is not a notebook
-            raise UsageError(f"grade: {path} is not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
-        try:
-            code = [cell.source for cell in notebook.cells if cell.cell_type == "code" and cell.source.strip()]
-            markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown" and cell.source.strip()]
-        except (AttributeError, TypeError):  # a cell without a source or a type: grade a class (a folder) to go on past it
-            raise UsageError(f"grade: {path} has a cell without a text 'source' or 'cell_type'") from None
-        return [(path.name, [f"```python\n{source}\n```" for source in code] + [markdown[-1] if markdown else ""])]
-    records = read_replays(path, "pass", task_id) if path.suffix in (".jsonl", ".json") else None
-    if records is None:
-        raise UsageError(f"grade: {path} is neither a notebook (.ipynb) nor replay lines (.jsonl)")
-    if not records:
-        raise UsageError(f"grade: {path} holds no replay line")
-    return [(path.name if len(records) == 1 else f"{path.name}:{record['source'].rsplit(':', 1)[1]}", record["replies"]) for record in records]
-
-
-def grade(argv: list[str]) -> Path:
-    """Score submissions against one task, each in the jail with the task's check, as a run with a results file;
-    one line per submission: its name, pass or fail, and the reason. Returns the run directory."""
-    parser = argparse.ArgumentParser(prog="pybench.py grade", description="Grade student submissions (Jupyter notebooks or "
-                                     "replay lines) against one task of a suite, in the jail, with the task's check.")
-    parser.add_argument("--tasks", type=Path, default=ROOT / "tasks.jsonl", help="the suite's tasks.jsonl (files/ and checks/ beside it)")
-    parser.add_argument("--task", required=True, help="the task id the submissions answer")
-    parser.add_argument("--out", type=Path, help="run directory (default runs/grade-<task>-<timestamp>)")
-    parser.add_argument("--max-turns", type=int, default=10, help="at least this many cells run (more if a notebook has more)")
-    parser.add_argument("submissions", type=Path, nargs="+", metavar="SUBMISSION")
-    options = parser.parse_args(argv)
-    tasks_path = options.tasks.resolve()
-    task = next((task for task in load_tasks(tasks_path) if task.id == options.task), None)
-    if task is None:
-        raise UsageError(f"grade --task: no task with id {options.task!r} in {tasks_path}")
-    submissions = [entry for path in options.submissions for entry in submission_replies(path, task.id)]
-    run_dir = (options.out or ROOT / "runs" / f"grade-{task.id}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
-    if run_dir.exists() and any(run_dir.iterdir()):
-        raise UsageError(f"grade --out {run_dir} is not empty: give a new folder")
-    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
-    labels: list[str] = []
-    for name, _ in submissions:
-        label = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip("._-")[:70] or "submission"
-        labels.append(label if label not in labels else f"{label}-{len(labels) + 1}")
-    manifest = {"model": {"replay": "submissions"}, "model_sha256": None, "device": "none (grading)", "suite": str(tasks_path),
-                "suite_size": 1, "suite_sha256": suite_digest(tasks_path.parent, [tasks_path], [task]),
-                "flags": {"max_turns": options.max_turns, "samples": 1}, "grade": {"task": task.id, "submissions": labels},
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
-    write_manifest(run_dir, manifest)
-    records = [{"id": task.id, "replies": replies} for _, replies in submissions]
-    for number, ((name, _), label, record) in enumerate(zip(submissions, labels, records)):
-        replay = run_dir / f"submission{number}.jsonl"
-        replay.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-        result = run_one(task, number, len(submissions) + 1, 0, ReplayModel(replay, {task.id}), Conversation(), run_dir, JailLimits(),
-                         max(options.max_turns, len(record["replies"])))
-        result.id, result.task, result.submission, result.sample = label, task.id, name, 0
-        append_result(run_dir / "results.jsonl", result)
-        print(f"{terminal_text(name)}: {'pass' if result.passed else 'fail'}{': ' + terminal_text(result.reason, 300) if result.reason else ''}",
-              flush=True)
-    manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    write_manifest(run_dir, manifest)
-    print(f"results: {run_dir / 'results.jsonl'}")
-    return run_dir
 
 
 # --- the benchmark record --------------------------------------------------------------------------------------------

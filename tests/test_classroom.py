@@ -4,6 +4,7 @@ its feedback pages and overview opened in headless Chromium."""
 import csv
 import html
 import json
+import os
 import re
 import subprocess
 import sys
@@ -139,6 +140,74 @@ def checks_text() -> list[str]:
                   for line in reply.splitlines()]
     own = {line.strip() for source in (MEAN, TOTAL, PLOT) for line in source.splitlines()}
     return [line.strip() for line in lines if len(line.strip()) > 12 and not line.startswith("```") and line.strip() not in own]
+
+
+# --- fast: the gradebook safe to open, names, the class list -------------------------------------------------------
+
+def test_formula_cells_of_the_gradebook_are_quoted(tmp_path):
+    tasks = load_tasks(COURSE)
+    book = [classroom.Graded(name, name, {task.id: 1.0 for task in tasks}, 3.0, {task.id: None for task in tasks})
+            for name in ("=HYPERLINK(\"http://x\")", "+1", "-2+3", "@SUM(A1)", "\tTab", "\rReturn", "alice", "50-50")]
+    classroom.write_grades(tmp_path / "grades.csv", tasks, book)
+    with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as handle:
+        names = [row[0] for row in csv.reader(handle)][1:]
+    assert names == ["'=HYPERLINK(\"http://x\")", "'+1", "'-2+3", "'@SUM(A1)", "\\x09Tab", "\\x0dReturn", "alice", "50-50"]
+
+
+def test_names_are_compared_after_nfc_and_pages_have_readable_names(tmp_path):
+    taken: set[str] = set()
+    names = [classroom.page_name(name, taken) for name in ("José", "Jose\u0301", "李雷", "", "../..", "Alice", "alice", "CON", "a/b")]
+    assert names == ["José", "José-2", "李雷", "student", "student-2", "Alice", "alice-2", "CON_", "a_b"]
+    assert classroom.student_key("Jose\u0301") == classroom.student_key("josé")
+
+
+def test_two_files_of_one_student_and_task_grade_the_newer_and_name_the_other(tmp_path):
+    tasks = load_tasks(COURSE)
+    old = notebook(tmp_path / "José" / "mean.ipynb", [("code", "print(1)")])
+    new = notebook(tmp_path / "Jose\u0301__mean.ipynb", [("code", "print(2)")])
+    other = notebook(tmp_path / "alice__mean.ipynb", [("code", "print(3)")])
+    os.utime(old, (1_000_000, 1_000_000))
+    found, unmatched = classroom.folder_submissions(tmp_path, tasks)
+    submissions, students, unrostered = classroom.one_each(found, ["Alice", "José", "Bob"])
+    assert students == ["Alice", "José", "Bob"] and unrostered == [] and not unmatched
+    jose = next(submission for submission in submissions if submission.student == "José")
+    assert jose.path == new and jose.older == ["José/mean.ipynb"] and len(submissions) == 2
+    notes = classroom.class_notes(unmatched, submissions, unrostered)
+    assert notes == ["duplicate: José handed in mean more than once: graded the newer Jose\u0301__mean.ipynb, not José/mean.ipynb"]
+
+
+def test_a_roster_is_lines_or_an_lms_csv_with_a_student_column(tmp_path):
+    (tmp_path / "lines.txt").write_text("alice\n\nJose\u0301\n", encoding="utf-8")
+    (tmp_path / "lms.csv").write_text("\ufeffEmail,Student,Group\na@x,alice,1\nb@x,bob,2\n", encoding="utf-8")
+    (tmp_path / "twice.txt").write_text("alice\nALICE\n")
+    assert classroom.read_roster(tmp_path / "lines.txt") == ["alice", "José"]
+    assert classroom.read_roster(tmp_path / "lms.csv") == ["alice", "bob"]
+    with pytest.raises(UsageError, match="lists 'alice' twice"):
+        classroom.read_roster(tmp_path / "twice.txt")
+
+
+def test_a_notebook_of_absurd_cell_count_is_refused_in_seconds(tmp_path):
+    old = {"nbformat": 3, "nbformat_minor": 0, "metadata": {},
+           "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "language": "python", "outputs": []}] * 20_000}]}
+    (tmp_path / "old.ipynb").write_text(json.dumps(old))
+    began = time.monotonic()
+    assert "20000 cells, over the 2000" in unreadable(tmp_path / "old.ipynb")
+    assert time.monotonic() - began < 5
+
+
+def test_a_students_markdown_is_rendered_under_a_size_and_time_bound():
+    budget = classroom.MarkdownBudget(seconds=1.0)
+    began = time.monotonic()
+    pages = [budget("a_" * 5000) for _ in range(200)]
+    assert time.monotonic() - began < 3
+    assert "<p>" in pages[0] and pages[-1].startswith('<pre class="as-text">a_a_')  # the rest as text
+    long = classroom.MarkdownBudget()("**bold** " + "x" * 30_000)
+    assert "<strong>bold</strong>" in long and long.endswith("x</pre>")
+
+
+def test_a_replay_is_a_notebook_its_code_blocks_cells_its_final_answer_markdown():
+    cells = classroom.replay_cells(["Let me look.\n```python\nprint(1)\n```", "```python\nx = 2\n```", "The answer is 2.", "never"])
+    assert cells == [("code", "print(1)\n"), ("code", "x = 2\n"), ("markdown", "The answer is 2.")]
 
 
 # --- slow: a class of 30 in the real jail ---------------------------------------------------------------------------

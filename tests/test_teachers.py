@@ -1,5 +1,9 @@
 """Teachers' commands: `validate` proves a suite (inputs, checks, docstrings, reference replays pass, wrong ones fail),
-`grade` scores students' notebooks and replay lines against one task, in the real jail with the real check."""
+`grade --task` grades students' notebooks and replay lines against one task as a class of one each, in the real
+jail with the real check."""
+import csv
+import json
+
 import pytest
 import nbformat
 
@@ -86,22 +90,36 @@ def notebook(path, cells):
     return path
 
 
-def test_grade_scores_notebooks_and_replay_lines_and_writes_a_run_and_a_report(make_suite, tmp_path):
+def test_grade_task_grades_files_as_a_class_of_one_each_through_the_class_grader(make_suite, tmp_path):
     tasks_path = suite_with_replays(make_suite, TASKS, REFERENCE, WRONG)
     alice = notebook(tmp_path / "alice.ipynb", [("markdown", "My work"), ("code", "numbers = open('./data/numbers.txt').read().split()"),
                                                ("code", "open('./output/total.txt', 'w').write(str(sum(map(int, numbers))))"),
                                                ("markdown", "The total is 10.")])
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text('{"cells": [')
     bob = notebook(tmp_path / "bob.ipynb", [("code", "open('./output/total.txt', 'w').write('1234')"), ("markdown", "Done")])
     carol = write_jsonl(tmp_path / "carol.jsonl", [{"replies": [SUM, "Finished"]}])
+    roster = tmp_path / "roster.csv"
+    roster.write_text("email,student\na@x,alice\nb@x,bob\nc@x,carol\nd@x,=dave\n")
     out = tmp_path / "graded"
-    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "total", alice, bob, carol, "--out", out)
-    assert graded.returncode == 0, graded.stderr
-    lines = graded.stdout.splitlines()
-    assert lines[0] == "alice.ipynb: pass" and lines[2] == "carol.jsonl: pass"
-    assert lines[1].startswith("bob.ipynb: fail") and "'1234', not 10" in lines[1]
-    results = read_results(out)
-    assert set(results) == {"alice.ipynb", "bob.ipynb", "carol.jsonl"} and results["alice.ipynb"]["task"] == "total"
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "total", alice, broken, bob, carol, "--roster", roster, "--out", out)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    lines = {line.split(": ", 1)[0]: line for line in graded.stdout.splitlines() if ": " in line}
+    assert lines["alice.ipynb"] == "alice.ipynb: pass 1/1" and lines["carol.jsonl"] == "carol.jsonl: pass 1/1"
+    assert lines["bob.ipynb"].startswith("bob.ipynb: fail 0/1") and "'1234', not 10" in lines["bob.ipynb"]
+    assert lines["broken.ipynb"].startswith("broken.ipynb: fail 0/1: not graded: the file is not JSON")
+    assert lines["not on the roster"] == "not on the roster: broken, graded under that name"
+    with open(out / "grades.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows == [["student", "total", "total points"], ["alice", "1", "1"], ["bob", "0", "0"], ["carol", "1", "1"],
+                    ["'=dave", "0", "0"], ["broken", "0", "0"]]
+    results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert set(results) == {"alice.ipynb", "broken.ipynb", "bob.ipynb", "carol.jsonl"} and results["alice.ipynb"]["task"] == "total"
     assert results["alice.ipynb"]["messages"][-1]["content"] == "The total is 10." and results["alice.ipynb"]["cells"] == 2
-    assert (out / "report" / "report.html").is_file() and (out / "report" / "tasks" / "bob.ipynb.html").is_file()
+    assert sorted(page.name for page in (out / "feedback").iterdir()) == ["alice.html", "bob.html", "broken.html", "carol.html", "dave.html"]
+    overview = (out / "overview.html").read_text()
+    assert "not on the roster: broken, graded under that name" in overview and "1 &times; no submission" in overview
     unknown = run_pybench("grade", "--tasks", tasks_path, "--task", "absent", alice, "--out", tmp_path / "x")
     assert unknown.returncode == 2 and "no task with id 'absent'" in unknown.stderr
+    several = run_pybench("grade", "--tasks", tasks_path, alice, "--out", tmp_path / "y")
+    assert several.returncode == 2 and "give --task ID" in several.stderr and several.stderr.count("\n") == 1
