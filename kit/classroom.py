@@ -45,8 +45,9 @@ class Unreadable(Exception):
 
 
 def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str, str]]:
-    """(cell type, source) per cell of a Jupyter notebook, its saved outputs ignored; Unreadable with the reason for
-    anything that is not a notebook Jupyter would open."""
+    """(cell type, source) per cell of a Jupyter notebook, its saved outputs ignored, a markdown cell marked as the
+    answer (ANSWER_MARK) typed "answer"; Unreadable with the reason for anything that is not a notebook Jupyter would
+    open."""
     try:
         size = path.stat().st_size
         if size > max_mib * 2**20:
@@ -94,8 +95,17 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
             source = "".join(source)
         if not isinstance(source, str):
             raise Unreadable(f"cell {number}'s 'source' is not text")
-        found.append((kind, source.encode("utf-8", "replace").decode("utf-8")))  # a lone surrogate becomes '?'
+        marked = kind == "markdown" and isinstance(cell.get("metadata"), dict) and is_answer_cell(cell["metadata"])
+        found.append(("answer" if marked else kind, source.encode("utf-8", "replace").decode("utf-8")))  # a lone surrogate becomes '?'
     return found
+
+
+ANSWER_MARK = {"pybench": {"answer": True}}  # a handout's answer cell carries this in its metadata, as nbgrader marks its cells
+ANSWER_PLACEHOLDER = "Your answer: ..."     # its text in the handout: left as it is, it is no answer
+
+
+def is_answer_cell(metadata: dict) -> bool:
+    return isinstance(metadata.get("pybench"), dict) and metadata["pybench"].get("answer") is True
 
 
 def cell_count(book: dict) -> int:
@@ -106,8 +116,12 @@ def cell_count(book: dict) -> int:
 
 
 def notebook_answer(cells: list[tuple[str, str]]) -> str | None:
-    """The answer rule: the last non-empty markdown cell after the last code cell; None when there is none (then the
-    answer is what the last code cell printed)."""
+    """The answer rule: the cell marked as the answer (the handout's, once written), wherever it sits; in a notebook
+    without one, the last non-empty markdown cell after the last code cell; None when there is none (then the answer is what the
+    last code cell printed)."""
+    marked = [source for kind, source in cells if kind == "answer" and source.strip() not in ("", ANSWER_PLACEHOLDER)]
+    if marked:
+        return marked[-1]
     answer = None
     for kind, source in cells:
         if kind == "code" and source.strip():
@@ -138,7 +152,7 @@ def shell_line(command: str) -> str:
 
 def line_magic(magic: str, rest: str) -> str:
     if magic == "matplotlib":
-        return note(f"`%matplotlib {rest}` not needed: figures are kept as a kernel would keep them")
+        return note(f"`%matplotlib {rest}` not needed: figures are shown and closed at each cell's end, as the inline backend does")
     if magic in ("time", "timeit"):
         return rest or "pass"  # the statement runs once, untimed
     if magic in ("pip", "conda"):
@@ -191,16 +205,6 @@ def kernel_source(source: str) -> str:
     return "\n".join(plain)
 
 
-DISPLAY = ('__import__("builtins").display = getattr(__import__("builtins"), "display", None) or '
-           '(lambda *values, **options: print(*map(repr, values), sep="\\n"))  # a kernel\'s display(), as text')
-
-
-def uses_display(code: list[str]) -> bool:
-    """Whether a notebook calls IPython's display() without importing it (a kernel has it built in; the jail has no IPython)."""
-    text = "\n".join(code)
-    return bool(re.search(r"\bdisplay\(", text)) and not re.search(r"import[^\n]*\bdisplay\b|def display\b|\bdisplay\s*=", text)
-
-
 # --- the cells as an attempt's replies, under a time budget ------------------------------------------------------
 
 CODE_REPLY = re.compile(r"```python\n(.*)\n```", re.DOTALL)
@@ -209,8 +213,8 @@ CODE_REPLY = re.compile(r"```python\n(.*)\n```", re.DOTALL)
 @dataclass
 class NotebookConversation(Conversation):
     """The protocol for a notebook: a reply is a code cell only as the grader wrote it (a final answer holding a code
-    block stays an answer); it notes the first cell that failed, for the student's reason."""
-    first_error: str = ""
+    block stays an answer); it notes each cell that failed, for the student's page and the teacher's overview."""
+    failed: list[str] = field(default_factory=list)
     cells_run: int = 0
 
     def code_in(self, reply: str) -> str | None:
@@ -219,9 +223,9 @@ class NotebookConversation(Conversation):
 
     def printed(self, cell) -> str:
         self.cells_run += 1
-        if cell.status != "ok" and not self.first_error:
+        if cell.status != "ok":
             message = (cell.error_message or "").strip().splitlines()
-            self.first_error = f"cell {self.cells_run}: {cell.error_type or cell.status}" + (f": {message[-1]}" if message else "")
+            self.failed.append(f"cell {self.cells_run}: {cell.error_type or cell.status}" + (f": {message[-1][:200]}" if message else ""))
         return super().printed(cell)
 
 
@@ -236,6 +240,7 @@ class Submission:
     cells: list[tuple[str, str]] = field(default_factory=list)
     problem: str = ""      # why it cannot be graded ("" when it can)
     older: list[str] = field(default_factory=list)  # other files of the same student for the same task, not graded
+    failed: list[str] = field(default_factory=list)  # the cells that raised an error when graded, as "cell N: Error: message"
 
     @property
     def code(self) -> list[str]:
@@ -278,8 +283,6 @@ class NotebookAttempt:
             if turn and time.monotonic() - self.started > self.model.budget:
                 return Reply(None, stop=f"time budget of {self.model.budget:g} s spent after {turn} of {len(code)} code cells")
             source = kernel_source(code[turn])
-            if turn == 0 and uses_display(code):
-                source = f"{DISPLAY}\n{source}"
             return Reply(f"```python\n{source}\n```", stop="stop")
         if turn == len(code):
             answer = notebook_answer(self.submission.cells)
@@ -462,13 +465,20 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
         except Exception as error:  # a notebook the grader could not run: that student's failure, the class goes on
             submission.problem = f"the grader could not run this notebook ({type(error).__name__}: {str(error)[:200]})"
         else:
+            submission.failed = conversation.failed
             why = [part for part in (result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
-                                     conversation.first_error) if part]
+                                     failed_cells(conversation.failed)) if part]
             result.reason = "" if result.passed else safe_text("; ".join(why), 2000)
             result.task, result.submission = task.id, submission.name
             return result
     return Result(submission.label, task.category, passed=False, reason=safe_text(f"not graded: {submission.problem}", 2000),
                   ended_by="not graded", task=task.id, submission=submission.name)
+
+
+def failed_cells(failed: list[str]) -> str:
+    """The cells that raised, for a reason: every cell runs even after one raises, as autograders run them."""
+    shown = "; ".join(failed[:5]) + (f"; and {len(failed) - 5} more" if len(failed) > 5 else "")
+    return f"{'a cell' if len(failed) == 1 else f'{len(failed)} cells'} raised an error: {shown}" if failed else ""
 
 
 def grade_options(argv: list[str]) -> argparse.Namespace:
@@ -483,6 +493,8 @@ def grade_options(argv: list[str]) -> argparse.Namespace:
                         "(or, with --task, notebook and replay files)")
     parser.add_argument("--roster", type=Path, help="the class list: one student a line, or a CSV with a 'student' column; "
                         "every student on it gets a row")
+    parser.add_argument("--overrides", type=Path, help="the teacher's overrides, a CSV of student, task, points, why, applied by "
+                        "every grade (default overrides.csv beside the tasks file, where there is one)")
     parser.add_argument("--out", type=Path, help="where grades.csv, results.jsonl and the pages go (default runs/class-<time>)")
     parser.add_argument("--parallel", type=int, help="notebooks graded at once (default: one per core)")
     parser.add_argument("--cell-timeout", type=float, default=CELL_TIMEOUT, help=f"seconds a cell may run, then it is cut "
@@ -521,6 +533,8 @@ def grade_class(argv: list[str]) -> int:
         if not tasks:
             raise UsageError(f"grade --task: no task with id {options.task!r} in {tasks_path}")
     roster = read_roster(options.roster) if options.roster else []
+    overrides_path = options.overrides or tasks_path.parent / "overrides.csv"
+    overrides = read_overrides(overrides_path, tasks) if options.overrides or overrides_path.is_file() else {}
     found, unmatched = handed_in(options, tasks)
     submissions, students, unrostered = one_each(found, roster)
     if not submissions and not roster:
@@ -536,9 +550,12 @@ def grade_class(argv: list[str]) -> int:
         print(line)
     began = time.monotonic()
     results = grade_all(submissions, options, run_dir, tasks_path, tasks, len(students))
-    book = gradebook(students, tasks, submissions, results, unrostered)
+    book = gradebook(students, tasks, submissions, results, unrostered, overrides)
     write_grades(run_dir / "grades.csv", tasks, book)
-    write_pages(run_dir, tasks, book, class_notes(unmatched, submissions, unrostered))
+    applied = override_notes(book, overrides, overrides_path)
+    for line in applied:
+        print(line)
+    write_pages(run_dir, tasks, book, class_notes(unmatched, submissions, unrostered) + applied)
     print(f"graded {len(results)} notebook(s) in {time.monotonic() - began:.0f} s; grades: {run_dir / 'grades.csv'}; "
           f"feedback: {run_dir / 'feedback'}; overview: {run_dir / 'overview.html'}")
     return 0
@@ -558,7 +575,7 @@ def class_notes(unmatched: list[str], submissions: list[Submission], unrostered:
 def grade_all(submissions: list[Submission], options: argparse.Namespace, run_dir: Path, tasks_path: Path, tasks: list[Task],
               students: int) -> dict[str, Result]:
     """Every submission in the jail, as many at once as --parallel says, a line each as it ends: results by label."""
-    limits = JailLimits(memory_gib=options.memory, cell_timeout=options.cell_timeout)
+    limits = JailLimits(memory_gib=options.memory, cell_timeout=options.cell_timeout, notebook=True)
     by_label = {submission.label: submission for submission in submissions}
     model = NotebookModel(by_label, options.budget)
     parallel = model.open(options.parallel, max(1, len(submissions)))
@@ -598,6 +615,7 @@ class Graded:
     total: float
     work: dict[str, tuple[Submission, Result] | None]
     rostered: bool = True
+    overridden: dict[str, str] = field(default_factory=dict)  # task id: why the teacher set its points
 
     @property
     def shown(self) -> str:
@@ -606,7 +624,8 @@ class Graded:
 
 
 def gradebook(students: list[str], tasks: list[Task], submissions: list[Submission], results: dict[str, Result],
-              unrostered: list[str]) -> list[Graded]:
+              unrostered: list[str], overrides: dict[tuple[str, str], tuple[float, str]]) -> list[Graded]:
+    """A row per student: the points each task's verdict gives, or the teacher's override of them."""
     taken: set[str] = set()
     rows = []
     for student in students:
@@ -615,8 +634,43 @@ def gradebook(students: list[str], tasks: list[Task], submissions: list[Submissi
             if submission.student == student:
                 work[submission.task.id] = (submission, results[submission.label])
         points = {task.id: task.points if work[task.id] and work[task.id][1].passed else 0.0 for task in tasks}
-        rows.append(Graded(student, page_name(student, taken), points, sum(points.values()), work, student not in unrostered))
+        overridden = {task.id: overrides[student_key(student), task.id] for task in tasks if (student_key(student), task.id) in overrides}
+        points |= {task_id: given for task_id, (given, _) in overridden.items()}
+        rows.append(Graded(student, page_name(student, taken), points, sum(points.values()), work, student not in unrostered,
+                           {task_id: why for task_id, (_, why) in overridden.items()}))
     return rows
+
+
+def read_overrides(path: Path, tasks: list[Task]) -> dict[tuple[str, str], tuple[float, str]]:
+    """The teacher's overrides, a CSV with columns student, task, points, why: {(student key, task id): (points,
+    why)}, applied by every grade that reads the file."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise UsageError(f"grade --overrides {path} cannot be read ({error}): give a CSV with columns student, task, points, why") from None
+    ids = {task.id for task in tasks}
+    found = {}
+    for number, row in enumerate(rows, 2):
+        student, task_id, points, why = (str(row.get(column) or "").strip() for column in ("student", "task", "points", "why"))
+        try:
+            given = float(points)
+        except ValueError:
+            given = -1.0
+        if not student or task_id not in ids or not 0 <= given <= 10_000 or not why:
+            raise UsageError(f"grade --overrides {path}, line {number}: give a student, one of the tasks ({', '.join(sorted(ids))}), "
+                             "points (a number from 0) and why")
+        found[student_key(student), task_id] = (given, why)
+    return found
+
+
+def override_notes(book: list[Graded], overrides: dict, path: Path) -> list[str]:
+    """A line per override of the teacher's: applied (whose, which task, the points, why), or naming no student here."""
+    applied = [f"override from {path.name}: {row.shown}, {task_id}: {row.points[task_id]:g} points ({terminal_text(why)})"
+               for row in book for task_id, why in row.overridden.items()]
+    students = {student_key(row.student) for row in book}
+    return applied + [f"override from {path.name} not applied: no student {terminal_text(key)} in this class"
+                      for key, _ in overrides if key not in students]
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -701,6 +755,12 @@ def student_cells(submission: Submission, result: Result) -> list[dict]:
     return cells
 
 
+def passed_with_errors(book: list[Graded]) -> list[str]:
+    """A line per notebook that passed although a cell raised an error (autograders run on; a teacher looks)."""
+    return [f"passed, but {failed_cells(work[0].failed)}: {row.shown}, {task_id}" for row in book
+            for task_id, work in row.work.items() if work and work[1].passed and work[0].failed]
+
+
 def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: list[str]) -> None:
     """feedback/<student>.html: a student's own work, points and reasons (nothing of the checks, the references or
     the others); overview.html: the teacher's view of the class, with the notes (duplicates, names off the roster)."""
@@ -708,7 +768,8 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
     (run_dir / "feedback").mkdir(exist_ok=True)
     possible = sum(task.points for task in tasks)
     for row in book:
-        work = [{"task": task, "points": row.points[task.id], "submission": row.work[task.id][0] if row.work[task.id] else None,
+        work = [{"task": task, "points": row.points[task.id], "overridden": row.overridden.get(task.id, ""),
+                 "submission": row.work[task.id][0] if row.work[task.id] else None,
                  "result": row.work[task.id][1] if row.work[task.id] else None,
                  "cells": student_cells(*row.work[task.id]) if row.work[task.id] else []} for task in tasks]
         page = environment.get_template("classroom_student.html").render(csp=CSP, student=row.shown, total=row.total,
@@ -723,11 +784,35 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
     failed.sort(key=lambda item: -item["failed"])
     page = environment.get_template("classroom_overview.html").render(
         csp=CSP, tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
-        most=max(totals.values(), default=1), failed=[item for item in failed if item["failed"]], notes=notes)
+        most=max(totals.values(), default=1), failed=[item for item in failed if item["failed"]], notes=notes + passed_with_errors(book))
     (run_dir / "overview.html").write_text(page, encoding="utf-8", errors="backslashreplace")
 
 
 # --- the handout ---------------------------------------------------------------------------------------------------
+
+def starter_notebook(task: Task, tasks: int):
+    """A task's starter notebook: the naming rule first, the task, a code cell, and the answer cell marked as such;
+    kernel metadata (python3) so that JupyterLab and VS Code open it without asking for a kernel."""
+    import nbformat
+
+    files = "\n".join(f"- `{path}`" for path in task.paths) or "- none"
+    name = "`<your name>.ipynb`" if tasks == 1 else f"`<your name>/{task.id}.ipynb` or `<your name>__{task.id}.ipynb`"
+    saves = re.findall(r"\./output/[\w./-]*\w", task.query)
+    answer = (f"Save {', '.join(f'`{path}`' for path in dict.fromkeys(saves))} as the task asks: that file is graded. Write a "
+              "word or two in the answer cell at the end if you like." if saves else
+              "Write your answer in words in the answer cell at the end (it is marked as the answer: keep it, wherever "
+              "it ends up).")
+    book = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                                              "language_info": {"name": "python"}})
+    book.cells = [nbformat.v4.new_markdown_cell(f"**Hand in** this notebook as {name} (your name as the class list spells it)."),
+                  nbformat.v4.new_markdown_cell(f"# {task.id} ({task.points:g} point{'s' if task.points != 1 else ''})\n\n"
+                                                f"{task.query}\n\nInput files:\n{files}\n\n{answer}"),
+                  nbformat.v4.new_code_cell("import os\nos.makedirs('./output', exist_ok=True)\n"
+                                            + "".join(f"# {path}\n" for path in task.paths)),
+                  nbformat.v4.new_markdown_cell(ANSWER_PLACEHOLDER, metadata=ANSWER_MARK)]
+    nbformat.validate(book)
+    return book
+
 
 def handout(argv: list[str]) -> int:
     """`pybench.py handout --tasks TASKS.jsonl DIR`: a starter notebook per task and the input files under DIR/data/,
@@ -747,17 +832,7 @@ def handout(argv: list[str]) -> int:
     for task in tasks:
         for relative, host in task.inputs.items():
             shutil.copyfile(host, out / relative)
-        files = "\n".join(f"- `{path}`" for path in task.paths) or "- none"
-        book = nbformat.v4.new_notebook()
-        book.cells = [nbformat.v4.new_markdown_cell(f"# {task.id} ({task.points:g} point{'s' if task.points != 1 else ''})\n\n"
-                                                    f"{task.query}\n\nInput files:\n{files}\n\nSave the files asked for under "
-                                                    "`./output/`. End with a markdown cell giving your answer in words "
-                                                    "(without one, what your last code cell prints is your answer)."),
-                      nbformat.v4.new_code_cell("import os\nos.makedirs('./output', exist_ok=True)\n"
-                                                + "".join(f"# {path}\n" for path in task.paths)),
-                      nbformat.v4.new_markdown_cell("Your answer: ...")]
-        nbformat.validate(book)
-        nbformat.write(book, out / f"{task.id}.ipynb")
+        nbformat.write(starter_notebook(task, len(tasks)), out / f"{task.id}.ipynb")
         print(f"{out / (task.id + '.ipynb')}")
     print(f"handout: {len(tasks)} notebook(s) and {sum(len(task.inputs) for task in tasks)} input file(s) in {out}; "
           f"students hand in <student>/<task-id>.ipynb (or <student>.ipynb for a one-task assignment)")

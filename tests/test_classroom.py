@@ -71,6 +71,12 @@ def test_cells_are_read_without_their_saved_outputs_and_the_answer_rule(tmp_path
     assert classroom.notebook_answer(cells) is None  # a markdown cell before the last code cell is no answer
     assert classroom.notebook_answer(cells + [("markdown", "It is 4.")]) == "It is 4."
     assert classroom.notebook_answer([("markdown", "Answer: 3")]) == "Answer: 3"
+    marked = nbformat.v4.new_markdown_cell("The mean is 72.5.", metadata=classroom.ANSWER_MARK)
+    book.cells = [marked, nbformat.v4.new_code_cell("print('exploring')"), nbformat.v4.new_markdown_cell("Notes")]
+    nbformat.write(book, tmp_path / "marked.ipynb")
+    cells = classroom.notebook_cells(tmp_path / "marked.ipynb")
+    assert classroom.notebook_answer(cells) == "The mean is 72.5."  # the marked cell, wherever it sits
+    assert classroom.notebook_answer([("answer", classroom.ANSWER_PLACEHOLDER), ("code", "print(4)")]) is None  # left as handed out
     messages = [{}, {}, {}, {"role": "assistant", "content": "x"},
                 {"role": "user", "content": "Output:\n[grader] `%matplotlib inline` not needed\n4"}]
     assert classroom.printed_answer(messages) == "4"
@@ -92,9 +98,14 @@ def test_magics_and_shell_escapes_become_python_a_kernel_would_run():
     for cell in ("%%javascript\nalert(1)", "%%bash\npip install x"):
         compile(classroom.kernel_source(cell), "<cell>", "exec")
     assert classroom.kernel_source("print(1)\nprint('%d' % 2)") == "print(1)\nprint('%d' % 2)"
-    assert classroom.uses_display(["x = 1", "display(x)"]) and not classroom.uses_display(["from IPython.display import display\ndisplay(1)"])
-    shown = subprocess.run([sys.executable, "-c", f"{classroom.DISPLAY}\ndisplay(72.5, 'a')"], capture_output=True, text=True)
-    assert shown.stdout == "72.5\n'a'\n", shown.stderr
+
+
+def test_a_notebooks_jail_has_ipython_display_and_a_builtin_display_as_a_kernel_has():
+    shim = ("import sys\nsys.path.insert(0, 'kit')\nimport jailed\nend_of_cell = jailed.as_in_a_notebook()\ndisplay(72.5, 'a')\n"
+            "from IPython.display import display as shown, Markdown, HTML, Image\nimport IPython\n"
+            "shown(Markdown('**x**'), HTML('<b>y</b>'), Image(filename='a.png'))\nprint(IPython.get_ipython())\nend_of_cell()")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", shim], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout == "72.5\n'a'\n**x**\n<b>y</b>\n<IPython.core.display.Image object>\nNone\n", done.stderr
 
 
 def test_points_default_to_1_and_are_validated(make_suite):
@@ -119,7 +130,10 @@ def test_handout_writes_starter_notebooks_and_inputs_and_nothing_of_the_checks(t
         book = nbformat.read(out / f"{task.id}.ipynb", as_version=4)
         nbformat.validate(book)
         text = (out / f"{task.id}.ipynb").read_text()
-        assert task.query in book.cells[0].source and all(path in book.cells[0].source for path in task.paths)
+        assert book.metadata.kernelspec.name == "python3" and f"`<your name>/{task.id}.ipynb`" in book.cells[0].source
+        assert task.query in book.cells[1].source and all(path in book.cells[1].source for path in task.paths)
+        assert book.cells[-1].metadata == classroom.ANSWER_MARK
+        assert ("`./output/scores.png` as the task asks" in book.cells[1].source) == (task.id == "plot")
         assert not [secret for secret in secrets if secret in text]
     again = run_pybench("handout", "--tasks", COURSE, out, timeout=120)
     assert again.returncode == 2 and "not an empty folder" in again.stderr

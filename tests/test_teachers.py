@@ -101,6 +101,7 @@ def test_grade_task_grades_files_as_a_class_of_one_each_through_the_class_grader
     carol = write_jsonl(tmp_path / "carol.jsonl", [{"replies": [SUM, "Finished"]}])
     roster = tmp_path / "roster.csv"
     roster.write_text("email,student\na@x,alice\nb@x,bob\nc@x,carol\nd@x,=dave\n")
+    (tasks_path.parent / "overrides.csv").write_text("student,task,points,why\nBob,total,0.5,the sum was right on paper\nzed,total,1,x\n")
     out = tmp_path / "graded"
     graded = run_pybench("grade", "--tasks", tasks_path, "--task", "total", alice, broken, bob, carol, "--roster", roster, "--out", out)
     assert graded.returncode == 0, graded.stdout + graded.stderr
@@ -111,7 +112,9 @@ def test_grade_task_grades_files_as_a_class_of_one_each_through_the_class_grader
     assert lines["not on the roster"] == "not on the roster: broken, graded under that name"
     with open(out / "grades.csv", newline="") as handle:
         rows = list(csv.reader(handle))
-    assert rows == [["student", "total", "total points"], ["alice", "1", "1"], ["bob", "0", "0"], ["carol", "1", "1"],
+    assert "override from overrides.csv: bob, total: 0.5 points (the sum was right on paper)" in graded.stdout.splitlines()
+    assert "override from overrides.csv not applied: no student zed in this class" in graded.stdout.splitlines()
+    assert rows == [["student", "total", "total points"], ["alice", "1", "1"], ["bob", "0.5", "0.5"], ["carol", "1", "1"],
                     ["'=dave", "0", "0"], ["broken", "0", "0"]]
     results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert set(results) == {"alice.ipynb", "broken.ipynb", "bob.ipynb", "carol.jsonl"} and results["alice.ipynb"]["task"] == "total"
@@ -119,7 +122,47 @@ def test_grade_task_grades_files_as_a_class_of_one_each_through_the_class_grader
     assert sorted(page.name for page in (out / "feedback").iterdir()) == ["alice.html", "bob.html", "broken.html", "carol.html", "dave.html"]
     overview = (out / "overview.html").read_text()
     assert "not on the roster: broken, graded under that name" in overview and "1 &times; no submission" in overview
+    assert "set by your teacher: the sum was right on paper" in (out / "feedback" / "bob.html").read_text()
     unknown = run_pybench("grade", "--tasks", tasks_path, "--task", "absent", alice, "--out", tmp_path / "x")
     assert unknown.returncode == 2 and "no task with id 'absent'" in unknown.stderr
     several = run_pybench("grade", "--tasks", tasks_path, alice, "--out", tmp_path / "y")
     assert several.returncode == 2 and "give --task ID" in several.stderr and several.stderr.count("\n") == 1
+
+
+CHART_CHECK = '''
+def chart(answer, output, data):
+    """./output/chart.png shows a chart, not a blank figure."""
+    from PIL import Image
+
+    path = output / "chart.png"
+    assert path.is_file(), "there is no ./output/chart.png"
+    colours = Image.open(path).convert("L").getcolors(1 << 16)
+    assert colours is None or len(colours) > 2, "./output/chart.png is blank"
+'''
+BARS = "plt.bar(['a', 'b'], [1, 2])"
+
+
+def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
+    """Jupyter's semantics (checked with nbclient and ipykernel; shared/README.md): the inline backend closes each
+    figure at the end of the cell that drew it, so show-then-save-later writes a blank picture; IPython.display
+    imports and display() is built in; here every cell runs after one raises, as autograders run them."""
+    tasks_path = make_suite([{"id": "chart", "category": "chart", "query": "Save a bar chart as ./output/chart.png",
+                              "files": [], "check": "suite:chart"}], CHART_CHECK)
+    plot = "import matplotlib.pyplot as plt\n"
+    notebook(tmp_path / "later.ipynb", [("code", plot + BARS + "\nplt.show()"), ("code", "plt.savefig('./output/chart.png')")])
+    notebook(tmp_path / "same.ipynb", [("code", plot + BARS + "\nplt.show()\nplt.savefig('./output/chart.png')")])
+    notebook(tmp_path / "display.ipynb", [("code", "from IPython.display import display, Markdown\n" + plot),
+                                          ("code", "1 / 0"), ("code", "display(Markdown('**drawing**'))\nshown = 7\ndisplay(shown)"),
+                                          ("code", BARS + "\nplt.savefig('./output/chart.png')"), ("code", "missing_name")])
+    out = tmp_path / "graded"
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "chart", *(tmp_path / f"{name}.ipynb" for name in ("later", "same", "display")),
+                         "--out", out)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    lines = {line.split(": ", 1)[0]: line for line in graded.stdout.splitlines() if ": " in line}
+    assert lines["later.ipynb"] == "later.ipynb: fail 0/1: ./output/chart.png is blank", lines
+    assert lines["same.ipynb"] == "same.ipynb: pass 1/1" and lines["display.ipynb"] == "display.ipynb: pass 1/1"
+    results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert results["display.ipynb"]["printed"][2] == "**drawing**\n7"
+    overview = (out / "overview.html").read_text()
+    assert ("passed, but 2 cells raised an error: cell 2: ZeroDivisionError: division by zero; "
+            "cell 5: NameError: name &#39;missing_name&#39; is not defined: display, chart") in overview
