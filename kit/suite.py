@@ -3,6 +3,8 @@ teacher's), and what teachers do with it: prove a suite (validate); the classroo
 """
 
 import argparse
+import functools
+import importlib.machinery
 import json
 import shutil
 import sys
@@ -10,8 +12,8 @@ import tempfile
 from pathlib import Path
 
 from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                         functions_defined_in, jsonl_records, run_attempts, run_one)
-from kit.sandbox import JailLimits
+                         check_modules, functions_defined_in, imported_names, jsonl_records, run_attempts, run_one)
+from kit.sandbox import JailLimits, jail_python
 
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
@@ -50,8 +52,9 @@ def task_from_record(record, where: str, tasks_path: Path, defined: dict) -> Tas
     task_id = record["id"]
     if not TASK_ID.fullmatch(task_id):
         raise UsageError(f"{where}: field 'id' {task_id!r} must be letters, digits, '.', '_' or '-'")
-    if record["category"] not in CATEGORIES:
-        raise UsageError(f"{where}: field 'category' is {record['category']!r}, not one of {', '.join(CATEGORIES)}")
+    if not record["category"].strip() or len(record["category"]) > 60 or not record["category"].isprintable():
+        raise UsageError(f"{where}: field 'category' {record['category']!r} must be a name on one line, at most 60 characters "
+                         f"(the kit's suite uses the paper's five: {', '.join(CATEGORIES)})")
     inputs = {}
     for name in record["files"]:
         path = files_dir / name if isinstance(name, str) else None
@@ -143,6 +146,22 @@ def replay_records(tasks: dict[str, Task], records: list[dict], run_dir: Path, m
     return outcomes
 
 
+@functools.cache
+def unimportable_in(checks_dir: Path, module: str, environment: str) -> tuple[str, ...]:
+    """What a task's check modules import that its check jail could not: a name in none of the modules it mounts
+    (checks/, the kit's library pybench_checks), the standard library or the jail's Python (when that is built)."""
+    modules = check_modules(checks_dir, module)
+    site = [str(folder) for folder in jail_python(environment).parent.parent.glob("lib/python3*/site-packages")]
+    problems = []
+    for name, path in modules.items():
+        for imported in dict.fromkeys(imported_names(path)):
+            if not (f"{imported}.py" in modules or imported in sys.stdlib_module_names or not site
+                    or importlib.machinery.PathFinder.find_spec(imported, site)):
+                problems.append(f"checks/{name} imports {imported!r}, which the check jail cannot import (not in checks/, "
+                                "the kit's check library pybench_checks, or the jail's Python)")
+    return tuple(problems)
+
+
 def validate(tasks_path: Path, keep: Path | None) -> int:
     """Prove a suite: every task's line parses, its input files exist, its check function exists and has a docstring,
     its reference replays pass and its wrong replays fail (checks/reference.jsonl, checks/wrong.jsonl and, where
@@ -165,6 +184,7 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
             continue
         if not (defined[task.check_module][task.check_function] or "").strip():
             found.append(f"its check {task.check_module}:{task.check_function} has no docstring saying what it verifies")
+        found += unimportable_in(task.checks_dir, task.check_module, task.environment)
         tasks[task.id] = task
     records = read_replays(checks_dir / "reference.jsonl", "pass") + read_replays(checks_dir / "wrong.jsonl", "fail")
     for path in sorted((checks_dir / "solutions").glob("*.jsonl")):

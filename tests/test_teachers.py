@@ -166,3 +166,40 @@ def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
     overview = (out / "overview.html").read_text()
     assert ("passed, but 2 cells raised an error: cell 2: ZeroDivisionError: division by zero; "
             "cell 5: NameError: name &#39;missing_name&#39; is not defined: display, chart") in overview
+
+
+LIBRARY_CHECKS = '''
+from pybench_checks import assert_number, saved_figure
+
+
+def bars(answer, output, data):
+    """./output/bars.png is a bar chart of a = 1 and b = 3, and the answer states the larger value, 3."""
+    ax = saved_figure(output, "bars.png").single_axes("bar chart")
+    shown = [ax.bar_value(bar) for bar in ax.bars_in_display_order()]
+    assert shown == [1, 3], f"the bars show {shown}, not 1 and 3"
+    assert_number(answer, 3)
+'''
+BROKEN_CHECKS = '''
+from common_helpers import nothing
+
+
+def uses_a_copy(answer, output, data):
+    """Imports a module nobody has."""
+'''
+DRAW = "```python\nimport matplotlib.pyplot as plt\nplt.bar(['a', 'b'], {values})\nplt.savefig('./output/bars.png')\n```"
+
+
+def test_a_teachers_suite_outside_the_kit_uses_the_check_library_and_validate_catches_a_module_that_cannot_import(make_suite):
+    tasks = [{"id": "bars", "category": "week 3: plotting", "query": "Draw a = 1, b = 3 as bars in ./output/bars.png; which is larger?",
+              "files": [], "check": "suite:bars"},
+             {"id": "copied", "category": "week 3: plotting", "query": "?", "files": [], "check": "broken:uses_a_copy"}]
+    tasks_path = make_suite(tasks, LIBRARY_CHECKS)
+    (tasks_path.parent / "checks" / "broken.py").write_text(BROKEN_CHECKS)
+    write_jsonl(tasks_path.parent / "checks" / "reference.jsonl", [{"id": "bars", "replies": [DRAW.format(values=[1, 3]), "b, 3"]},
+                                                                    {"id": "copied", "replies": ["x"]}])
+    write_jsonl(tasks_path.parent / "checks" / "wrong.jsonl", [{"id": "bars", "replies": [DRAW.format(values=[3, 1]), "a, 3"]},
+                                                                {"id": "copied", "replies": ["y"]}])
+    checked = run_pybench("validate", tasks_path)
+    verdicts = {line.split()[1]: line for line in checked.stdout.splitlines() if line.startswith(("ok", "FAIL"))}
+    assert checked.returncode == 1 and verdicts["bars"].startswith("ok    bars") and "2 replay(s)" in verdicts["bars"], checked.stdout
+    assert "checks/broken.py imports 'common_helpers', which the check jail cannot import" in verdicts["copied"]
