@@ -6,14 +6,18 @@ import argparse
 import functools
 import importlib.machinery
 import json
+import re
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
                          check_modules, functions_defined_in, imported_names, jsonl_records, run_attempts, run_one)
 from kit.sandbox import JailLimits, jail_python
+
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: runs/
 
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
@@ -201,6 +205,8 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
     run_dir = keep.resolve() if keep else Path(tempfile.mkdtemp(prefix="pybench-validate-"))
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dir.chmod(0o755)
+    results_path = run_dir / "validate.jsonl" if keep else ROOT / "runs" / f"validate-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    results_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         counts: dict[str, int] = {}
         for record, result in replay_records(tasks, playable, run_dir):
@@ -208,6 +214,13 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
             if result.passed != (record["expect"] == "pass"):
                 got = "passed" if result.passed else f"failed ({result.reason})"
                 problems[record["id"]].append(f"{record['source']} [{record['kind']}] should {record['expect']} but {got}")
+            unprinted = unprinted_numbers(result, tasks[record["id"]].query) if record["expect"] == "pass" and result.passed else []
+            if unprinted:
+                print(f"note  {record['id']}: {record['source']} [{record['kind']}] states {', '.join(unprinted)}, which none of its cells printed")
+            with open(results_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"id": record["id"], "replay": record["source"], "kind": record["kind"], "expect": record["expect"],
+                                         "got": "pass" if result.passed else "fail", "reason": result.reason,
+                                         "unprinted_numbers": unprinted}, ensure_ascii=False) + "\n")
     finally:
         if not keep:
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -216,8 +229,26 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
         print(f"FAIL  {task_id.ljust(width)}  {'; '.join(found)}" if found else
               f"ok    {task_id.ljust(width)}  {counts.get(task_id, 0)} replay(s) got the verdict they expect")
     failed = sum(bool(found) for found in problems.values())
-    print(f"validate: {len(problems) - failed} of {len(problems)} task(s) proven" + (f"; {failed} failed" if failed else ""))
+    print(f"validate: {len(problems) - failed} of {len(problems)} task(s) proven" + (f"; {failed} failed" if failed else "")
+          + (f"; each replay's verdict and reason: {results_path}" if playable else ""))
     return 1 if failed else 0
+
+
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+def unprinted_numbers(result: Result, query: str) -> list[str]:
+    """The numbers a passing replay's final answer states that none of its cells printed (nor its query holds),
+    allowing for rounding to the decimals the answer gives and for a share written as a percentage: a total added
+    up by hand and mis-added is caught here, where a check reading the answer with a tolerance may not catch it."""
+    final = result.messages[-1]["content"] if result.messages and result.messages[-1]["role"] == "assistant" else ""
+    seen = [float(text.replace(",", "")) for text in NUMBER.findall("\n".join(filter(None, result.printed or [])) + "\n" + query)]
+    missing = []
+    for text in dict.fromkeys(NUMBER.findall(final)):
+        value, decimals = float(text.replace(",", "")), len(text.partition(".")[2])
+        if not any(abs(shown * scale - value) <= 0.5 * 10 ** -decimals + 1e-9 for shown in seen for scale in (1, 100)):
+            missing.append(text)
+    return missing
 
 
 # --- the benchmark record --------------------------------------------------------------------------------------------

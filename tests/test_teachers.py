@@ -55,12 +55,17 @@ def test_validate_proves_a_good_suite(make_suite):
     tasks_path = suite_with_replays(make_suite, TASKS, REFERENCE, WRONG)
     (tasks_path.parent / "checks" / "solutions").mkdir()
     write_jsonl(tasks_path.parent / "checks" / "solutions" / "suite.jsonl",
-                [{"id": "square", "expect": "pass", "kind": "in words", "replies": ["Finished: one hundred and forty-four, 144"]}])
-    proven = run_pybench("validate", tasks_path)
+                [{"id": "square", "expect": "pass", "kind": "in words", "replies": ["Finished: one hundred and forty-four, 144"]},
+                 {"id": "square", "expect": "pass", "kind": "mis-added", "replies": [REFERENCE[0]["replies"][0], "144, and twice that is 298"]}])
+    proven = run_pybench("validate", tasks_path, "--keep", tasks_path.parent / "kept")
     assert proven.returncode == 0, proven.stdout + proven.stderr
     lines = [line.split() for line in proven.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
-    assert [(line[0], line[1], line[2]) for line in lines] == [("ok", "square", "3"), ("ok", "total", "2")]
+    assert [(line[0], line[1], line[2]) for line in lines] == [("ok", "square", "4"), ("ok", "total", "2")]
     assert "2 of 2 task(s) proven" in proven.stdout
+    assert "note  square: solutions/suite.jsonl:2 [mis-added] states 298, which none of its cells printed" in proven.stdout.splitlines()
+    verdicts = [json.loads(line) for line in (tasks_path.parent / "kept" / "validate.jsonl").read_text().splitlines()]
+    assert len(verdicts) == 6 and {"id": "square", "replay": "checks/wrong.jsonl:1", "kind": "wrong", "expect": "fail", "got": "fail",
+                                   "reason": "the answer does not say 144", "unprinted_numbers": []} in verdicts
 
 
 def test_validate_names_every_broken_task_and_exits_1(make_suite):
