@@ -241,6 +241,7 @@ class Submission:
     problem: str = ""      # why it cannot be graded ("" when it can)
     older: list[str] = field(default_factory=list)  # other files of the same student for the same task, not graded
     failed: list[str] = field(default_factory=list)  # the cells that raised an error when graded, as "cell N: Error: message"
+    parts: list[tuple[str, float, float, str]] = field(default_factory=list)  # a partial-credit check's (name, earned, possible, why)
 
     @property
     def code(self) -> list[str]:
@@ -466,6 +467,7 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
             submission.problem = f"the grader could not run this notebook ({type(error).__name__}: {str(error)[:200]})"
         else:
             submission.failed = conversation.failed
+            submission.parts = check_parts(result.reason)
             why = [part for part in (result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
                                      failed_cells(conversation.failed)) if part]
             result.reason = "" if result.passed else safe_text("; ".join(why), 2000)
@@ -473,6 +475,16 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
             return result
     return Result(submission.label, task.category, passed=False, reason=safe_text(f"not graded: {submission.problem}", 2000),
                   ended_by="not graded", task=task.id, submission=submission.name)
+
+
+PART = re.compile(r"(\w+) (\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?: \((.*?)\))?(?=; \w+ \d+(?:\.\d+)?/|$)", re.DOTALL)
+
+
+def check_parts(reason: str) -> list[tuple[str, float, float, str]]:
+    """The parts a partial-credit check (pybench_checks.award) named in its reason: (name, earned, possible, why)."""
+    if not reason.startswith("parts: "):
+        return []
+    return [(name, float(earned), float(possible), why or "") for name, earned, possible, why in PART.findall(reason[7:])]
 
 
 def failed_cells(failed: list[str]) -> str:
@@ -597,7 +609,7 @@ def grade_all(submissions: list[Submission], options: argparse.Namespace, run_di
         results[submission.label] = result
         append_result(run_dir / "results.jsonl", result)
         points = submission.task.points
-        print(f"{terminal_text(submission.name)}: {'pass' if result.passed else 'fail'} {points if result.passed else 0:g}/{points:g}"
+        print(f"{terminal_text(submission.name)}: {'pass' if result.passed else 'fail'} {earned(submission.task, (submission, result)):g}/{points:g}"
               f"{': ' + terminal_text(result.reason, 300) if result.reason else ''}", flush=True)
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
@@ -633,12 +645,20 @@ def gradebook(students: list[str], tasks: list[Task], submissions: list[Submissi
         for submission in submissions:
             if submission.student == student:
                 work[submission.task.id] = (submission, results[submission.label])
-        points = {task.id: task.points if work[task.id] and work[task.id][1].passed else 0.0 for task in tasks}
+        points = {task.id: earned(task, work[task.id]) for task in tasks}
         overridden = {task.id: overrides[student_key(student), task.id] for task in tasks if (student_key(student), task.id) in overrides}
         points |= {task_id: given for task_id, (given, _) in overridden.items()}
         rows.append(Graded(student, page_name(student, taken), points, sum(points.values()), work, student not in unrostered,
                            {task_id: why for task_id, (_, why) in overridden.items()}))
     return rows
+
+
+def earned(task: Task, work: tuple[Submission, Result] | None) -> float:
+    """A task's points: all for a pass, none for a fail, the parts' share of them where its check awards parts."""
+    if not work:
+        return 0.0
+    possible = sum(part[2] for part in work[0].parts)
+    return task.points if work[1].passed else task.points * sum(part[1] for part in work[0].parts) / possible if possible else 0.0
 
 
 def read_overrides(path: Path, tasks: list[Task]) -> dict[tuple[str, str], tuple[float, str]]:
