@@ -418,7 +418,8 @@ SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one 
     "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
     "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
     "grade": "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages",
-    "handout": "write what students get: a starter notebook per task of an assignment",
+    "handout": "write what students get: a starter notebook per task of an assignment, and its public checks",
+    "check": "a student checks a notebook before handing it in: its task's public checks, in the jail, offline",
 }
 
 
@@ -516,6 +517,8 @@ def main(argv: list[str]) -> int:
         return classroom.grade_class(argv[1:])  # a class: a folder of notebooks, or files for one --task, each a class of one
     if command == ["handout"]:
         return classroom.handout(argv[1:])
+    if command == ["check"]:
+        return classroom.self_check(argv[1:])
     if command == ["doctor"]:
         parser = argparse.ArgumentParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
         parser.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")

@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import signal
+import tempfile
 import time
 import unicodedata
 import warnings
@@ -21,8 +22,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, run_attempts, run_one, suite_digest,
-                     write_manifest)
+from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, check_modules, functions_defined_in,
+                         run_attempts, run_one, suite_digest, write_manifest)
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
 from kit.suite import load_tasks, read_replays
 
@@ -585,7 +586,7 @@ def class_notes(unmatched: list[str], submissions: list[Submission], unrostered:
 
 
 def grade_all(submissions: list[Submission], options: argparse.Namespace, run_dir: Path, tasks_path: Path, tasks: list[Task],
-              students: int) -> dict[str, Result]:
+              students: int, quiet: bool = False) -> dict[str, Result]:
     """Every submission in the jail, as many at once as --parallel says, a line each as it ends: results by label."""
     limits = JailLimits(memory_gib=options.memory, cell_timeout=options.cell_timeout, notebook=True)
     by_label = {submission.label: submission for submission in submissions}
@@ -597,8 +598,9 @@ def grade_all(submissions: list[Submission], options: argparse.Namespace, run_di
                 "grade": {"tasks": [task.id for task in tasks], "students": students, "submissions": len(submissions)},
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     write_manifest(run_dir, manifest)
-    print(f"grading {len(submissions)} notebook(s) of {students} student(s) over {len(tasks)} task(s), {parallel} at once; "
-          f"cells cut at {options.cell_timeout:g} s, {options.budget:g} s per notebook", flush=True)
+    if not quiet:
+        print(f"grading {len(submissions)} notebook(s) of {students} student(s) over {len(tasks)} task(s), {parallel} at once; "
+              f"cells cut at {options.cell_timeout:g} s, {options.budget:g} s per notebook", flush=True)
     results: dict[str, Result] = {}
 
     def attempt(task: Task, sample: int) -> Result:
@@ -810,6 +812,67 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
 
 # --- the handout ---------------------------------------------------------------------------------------------------
 
+PUBLIC = "public"  # checks/public.py: a task's public check is the function named as its hidden one
+
+
+def public_suite(tasks: list[Task], tasks_path: Path, folder: Path) -> int:
+    """The students' self-checks, written under folder as a suite of its own (tasks.jsonl, files/, checks/): each
+    task whose check function has a namesake in checks/public.py, checked by it. Only public.py and the kit's check
+    library go in, never a module of the hidden checks. Returns how many tasks have a public check."""
+    checks_dir = tasks_path.parent / "checks"
+    if not (checks_dir / f"{PUBLIC}.py").is_file():
+        return 0
+    public = functions_defined_in(checks_dir / f"{PUBLIC}.py")
+    modules = check_modules(checks_dir, PUBLIC)
+    hidden = [name for name, path in modules.items() if name != f"{PUBLIC}.py" and path.parent == checks_dir]
+    if hidden:
+        raise UsageError(f"handout: {checks_dir / (PUBLIC + '.py')} imports {', '.join(hidden)} of the hidden checks: "
+                         "a public check may import only pybench_checks")
+    chosen = [task for task in tasks if task.check_function in public]
+    (folder / "checks").mkdir(parents=True)
+    (folder / "files").mkdir()
+    for name, path in modules.items():
+        shutil.copyfile(path, folder / "checks" / name)
+    for task in chosen:
+        for relative, host in task.inputs.items():
+            shutil.copyfile(host, folder / "files" / Path(relative).name)
+    (folder / "tasks.jsonl").write_text("".join(json.dumps({"id": task.id, "category": task.category, "query": task.query,
+                                                            "files": [Path(name).name for name in task.inputs],
+                                                            "check": f"{PUBLIC}:{task.check_function}", "points": task.points},
+                                                           ensure_ascii=False) + "\n" for task in chosen), encoding="utf-8")
+    return len(chosen)
+
+
+def self_check(argv: list[str]) -> int:
+    """`pybench.py check NOTEBOOK`: a student's notebook run in the jail and held to its task's public checks (the
+    handout's selfcheck/), one line; 0 when they pass."""
+    parser = argparse.ArgumentParser(prog="pybench.py check", description="Check your notebook before handing it in: it runs in "
+                                     "the jail, offline, and the task's public checks (from the handout) say pass or fail and why.")
+    parser.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="your notebook (<task-id>.ipynb as the handout named it)")
+    parser.add_argument("--tasks", type=Path, help="the public checks' tasks.jsonl (default selfcheck/tasks.jsonl beside the notebook)")
+    parser.add_argument("--task", help="the task it answers (default: from the file name, <task-id>.ipynb or <name>__<task-id>.ipynb)")
+    options = parser.parse_args(argv)
+    notebook = options.notebook.resolve()
+    tasks_path = (options.tasks or notebook.parent / "selfcheck" / "tasks.jsonl").resolve()
+    if not tasks_path.is_file():
+        raise UsageError(f"check: no public checks at {tasks_path}: run it beside the handout's notebooks, or give --tasks")
+    task_id = options.task or notebook.stem.rsplit("__", 1)[-1]
+    task = next((task for task in load_tasks(tasks_path) if task.id == task_id), None)
+    if task is None:
+        raise UsageError(f"check: task {task_id!r} has no public check in {tasks_path} (give --task ID)")
+    grading = grade_options(["--task", task.id, str(notebook)])
+    submissions = file_submissions([notebook], task)
+    read_notebooks(submissions, grading.max_notebook_mib)
+    run_dir = Path(tempfile.mkdtemp(prefix="pybench-check-"))
+    run_dir.chmod(0o755)
+    (run_dir / "jails").mkdir()
+    try:
+        results = grade_all(submissions, grading, run_dir, tasks_path, [task], 1, quiet=True)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return 0 if all(result.passed for result in results.values()) else 1
+
+
 def starter_notebook(task: Task, tasks: int):
     """A task's starter notebook: the naming rule first, the task, a code cell, and the answer cell marked as such;
     kernel metadata (python3) so that JupyterLab and VS Code open it without asking for a kernel."""
@@ -854,6 +917,8 @@ def handout(argv: list[str]) -> int:
             shutil.copyfile(host, out / relative)
         nbformat.write(starter_notebook(task, len(tasks)), out / f"{task.id}.ipynb")
         print(f"{out / (task.id + '.ipynb')}")
-    print(f"handout: {len(tasks)} notebook(s) and {sum(len(task.inputs) for task in tasks)} input file(s) in {out}; "
-          f"students hand in <student>/<task-id>.ipynb (or <student>.ipynb for a one-task assignment)")
+    public = public_suite(tasks, options.tasks.resolve(), out / "selfcheck")
+    print(f"handout: {len(tasks)} notebook(s) and {sum(len(task.inputs) for task in tasks)} input file(s) in {out}"
+          + (f", public checks for {public} task(s) (`pybench.py check NOTEBOOK`)" if public else "")
+          + "; students hand in <student>/<task-id>.ipynb (or <student>.ipynb for a one-task assignment)")
     return 0

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT, hearing_ctrl_c, run_pybench
 
-SUBCOMMANDS = ("setup", "doctor", "report", "validate", "grade", "handout")
+SUBCOMMANDS = ("setup", "doctor", "report", "validate", "grade", "handout", "check")
 
 
 def readme_commands() -> list[list[str]]:

@@ -235,3 +235,36 @@ def test_a_check_of_named_parts_gives_partial_credit(make_suite, tmp_path):
         assert list(csv.reader(handle))[1] == ["dana", "1", "1"]
     page = (out / "feedback" / "dana.html").read_text()
     assert "<td>written</td><td class=\"fail\">0 / 1</td><td>./output/square.txt was not written</td>" in page
+
+
+PUBLIC_CHECKS = '''
+from pybench_checks import numbers_in
+
+
+def square(answer, output, data):
+    """Public: the answer states a number (the hidden check wants the right one)."""
+    assert numbers_in(answer), "your answer states no number"
+'''
+
+
+def test_students_check_themselves_with_public_checks_and_never_see_the_hidden_ones(make_suite, tmp_path):
+    tasks_path = suite_with_replays(make_suite, TASKS, REFERENCE, WRONG)
+    (tasks_path.parent / "checks" / "public.py").write_text(PUBLIC_CHECKS)
+    handout = tmp_path / "handout"
+    made = run_pybench("handout", "--tasks", tasks_path, handout)
+    assert made.returncode == 0 and "public checks for 1 task(s)" in made.stdout, made.stdout + made.stderr
+    shipped = [path for path in handout.rglob("*") if path.is_file()]
+    assert "public.py" in {path.name for path in shipped} and "suite.py" not in {path.name for path in shipped}
+    assert not [path for path in shipped if "the answer does not say 144" in path.read_text(errors="replace")]
+    book = nbformat.read(handout / "square.ipynb", as_version=4)
+    book.cells[-1].source = "It is 124."  # wrong, but a number: the public check passes, the hidden one would not
+    nbformat.write(book, handout / "square.ipynb")
+    checked = run_pybench("check", handout / "square.ipynb")
+    assert checked.returncode == 0 and checked.stdout.splitlines() == ["square.ipynb: pass 1/1"], checked.stdout + checked.stderr
+    book.cells[-1].source = "I do not know."
+    nbformat.write(book, handout / "alice__square.ipynb")
+    checked = run_pybench("check", handout / "alice__square.ipynb")
+    assert checked.returncode == 1 and checked.stdout.splitlines() == ["alice__square.ipynb: fail 0/1: your answer states no number"]
+    (tasks_path.parent / "checks" / "public.py").write_text("from suite import square\n")
+    leaking = run_pybench("handout", "--tasks", tasks_path, tmp_path / "again")
+    assert leaking.returncode == 2 and "imports suite.py of the hidden checks" in leaking.stderr
