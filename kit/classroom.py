@@ -9,6 +9,7 @@ or skipped with a printed note, each cell under a timeout and the whole notebook
 """
 
 import argparse
+import base64
 import csv
 import json
 import re
@@ -36,7 +37,7 @@ NOTEBOOK_CELLS = 2000     # a notebook with more cells is not run (nor converted
 MARKDOWN_CHARS = 10_000   # a Markdown cell rendered up to this many characters, the rest shown as text
 MARKDOWN_SECONDS = 2.0    # a page's Markdown rendered for at most this long, the rest shown as text
 NOTE = "[grader] "        # how a note of the grader's starts, in a cell's output
-CSP = "default-src 'none'; style-src 'unsafe-inline'"
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"  # a page's pictures are in it (output_images)
 
 
 # --- a notebook, read as a student may have written it -----------------------------------------------------------
@@ -783,6 +784,28 @@ def passed_with_errors(book: list[Graded]) -> list[str]:
             for task_id, work in row.work.items() if work and work[1].passed and work[0].failed]
 
 
+PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNORECASE)
+PICTURE_BYTES = 2 * 2**20  # a larger picture is not put on the page
+MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}
+
+
+def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
+    """The pictures the task's query asks for, as the student's notebook left them in ./output/ (what its check
+    looked at), each as a data: URI for the page: only a regular file that really is a PNG, JPEG or GIF, at most
+    PICTURE_BYTES."""
+    folder = run_dir / result.output
+    shown = []
+    for name in dict.fromkeys(PICTURE.findall(task.query)):
+        path = folder / name
+        if ".." in Path(name).parts or path.is_symlink() or not path.is_file() or path.stat().st_size > PICTURE_BYTES:
+            continue
+        data = path.read_bytes()
+        kind = next((kind for magic, kind in MAGIC.items() if data.startswith(magic)), None)
+        if kind:
+            shown.append({"name": f"./output/{name}", "uri": f"data:image/{kind};base64,{base64.b64encode(data).decode()}"})
+    return shown
+
+
 def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: list[str]) -> None:
     """feedback/<student>.html: a student's own work, points and reasons (nothing of the checks, the references or
     the others); overview.html: the teacher's view of the class, with the notes (duplicates, names off the roster)."""
@@ -793,7 +816,8 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
         work = [{"task": task, "points": row.points[task.id], "overridden": row.overridden.get(task.id, ""),
                  "submission": row.work[task.id][0] if row.work[task.id] else None,
                  "result": row.work[task.id][1] if row.work[task.id] else None,
-                 "cells": student_cells(*row.work[task.id]) if row.work[task.id] else []} for task in tasks]
+                 "cells": student_cells(*row.work[task.id]) if row.work[task.id] else [],
+                 "images": output_images(run_dir, task, row.work[task.id][1]) if row.work[task.id] else []} for task in tasks]
         page = environment.get_template("classroom_student.html").render(csp=CSP, student=row.shown, total=row.total,
                                                                          possible=possible, work=work, markdown=MarkdownBudget())
         (run_dir / "feedback" / f"{row.label}.html").write_text(page, encoding="utf-8", errors="backslashreplace")

@@ -168,6 +168,7 @@ def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
     assert lines["same.ipynb"] == "same.ipynb: pass 1/1" and lines["display.ipynb"] == "display.ipynb: pass 1/1"
     results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert results["display.ipynb"]["printed"][2] == "**drawing**\n7"
+    assert '<img src="data:image/png;base64,' in (out / "feedback" / "same.html").read_text()  # the chart the check looked at
     overview = (out / "overview.html").read_text()
     assert ("passed, but 2 cells raised an error: cell 2: ZeroDivisionError: division by zero; "
             "cell 5: NameError: name &#39;missing_name&#39; is not defined: display, chart") in overview
