@@ -497,9 +497,9 @@ def original_kernel():
 def as_in_a_notebook():
     """Runs inside a student's notebook's jail (the classroom), before the worker: what a Jupyter kernel gives.
     IPython.display imports (display, Markdown, HTML and Image, shown as text; a real IPython, where the jail has
-    one, is found first) and display() is a builtin, as a kernel provides it. Returns the hook that ends each cell as
-    the inline backend does: every figure still open is shown (so recorded) and closed, so a later cell's savefig
-    starts from a blank figure."""
+    one, is found first) and display() is a builtin, as a kernel provides it. Figures end as the inline backend ends
+    them: plt.show() closes every figure it shows, and the returned hook, run at each cell's end, shows (so records)
+    and closes every figure still open; a savefig after either starts from a blank figure."""
     import builtins
 
     class Shown:
@@ -529,6 +529,26 @@ def as_in_a_notebook():
         def exec_module(self, module):
             module.__dict__.update(shown, display=display, get_ipython=lambda: None, version_info=(8, 24))  # no shell: as matplotlib reads it
 
+    class ShowCloses:  # pyplot.show() closes every figure once shown, as the inline backend's show does
+        def find_spec(self, name, path=None, target=None):
+            if name != "matplotlib.pyplot":
+                return None
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(name, path)
+            if spec is None or spec.loader is None:
+                return spec
+            load = spec.loader.exec_module
+
+            def exec_module(module):
+                load(module)
+                show = module.show
+                module.show = lambda *args, **kwargs: [show(*args, **kwargs), module.close("all")][0]
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path[:0] = [ShowCloses()]  # figure_hook's recorder, inserted before it, wraps this show in turn
     sys.meta_path.append(IPythonDisplay())
     builtins.display = display
 

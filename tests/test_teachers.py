@@ -149,22 +149,25 @@ BARS = "plt.bar(['a', 'b'], [1, 2])"
 
 def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
     """Jupyter's semantics (checked with nbclient and ipykernel; shared/README.md): the inline backend closes each
-    figure at the end of the cell that drew it, so show-then-save-later writes a blank picture; IPython.display
+    figure at the end of the cell that drew it, and its show() closes what it shows, so a savefig after either writes
+    a blank picture; IPython.display
     imports and display() is built in; here every cell runs after one raises, as autograders run them."""
     tasks_path = make_suite([{"id": "chart", "category": "chart", "query": "Save a bar chart as ./output/chart.png",
                               "files": [], "check": "suite:chart"}], CHART_CHECK)
     plot = "import matplotlib.pyplot as plt\n"
     notebook(tmp_path / "later.ipynb", [("code", plot + BARS + "\nplt.show()"), ("code", "plt.savefig('./output/chart.png')")])
-    notebook(tmp_path / "same.ipynb", [("code", plot + BARS + "\nplt.show()\nplt.savefig('./output/chart.png')")])
+    notebook(tmp_path / "shown.ipynb", [("code", plot + BARS + "\nplt.show()\nplt.savefig('./output/chart.png')")])
+    notebook(tmp_path / "same.ipynb", [("code", plot + BARS + "\nplt.savefig('./output/chart.png')\nplt.show()")])
     notebook(tmp_path / "display.ipynb", [("code", "from IPython.display import display, Markdown\n" + plot),
                                           ("code", "1 / 0"), ("code", "display(Markdown('**drawing**'))\nshown = 7\ndisplay(shown)"),
                                           ("code", BARS + "\nplt.savefig('./output/chart.png')"), ("code", "missing_name")])
     out = tmp_path / "graded"
-    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "chart", *(tmp_path / f"{name}.ipynb" for name in ("later", "same", "display")),
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "chart", *(tmp_path / f"{name}.ipynb" for name in ("later", "shown", "same", "display")),
                          "--out", out)
     assert graded.returncode == 0, graded.stdout + graded.stderr
     lines = {line.split(": ", 1)[0]: line for line in graded.stdout.splitlines() if ": " in line}
     assert lines["later.ipynb"] == "later.ipynb: fail 0/1: ./output/chart.png is blank", lines
+    assert lines["shown.ipynb"] == "shown.ipynb: fail 0/1: ./output/chart.png is blank"  # show() closed it, as inline's does
     assert lines["same.ipynb"] == "same.ipynb: pass 1/1" and lines["display.ipynb"] == "display.ipynb: pass 1/1"
     results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert results["display.ipynb"]["printed"][2] == "**drawing**\n7"
