@@ -417,8 +417,9 @@ SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one 
     "doctor": "check that this machine can run the kit, one line per check",
     "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
     "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
-    "grade": "grade a class's notebooks (grades.csv), or submissions against one task (--task), in the jail",
-    "handout": "write what students get: a starter notebook per task of an assignment",
+    "grade": "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages",
+    "handout": "write what students get: a starter notebook per task of an assignment, and its public checks",
+    "check": "a student checks a notebook before handing it in: its task's public checks, in the jail, offline",
 }
 
 
@@ -512,14 +513,12 @@ def main(argv: list[str]) -> int:
         parser.add_argument("--keep", type=Path, help="keep the replays' run directory here (default: a temporary one, removed)")
         options = parser.parse_args(argv[1:])
         return suite.validate(options.tasks, options.keep)
-    if command == ["grade"] and not any(arg == "--task" or arg.startswith("--task=") for arg in argv[1:]):
-        return classroom.grade_class(argv[1:])  # a class: --tasks and a folder of notebooks
+    if command == ["grade"]:
+        return classroom.grade_class(argv[1:])  # a class: a folder of notebooks, or files for one --task, each a class of one
     if command == ["handout"]:
         return classroom.handout(argv[1:])
-    if command == ["grade"]:
-        run_dir = suite.grade(argv[1:])
-        print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
-        return 0
+    if command == ["check"]:
+        return classroom.self_check(argv[1:])
     if command == ["doctor"]:
         parser = argparse.ArgumentParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
         parser.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")
