@@ -35,7 +35,7 @@ def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path)
     parser = argparse.ArgumentParser(prog="pybench.py slurm", description="Run the kit as a Slurm array job: one shard per element, "
                                      "requeued on Slurm's early signal, then a job merging the shards' report. Any run flag may follow; "
                                      "sbatch options (--partition, --account, --time, --qos, ...) go after `--` and win over the kit's.",
-                                     usage="pybench.py slurm --shards N [run flags] [--dry-run] [-- sbatch options]")
+                                     usage="pybench.py slurm --shards N [run flags] [--dry-run] [-- sbatch options]", allow_abbrev=False)
     parser.add_argument("--shards", type=int, required=True, help="array elements, each running every N-th task")
     parser.add_argument("--dry-run", action="store_true", help="print the scripts and the sbatch commands; submit and write nothing")
     options, run_flags = parser.parse_known_args(ours)

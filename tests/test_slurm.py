@@ -1,6 +1,7 @@
 """`pybench.py slurm` on a real single-node Slurm 22.05 started by the test (tests/slurm_cluster.py): a 4-shard array
 with one element preempted (Slurm's early signal, USR1) mid-run, requeued by the kit itself and resumed, merged by
-the dependent job; and a shard whose job --mem is smaller than what a cell allocates, the cell killed in its jail."""
+the dependent job; and a shard whose job --mem is smaller than what a cell allocates, the cell killed in its jail.
+The fast tests: the scripts as --dry-run prints them, the jails' cgroups inside the kit's own, Slurm's CPU counts."""
 import json
 import os
 import re
@@ -16,9 +17,6 @@ import pytest
 
 from conftest import ROOT, code, write_jsonl
 import slurm_cluster
-
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def cluster():
@@ -73,6 +71,7 @@ def result_lines(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+@pytest.mark.slow
 def test_array_preempted_element_requeues_itself_and_the_merge_reports(cluster, tmp_path):
     out = tmp_path / "run"
     began = time.monotonic()
@@ -98,6 +97,7 @@ def test_array_preempted_element_requeues_itself_and_the_merge_reports(cluster, 
           f"started again at {times['StartTime']}")
 
 
+@pytest.mark.slow
 def test_a_cell_over_the_jobs_memory_is_killed_in_its_jail(cluster, tmp_path):
     """The job asks for 600 MiB, the jail allows 4 GiB: the cell (growing 50 MiB a step) dies at the job's limit,
     inside its jail, and the kit goes on to write its result."""
@@ -112,3 +112,66 @@ def test_a_cell_over_the_jobs_memory_is_killed_in_its_jail(cluster, tmp_path):
     reached = [int(size) for size in re.findall(r"(\d+) MiB", result["printed"][0])]
     print(f"the cell reached {max(reached, default=0)} MiB under the job's 600M")
     assert result["worker_restarts"] == 1 and reached and max(reached) < 600, result["printed"]
+
+
+def test_dry_run_prints_an_array_that_requeues_and_a_merge_that_waits_for_it(tmp_path):
+    from conftest import run_pybench
+
+    done = run_pybench("slurm", "--shards", 3, "--replay", "checks/reference.jsonl", "--limit", 6, "--memory", 2, "--out", tmp_path / "run",
+                       "--dry-run", "--", "-p", "short", "--mem=9G", "-c", "2")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert f"#SBATCH --array=1-3" in text and "#SBATCH --requeue" in text and "#SBATCH --open-mode=append" in text
+    assert "#SBATCH --signal=B:USR1@120" in text and "#SBATCH --cpus-per-task=1" in text and "#SBATCH --mem=4G" in text  # 1 x (2 + 0.25) + 1
+    assert "gres" not in text  # a replay asks for no GPU
+    assert f'{ROOT / ".venv" / "bin" / "python"} {ROOT / "pybench.py"} --replay checks/reference.jsonl --limit 6 --memory 2 --no-report' in text
+    assert f'--shard "$SLURM_ARRAY_TASK_ID/3" --out {tmp_path}/run/shard-"$SLURM_ARRAY_TASK_ID"' in text
+    assert f"report {tmp_path}/run/shard-1 {tmp_path}/run/shard-2 {tmp_path}/run/shard-3 --out {tmp_path}/run/report" in text
+    assert f"sbatch --parsable -p short --mem=9G -c 2 {tmp_path}/run/slurm/shards.sbatch" in text  # the user's options win
+    assert f"sbatch --parsable --dependency=afterany:ARRAY_JOB_ID -p short {tmp_path}/run/slurm/merge.sbatch" in text
+    assert not (tmp_path / "run").exists()
+    refused = run_pybench("slurm", "--shards", 2, "--replay", "checks/reference.jsonl", "--shard", "1/2", "--dry-run")
+    assert refused.returncode == 2 and "leave out --shard" in refused.stderr
+
+
+def test_jails_cgroups_are_made_inside_the_kits_own(tmp_path):
+    from kit.sandbox import jail_cgroups
+
+    v1 = tmp_path / "v1"
+    (v1 / "memory" / "slurm" / "job_3" / "step_0").mkdir(parents=True)
+    (v1 / "pids").mkdir()
+    (v1 / "proc").write_text("8:pids:/\n4:memory:/slurm/job_3/step_0\n0::/\n")
+    version, fields = jail_cgroups(v1 / "proc", v1)
+    name = f"pybench-{os.getpid()}"
+    assert version == "v1" and fields == {"cgroup_mem_mount": str(v1 / "memory"), "cgroup_mem_parent": f"slurm/job_3/step_0/{name}",
+                                          "cgroup_pids_mount": str(v1 / "pids"), "cgroup_pids_parent": name}
+    assert (v1 / "memory" / "slurm" / "job_3" / "step_0" / name).is_dir()
+    v2 = tmp_path / "v2"
+    (v2 / "job_3" / "step_0").mkdir(parents=True)
+    (v2 / "cgroup.controllers").write_text("memory pids\n")
+    (v2 / "proc").write_text("0::/job_3/step_0\n")
+    assert jail_cgroups(v2 / "proc", v2) == ("v2", {"use_cgroupv2": True, "cgroupv2_mount": str(v2 / "job_3" / "step_0" / name)})
+    assert (v2 / "job_3" / "step_0" / name / "cgroup.subtree_control").read_text() == "+memory +pids"
+    nowhere = tmp_path / "none"
+    nowhere.mkdir()
+    (nowhere / "proc").write_text("4:memory:/gone\n")
+    assert jail_cgroups(nowhere / "proc", nowhere) == ("", {})  # said on stderr; the jail uses rlimits
+
+
+def test_threads_follow_slurms_allocation_whichever_task_plugin(tmp_path):
+    from kit.sandbox import usable_cpus
+
+    mask = len(os.sched_getaffinity(0))
+    none = tmp_path / "none"
+    for environ, expected in (({"SLURM_CPUS_ON_NODE": "1"}, (1, "SLURM_CPUS_ON_NODE=1")),
+                              ({"SLURM_JOB_CPUS_PER_NODE": "1(x2)"}, (1, "SLURM_JOB_CPUS_PER_NODE=1(x2)")),
+                              ({"SLURM_JOB_CPUS_PER_NODE": "1,4"}, (mask, "its affinity mask"))):
+        assert usable_cpus(none / "cgroup", none, environ) == expected
+
+
+def test_the_manifest_names_the_job_and_its_array_element():
+    from kit.slurm import job_facts
+
+    assert job_facts({}) is None
+    assert job_facts({"SLURM_JOB_ID": "42", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "2", "SLURM_RESTART_COUNT": "1"}) == {
+        "job_id": "42", "array_job_id": "40", "array_task_id": "2", "restart_count": "1"}
