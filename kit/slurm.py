@@ -13,6 +13,7 @@ import json
 import math
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -186,6 +187,7 @@ def requeue_self(environ=os.environ) -> None:
         print("USR1 outside a Slurm job: stopped, nothing to requeue", file=sys.stderr)
         return
     job = (f"{environ['SLURM_ARRAY_JOB_ID']}_{environ['SLURM_ARRAY_TASK_ID']}" if "SLURM_ARRAY_TASK_ID" in environ else environ["SLURM_JOB_ID"])
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the requeue ends this job with SIGTERM, maybe before scontrol answers
     done = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True)
     print(f"requeue of {job}: " + ("asked; the element resumes its shard when Slurm starts it again" if done.returncode == 0
                                     else f"refused ({(done.stderr or done.stdout).strip()}); submit the same command again to resume"),

@@ -105,9 +105,9 @@ def test_a_cell_over_the_jobs_memory_is_killed_in_its_jail(cluster, tmp_path):
     grow = "blocks = []\nfor step in range(1, 31):\n    blocks.append(bytearray(50 * 2**20))\n    print(step * 50, 'MiB', flush=True)"
     replay = write_jsonl(tmp_path / "grow.jsonl", [{"id": task_id, "replies": [code(grow), "Done."]}])
     out = tmp_path / "run"
-    _, merge = submit(cluster, "--shards", 1, "--replay", replay, "--only", task_id, "--memory", 4, "--out", out, "--",
+    array, _ = submit(cluster, "--shards", 1, "--replay", replay, "--only", task_id, "--memory", 4, "--out", out, "--",
                       "--cpus-per-task=1", "--mem=600M")
-    wait_for(lambda: state(cluster, merge) in ("COMPLETED", "FAILED", "CANCELLED"), 120, "the merge job")
+    wait_for(lambda: state(cluster, array) in ("COMPLETED", "FAILED", "CANCELLED", "OUT_OF_MEMORY"), 120, "the element")
     result, = result_lines(out / "shard-1")
     reached = [int(size) for size in re.findall(r"(\d+) MiB", result["printed"][0])]
     print(f"the cell reached {max(reached, default=0)} MiB under the job's 600M")
