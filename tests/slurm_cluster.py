@@ -87,7 +87,13 @@ PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 
 
 def stop(folder: Path) -> None:
-    """The daemons, by their pid files, waited for."""
+    """Every job cancelled (a running one's slurmstepd would outlive slurmd), then the daemons, by their pid files,
+    waited for."""
+    environment = {**os.environ, "SLURM_CONF": str(folder / "slurm.conf")}
+    if subprocess.run(["scancel", "--partition=main"], env=environment, capture_output=True).returncode == 0:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and subprocess.run(["squeue", "-h"], env=environment, capture_output=True, text=True).stdout.strip():
+            time.sleep(0.2)
     for pid_file in ("slurmd.pid", "slurmctld.pid", "munge/munged.pid"):
         try:
             pid = int((folder / pid_file).read_text())
