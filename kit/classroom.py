@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, run_attempts, run_one, suite_digest,
                      write_manifest)
+from kit.harness import check_output_folder
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
 from kit.suite import load_tasks
 
@@ -371,6 +372,8 @@ def grade_class(argv: list[str]) -> int:
                         ("--memory", options.memory), ("--max-notebook-mib", options.max_notebook_mib)):
         if value is not None and value <= 0:
             raise UsageError(f"grade {flag} must be positive, not {value:g}")
+    if options.out:
+        check_output_folder(options.out, "grade --out")
     tasks_path = options.tasks.resolve()
     tasks = load_tasks(tasks_path)
     folder = options.submissions.resolve()

@@ -545,6 +545,28 @@ def suite_digest(root: Path, listed: list[Path], tasks: list[Task]) -> str:
 RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
 
 
+def check_output_folder(folder: Path, flag: str) -> None:
+    """Refuse, before anything is loaded or written, an output folder (named by flag: --out, report --out, ...) that
+    cannot be made or written to: a file, a link to nothing, a path below a file, a place where no folder can be made
+    (/proc, a read-only disk, no permission). The nearest folder that exists is tried by making a folder in it and
+    removing it again. A UsageError: one line naming the folder and what to do."""
+    import tempfile
+
+    folder = Path(os.path.abspath(folder))
+    existing = next(path for path in (folder, *folder.parents) if os.path.lexists(path))
+    if existing.is_symlink() and not existing.exists():
+        raise UsageError(f"{flag} {folder}: {existing} is a link to {os.readlink(existing)}, which does not exist: make that "
+                         f"folder, or give {flag} a folder elsewhere")
+    if not existing.is_dir():
+        where = "is a file" if existing == folder else f"lies below {existing}, which is a file"
+        raise UsageError(f"{flag} {folder} {where}: give {flag} a folder (a new one, or one the kit wrote before)")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".pybench-", dir=existing))
+    except OSError as error:
+        raise UsageError(f"{flag} {folder}: no folder can be made in {existing} ({error.strerror}): give {flag} a folder you "
+                         "may write to") from None
+
+
 def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     """Create the run directory, or resume one whose manifest matches on its resume_keys (--force resumes one that
     does not)."""

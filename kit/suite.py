@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                     append_result, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
+                     append_result, check_output_folder, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
 from kit.sandbox import JailLimits, terminal_text
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
@@ -244,6 +244,8 @@ def grade(argv: list[str]) -> Path:
     parser.add_argument("--max-turns", type=int, default=10, help="at least this many cells run (more if a notebook has more)")
     parser.add_argument("submissions", type=Path, nargs="+", metavar="SUBMISSION")
     options = parser.parse_args(argv)
+    if options.out:
+        check_output_folder(options.out, "grade --out")
     tasks_path = options.tasks.resolve()
     task = next((task for task in load_tasks(tasks_path) if task.id == options.task), None)
     if task is None:

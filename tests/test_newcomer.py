@@ -49,3 +49,64 @@ def test_two_ctrl_cs_at_any_moment_end_with_one_line_and_130(tmp_path, after_mod
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("interrupted"), stderr[-3000:]
     assert str(out) not in Path("/proc/self/mountinfo").read_text()  # no jail's output folder left mounted
+
+
+# --- every output folder that cannot be one: one line, exit 2 ------------------------------------------------------------
+
+def output_commands(folder: Path) -> dict[str, list[str]]:
+    """Each command that writes a folder the user names, with that folder."""
+    return {"--out": ["--replay", "checks/reference.jsonl", "--out", str(folder)],
+            "report --out": ["report", "runs/some-run", "--out", str(folder)],
+            "grade --out": ["grade", "--task", "charts-01", "--out", str(folder), "checks/reference.jsonl"],
+            "grade --out ": ["grade", "--tasks", "tasks.jsonl", "submissions", "--out", str(folder)],
+            "validate --keep": ["validate", "--keep", str(folder)]}
+
+
+def one_line_and_2(capsys, argv: list[str], *words: str) -> str:
+    import pybench
+
+    assert pybench.cli(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and captured.out == "", captured
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", ["under /proc", "below a file", "a file", "a link to nothing", "below a link to nothing"])
+def test_an_output_folder_that_cannot_be_one_is_one_line_for_every_command(case, tmp_path, capsys):
+    """Before, --out /proc/pybench-out and --out README.md/run were tracebacks (FileNotFoundError, NotADirectoryError)."""
+    (tmp_path / "notes.txt").write_text("a file\n")
+    (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
+    folder, words = {"under /proc": (Path("/proc/pybench-out"), ["no folder can be made in /proc"]),
+                     "below a file": (tmp_path / "notes.txt" / "run", ["notes.txt, which is a file"]),
+                     "a file": (tmp_path / "notes.txt", ["is a file"]),
+                     "a link to nothing": (tmp_path / "gone", ["a link to", "nowhere", "does not exist"]),
+                     "below a link to nothing": (tmp_path / "gone" / "run", ["a link to", "does not exist"])}[case]
+    for flag, argv in output_commands(folder).items():
+        one_line_and_2(capsys, argv, str(folder), f"give {flag.strip()} a folder")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["gone", "notes.txt"]  # nothing made, no probe left behind
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("how", ["no permission", "read-only"])
+def test_an_output_folder_without_permission_or_on_a_read_only_disk_is_one_line(how, tmp_path):
+    """As root, without the capability that overrides permissions (setpriv); a read-only tmpfs in a mount namespace of
+    the child's own (unshare). Otherwise the folder's permissions."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o555)
+    prefix = []
+    if os.geteuid() == 0:
+        prefix = (["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-dac_override,-dac_read_search"]
+                  if how == "no permission" else
+                  ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o ro,size=1m tmpfs {folder} && exec "$@"', "sh"])
+    elif how == "read-only":
+        pytest.skip("a read-only mount needs root")
+    done = subprocess.run([*prefix, sys.executable, str(ROOT / "pybench.py"), "--replay", "checks/reference.jsonl", "--out",
+                           str(folder / "run")], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2, done.stderr[-3000:]
+    expected = "Permission denied" if how == "no permission" else "Read-only file system"
+    assert done.stderr.strip() == f"error: --out {folder / 'run'}: no folder can be made in {folder} ({expected}): give --out a " \
+                                  "folder you may write to"
