@@ -127,10 +127,6 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     python = venv / "bin" / "python"
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     system_packages = pack.install_system_packages if pack else install_system_packages
-    wanted = [(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present),
-              (["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))]
-    if for_tests:
-        wanted.append((["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium")))
     log = venv.parent / f"{venv.name}-setup.log"  # .venv-setup.log: ignored by git, as .venv-* is
     with Stages(log) as stages:
         stages.run(f"the harness's venv {hints.shown(venv)}", lambda: make_venv(venv))
@@ -143,9 +139,13 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         for name in JAIL_ENVIRONMENTS:
             stages.run(f"the jail's {name} environment, .jail/{name} ({JAIL_ENVIRONMENTS[name].requirements})",
                        lambda name=name: "built" if build_jail_environment(name, python, pack) else "unchanged")
-        for packages, why, present in wanted:
-            stages.run(f"system package(s) {', '.join(packages)}", lambda packages=packages, why=why, present=present:
-                       {True: "installed", False: "there already"}.get(system_packages(packages, why, present)))
+        stages.run("system packages libnl-3-200, libnl-route-3-200", lambda: installed(
+            system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)))
+        stages.run("system package ffmpeg", lambda: installed(
+            system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))))
+        if for_tests:
+            stages.run("system package chromium", lambda: installed(
+                system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))))
         if pack:
             stages.run("the pack's files beside the kit", lambda: pack.finish(venv))
         else:
@@ -222,6 +222,11 @@ class Stages:
             raise
         took = duration_text(time.monotonic() - began, exact=True)
         print(took + (f", {note}" if isinstance(note, str) and note else ""), file=self.terminal, flush=True)
+
+
+def installed(result: bool | None) -> str | None:
+    """A system package stage's note: install_system_packages installed it (True) or found it (False)."""
+    return {True: "installed", False: "there already"}.get(result)
 
 
 def make_venv(venv: Path) -> str:
