@@ -124,6 +124,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
             raise UsageError("CMAKE_ARGS is set but names no GPU backend: pass --gpu cuda, vulkan or metal to setup (your "
                              "CMAKE_ARGS are added to that backend's flag), or unset CMAKE_ARGS for the CPU build")
     venv = (venv or HERE / ".venv").absolute()
+    check_output_folder(venv, "setup --venv")
     python = venv / "bin" / "python"
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     system_packages = pack.install_system_packages if pack else install_system_packages
@@ -175,11 +176,11 @@ class Stages:
         self.stage_began = 0  # the log's size when the current stage began
 
     def __enter__(self) -> "Stages":
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self.saved = os.dup(1), os.dup(2)
-        self.terminal = os.fdopen(os.dup(self.saved[0]), "w", buffering=1)
         with open(self.log, "w") as log:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self.saved = os.dup(1), os.dup(2)
+            self.terminal = os.fdopen(os.dup(self.saved[0]), "w", buffering=1)
             os.dup2(log.fileno(), 1)
             os.dup2(log.fileno(), 2)
         return self
