@@ -757,7 +757,8 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     if rebuild := gpu_rebuild_note(getattr(model, "offload", True)):  # a replay has no build to speak of
         print(f"note: {rebuild}", flush=True)
     # before an attempt ends, one is guessed to take half the most it may generate (the embedded model: its measured mean)
-    prior = DEFAULT_MODEL_TOKENS if model_path and not args.model else (args.max_tokens or 0) * args.max_turns / 2
+    most = (args.max_tokens or 0) * args.max_turns
+    prior = min(DEFAULT_MODEL_TOKENS, most) if model_path and not args.model else most / 2
     chosen = lambda: [result for result in results if (result.id, result.sample) in selection]  # noqa: E731
     speed = 0.0
     if isinstance(model, LlamaModel) and todo:  # this machine's speed with this model: the first estimate
