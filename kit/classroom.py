@@ -23,8 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, check_modules, functions_defined_in,
-                         run_attempts, run_one, suite_digest, write_manifest)
+from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_result, check_modules,
+                         check_output_folder, functions_defined_in, run_attempts, run_one, suite_digest, write_manifest)
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
 from kit.suite import load_tasks, read_replays
 
@@ -496,7 +496,7 @@ def failed_cells(failed: list[str]) -> str:
 
 
 def grade_options(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="pybench.py grade", description="Grade a class: every notebook of SUBMISSIONS "
+    parser = OneLineParser(prog="pybench.py grade", description="Grade a class: every notebook of SUBMISSIONS "
                                      "(<student>.ipynb for a one-task assignment; <student>/<task-id>.ipynb or <student>__<task-id>.ipynb) "
                                      "run in the jail and checked, then grades.csv, results.jsonl and feedback pages. With --task, "
                                      "SUBMISSIONS may be files instead, each a student's: notebooks or replay lines (.jsonl).")
@@ -522,6 +522,8 @@ def grade_options(argv: list[str]) -> argparse.Namespace:
                         ("--memory", options.memory), ("--max-notebook-mib", options.max_notebook_mib)):
         if value is not None and value <= 0:
             raise UsageError(f"grade {flag} must be positive, not {value:g}")
+    if options.out:
+        check_output_folder(options.out, "grade --out")
     return options
 
 
@@ -870,7 +872,7 @@ def public_suite(tasks: list[Task], tasks_path: Path, folder: Path) -> int:
 def self_check(argv: list[str]) -> int:
     """`pybench.py check NOTEBOOK`: a student's notebook run in the jail and held to its task's public checks (the
     handout's selfcheck/), one line; 0 when they pass."""
-    parser = argparse.ArgumentParser(prog="pybench.py check", description="Check your notebook before handing it in: it runs in "
+    parser = OneLineParser(prog="pybench.py check", description="Check your notebook before handing it in: it runs in "
                                      "the jail, offline, and the task's public checks (from the handout) say pass or fail and why.")
     parser.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="your notebook (<task-id>.ipynb as the handout named it)")
     parser.add_argument("--tasks", type=Path, help="the public checks' tasks.jsonl (default selfcheck/tasks.jsonl beside the notebook)")
@@ -926,7 +928,7 @@ def handout(argv: list[str]) -> int:
     nothing of the checks or their replays."""
     import nbformat
 
-    parser = argparse.ArgumentParser(prog="pybench.py handout", description="Write what students get: a starter notebook per "
+    parser = OneLineParser(prog="pybench.py handout", description="Write what students get: a starter notebook per "
                                      "task (its query, its input files' paths) and the input files under DIR/data/; nothing of the checks.")
     parser.add_argument("--tasks", type=Path, required=True, help="the assignment's tasks.jsonl")
     parser.add_argument("out", type=Path, metavar="DIR", help="the folder to write (new or empty)")

@@ -398,6 +398,40 @@ class LlamaModel:
             size = llama_cpp.llama_token_to_piece(self.vocab, token, buffer, -size, 0, False)
         return buffer.raw[:size]
 
+    def measure_speed(self, prompt_tokens: int = 64, steps: int = 8, warm_up: int = 4) -> tuple[float, float]:
+        """This machine's speed with this model, before the first attempt (open() first; the engine is idle): decode
+        steps of one token for every sequence at once, as a run generates, then a prompt of prompt_tokens in one
+        llama_decode, as a prompt chunk is evaluated; warm_up steps go first, untimed (a fresh context's first decodes
+        are the slowest; on this machine under load the probe still read 3-7 times below the run's pace). The tokens are one ordinary token repeated (the
+        work does not depend on which); the sequences' cells are emptied before and after. (prompt tokens/s, tokens/s
+        generated in all.)"""
+        import llama_cpp
+
+        token = self.llm.tokenize(b" the", add_bos=False, special=False)[0]
+        batch, timings = self.batch, []
+
+        def decode(entries: list[tuple[int, int]]) -> float:
+            batch.n_tokens = 0
+            for number, position in entries:
+                at = batch.n_tokens
+                batch.token[at], batch.pos[at], batch.n_seq_id[at], batch.seq_id[at][0] = token, position, 1, number
+                batch.logits[at] = position == entries[-1][1]
+                batch.n_tokens += 1
+            began = time.perf_counter()
+            if llama_cpp.llama_decode(self.ctx, batch) != 0:
+                raise ModelError("llama.cpp could not decode the speed probe's tokens")
+            return time.perf_counter() - began
+
+        with self.lock:
+            for sequence in self.slots:
+                llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
+                sequence.tokens = []
+            timings = [decode([(sequence.number, step) for sequence in self.slots]) for step in range(warm_up + steps)]
+            prompt = decode([(0, warm_up + steps + position) for position in range(prompt_tokens)])
+            for sequence in self.slots:
+                llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
+        return prompt_tokens / prompt, len(self.slots) * steps / sum(timings[warm_up:])
+
 
 class LlamaAttempt:
     """One attempt's session on a LlamaModel: its replies come from a sequence of the batched context that it holds
@@ -648,7 +682,7 @@ def why_no_gpu() -> str:
     """Why llama.cpp offloads nothing here, in words."""
     built = [name for name in backends() if name not in ("CPU", "BLAS", "RPC")]
     if not built:
-        return 'this llama.cpp build has no GPU backend; rebuild it: python3.12 pybench.py setup --gpu cuda (or vulkan)'
+        return "this llama.cpp build has no GPU backend"
     if "Vulkan" in built and "GGML_VK_VISIBLE_DEVICES" not in os.environ:
         return ("the Vulkan backend sees no GPU (it skips CPU-type Vulkan devices such as lavapipe unless "
                 "GGML_VK_VISIBLE_DEVICES names them, e.g. GGML_VK_VISIBLE_DEVICES=0)")

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -37,6 +38,26 @@ BUILD_FILE = "pybench-build.json"            # beside each wheel: how it was bui
 
 class BuildError(Exception):
     """A GPU build that cannot go ahead: one sentence saying what to do."""
+
+
+# PCI vendors of the display controllers (PCI class 0x03) llama.cpp has a backend for; a server's BMC (ASPEED) or a
+# virtual machine's VGA (QEMU, VMware, virtio) is none of them
+GPU_VENDORS = {"0x10de": ("an NVIDIA GPU", "cuda"), "0x1002": ("an AMD GPU", "vulkan"), "0x8086": ("an Intel GPU", "vulkan")}
+
+
+def machine_gpu(root: Path = Path("/")) -> tuple[str, str] | None:
+    """A GPU of this machine, seen without llama.cpp (whose CPU-only build sees none): (what it is, the --gpu backend
+    that uses it), from the kernel's PCI devices under root; Apple's GPU on macOS (Metal); None where there is none."""
+    if sys.platform == "darwin":
+        return "Apple's GPU", "metal"
+    for device in sorted((root / "sys" / "bus" / "pci" / "devices").glob("*")):
+        try:
+            kind, vendor = (device / "class").read_text().strip(), (device / "vendor").read_text().strip()
+        except OSError:
+            continue
+        if kind.startswith("0x03") and vendor in GPU_VENDORS:
+            return GPU_VENDORS[vendor]
+    return None
 
 
 def wheel_cache() -> Path:

@@ -35,6 +35,18 @@ class UsageError(Exception):
 CATEGORIES = ("chart", "text", "image_audio", "math", "software")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser, but a mistake on the command line is one line, exit status 2: what is wrong, the flag an
+    unknown one is closest to, and where the flags are listed (argparse's own usage is 20 lines for a run)."""
+
+    def error(self, message: str):
+        flags = [option for action in self._actions for option in action.option_strings]
+        unknown = re.findall(r"(?<!\S)(--?[A-Za-z][\w-]*)", message.split(":", 1)[1]) if message.startswith("unrecognized") else []
+        near = [close for word in unknown for close in difflib.get_close_matches(word, flags, n=1)]
+        self.exit(2, f"error: {self.prog}: {message}{f' (did you mean {chr(44).join(near)}?)' if near else ''}; "
+                     f"`{self.prog} --help` lists them\n")
+
+
 @dataclass
 class Task:
     id: str
@@ -72,7 +84,8 @@ def jsonl_records(path: Path) -> list[tuple[str, object]]:
         try:
             records.append((where, json.loads(line)))
         except json.JSONDecodeError as error:
-            raise UsageError(f"{where}: not valid JSON ({error.msg}, column {error.colno})") from None
+            at = f"{error.msg} column {error.colno}" if error.msg.endswith(" at") else f"{error.msg} at column {error.colno}"
+            raise UsageError(f"{where}: not valid JSON: {at}") from None
     return records
 
 
@@ -87,13 +100,19 @@ def functions_defined_in(module_path: Path) -> dict[str, str | None]:
     return {node.name: ast.get_docstring(node) for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
+def numbered(task_id: str) -> str:
+    """A task id with its numbers as numbers: tables-1 and tables-01 are the same."""
+    return re.sub(r"\d+", lambda number: str(int(number[0])), task_id.lower())
+
+
 def select_tasks(tasks: list[Task], only: str | None, category: str | None, limit: int | None) -> list[Task]:
     if only:
         wanted = [part.strip() for part in only.split(",") if part.strip()]
         known = {task.id for task in tasks}
         unknown = [task_id for task_id in wanted if task_id not in known]
         if unknown:
-            near = sorted({close for task_id in unknown for close in difflib.get_close_matches(task_id, known, n=3)})
+            near = sorted({close for task_id in unknown for close in [known_id for known_id in known if numbered(known_id) == numbered(task_id)]
+                           or difflib.get_close_matches(task_id, known, n=3)})
             raise UsageError(f"--only: no task with id {', '.join(unknown)} in the tasks file"
                              + (f" (did you mean {', '.join(near)}?)" if near else ""))
         tasks = [task for task in tasks if task.id in wanted]
@@ -563,6 +582,28 @@ def suite_digest(root: Path, listed: list[Path], tasks: list[Task]) -> str:
 RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
 
 
+def check_output_folder(folder: Path, flag: str) -> None:
+    """Refuse, before anything is loaded or written, an output folder (named by flag: --out, report --out, ...) that
+    cannot be made or written to: a file, a link to nothing, a path below a file, a place where no folder can be made
+    (/proc, a read-only disk, no permission). The nearest folder that exists is tried by making a folder in it and
+    removing it again. A UsageError: one line naming the folder and what to do."""
+    import tempfile
+
+    folder = Path(os.path.abspath(folder))
+    existing = next(path for path in (folder, *folder.parents) if os.path.lexists(path))
+    if existing.is_symlink() and not existing.exists():
+        raise UsageError(f"{flag} {folder}: {existing} is a link to {os.readlink(existing)}, which does not exist: make that "
+                         f"folder, or give {flag} a folder elsewhere")
+    if not existing.is_dir():
+        where = "is a file" if existing == folder else f"lies below {existing}, which is a file"
+        raise UsageError(f"{flag} {folder} {where}: give {flag} a folder (a new one, or one the kit wrote before)")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".pybench-", dir=existing))
+    except OSError as error:
+        raise UsageError(f"{flag} {folder}: no folder can be made in {existing} ({error.strerror}): give {flag} a folder you "
+                         "may write to") from None
+
+
 def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     """Create the run directory, or resume one whose manifest matches on its resume_keys (--force resumes one that
     does not)."""
@@ -686,6 +727,7 @@ class Progress:
     waiting: int              # attempts not started yet
     parallel: int             # attempts at once
     prior: float              # the tokens an attempt is guessed to take before any has ended (run_suite: half its most)
+    speed: float = 0.0        # tokens/s generating `parallel` attempts at once, as a probe measured it before the first
 
     def eta(self) -> float | None:
         """Seconds left, or None before anything can be measured. An attempt is expected to take the mean of the
@@ -693,20 +735,22 @@ class Progress:
         least what the attempts in flight have generated on average. What is left: that many tokens for each waiting
         attempt and, for those in flight, what they have not generated yet; at tokens_per_second, which is `parallel`
         attempts' together: when fewer attempts are left than run at once, the time stretches by the slots left
-        idle. A model that counts no tokens (a replay): the seconds per finished attempt so far."""
+        idle. Before the first tokens' pace is known: the probe's speed. A model that counts no tokens (a replay): the
+        seconds per finished attempt so far."""
         left = self.in_flight + self.waiting
         if left == 0:
             return 0.0
-        if not self.generated:  # a replay, or no token yet
+        if not self.generated and not self.speed:  # a replay, or no token yet
             return self.elapsed / len(self.finished_now) * left if self.finished_now else None
-        if self.tokens_per_second <= 0:
+        rate = self.tokens_per_second or self.speed
+        if rate <= 0:
             return None
         in_flight_tokens = max(0, self.generated - sum(self.finished_now))
         expected = (self.prior + sum(self.finished)) / (1 + len(self.finished))
         if self.in_flight:
             expected = max(expected, in_flight_tokens / self.in_flight)
         tokens_left = self.waiting * expected + max(0.0, self.in_flight * expected - in_flight_tokens)
-        return tokens_left / self.tokens_per_second * self.parallel / min(self.parallel, left)
+        return tokens_left / rate * self.parallel / min(self.parallel, left)
 
 
 # --- figures: intervals and pass@k, for the report and the benchmarks' own tables --------------------------------

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kit import hints
 from kit import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
 from kit.jailed import frame
 
@@ -216,12 +217,12 @@ def jail_cgroups(proc_cgroup: Path = Path("/proc/self/cgroup"), root: Path = Pat
             parent = v2_parent(root / own[""], name, made)
             return "v2", {"use_cgroupv2": True, "cgroupv2_mount": str(parent)}
         fields = {}
-        for controller, field in (("memory", "mem"), ("pids", "pids")):
+        for controller, prefix in (("memory", "mem"), ("pids", "pids")):
             mount = next(controllers for controllers in own if controller in controllers.split(","))
             parent = root / mount / own[mount] / name
             parent.mkdir(exist_ok=True)
             made.append(parent)
-            fields |= {f"cgroup_{field}_mount": str(root / mount), f"cgroup_{field}_parent": str(parent.relative_to(root / mount))}
+            fields |= {f"cgroup_{prefix}_mount": str(root / mount), f"cgroup_{prefix}_parent": str(parent.relative_to(root / mount))}
         return "v1", fields
     except (OSError, KeyError, StopIteration) as error:
         where = f" ({error.strerror}: {error.filename})" if isinstance(error, OSError) else ""
@@ -293,7 +294,7 @@ def python_mounts(environment: str) -> list:
         return [MountPt(src=str(tree), dst=str(tree), is_bind=True, nosuid=True, is_dir=True) for tree in trees
                 if not any(tree == top or top in tree.parents for top in map(Path, ("/usr", "/bin", "/lib")))]
     if not python.exists():
-        raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `python3.12 pybench.py setup`")
+        raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `{hints.command('setup')}`")
     binary = Path(os.path.realpath(python))
     base = binary.parent.parent
     stdlib = base / "lib" / binary.name.removesuffix("t")   # lib/python3.12

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kit.harness import UsageError
+from kit.harness import OneLineParser, UsageError
 
 GRACE_SECONDS = 120          # --signal=B:USR1@GRACE: time to stop the attempts in flight and requeue, before Slurm's SIGTERM
 HARNESS_GIB = 1.0            # the harness itself (Python, the suite, the checks' records) beside its jails and the model
@@ -33,7 +33,7 @@ SHARD_ONLY = {"--mem", "--mem-per-cpu", "--mem-per-gpu", "--cpus-per-task", "-c"
 def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path) -> int:
     """pybench.py slurm: write the scripts, submit them (or print them with --dry-run), say how to watch and resume."""
     ours, extra = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
-    parser = argparse.ArgumentParser(prog="pybench.py slurm", description="Run the kit as a Slurm array job: one shard per element, "
+    parser = OneLineParser(prog="pybench.py slurm", description="Run the kit as a Slurm array job: one shard per element, "
                                      "requeued on Slurm's early signal, then a job merging the shards' report. Any run flag may follow; "
                                      "sbatch options (--partition, --account, --time, --qos, ...) go after `--` and win over the kit's.",
                                      usage="pybench.py slurm --shards N [run flags] [--dry-run] [-- sbatch options]", allow_abbrev=False)
@@ -170,15 +170,6 @@ def job_facts(environ=os.environ) -> dict | None:
     names = {"job_id": "SLURM_JOB_ID", "array_job_id": "SLURM_ARRAY_JOB_ID", "array_task_id": "SLURM_ARRAY_TASK_ID",
              "restart_count": "SLURM_RESTART_COUNT", "cluster": "SLURM_CLUSTER_NAME", "node": "SLURMD_NODENAME"}
     return {key: environ[name] for key, name in names.items() if name in environ}
-
-
-REQUEUE_WANTED = []  # set by the USR1 handler: the run stops as on Ctrl-C, then requeue_self()
-
-
-def stop_for_requeue(signum, frame):
-    """SIGUSR1, Slurm's early signal (--signal=B:USR1@GRACE): stop as Ctrl-C does, then requeue this element."""
-    REQUEUE_WANTED.append(signum)
-    raise KeyboardInterrupt
 
 
 def requeue_self(environ=os.environ) -> None:

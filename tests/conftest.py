@@ -15,6 +15,16 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: starts jails, models or whole runs (the fast tier is `pytest -m \"not slow\"`)")
 
 
+def pytest_unconfigure(config):
+    """llama-cpp-python opens os.devnull twice when it is imported (llama_cpp._utils, for its stdout/stderr silencer,
+    which only loading a model uses) and never closes them: closed here, or the interpreter's teardown reports two
+    ResourceWarnings after the tests' summary."""
+    utils = sys.modules.get("llama_cpp._utils")
+    if utils is not None:
+        utils.outnull_file.close()
+        utils.errnull_file.close()
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -25,7 +35,7 @@ def chromium(profile: Path, *arguments: str) -> list[str]:
             "--disable-component-update", f"--user-data-dir={profile}", *arguments]
 
 
-SUBCOMMANDS = {"setup", "doctor", "report", "validate", "grade", "handout", "check", "slurm"}
+SUBCOMMANDS = {"setup", "pack", "doctor", "report", "validate", "grade", "handout", "check", "slurm"}
 
 
 def run_pybench(*args, timeout=1800, report=False) -> subprocess.CompletedProcess:

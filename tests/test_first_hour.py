@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT, hearing_ctrl_c, run_pybench
 
-SUBCOMMANDS = ("setup", "doctor", "report", "validate", "grade", "handout", "check")
+SUBCOMMANDS = ("setup", "pack", "doctor", "report", "validate", "grade", "handout", "check", "slurm")
 
 
 def readme_commands() -> list[list[str]]:

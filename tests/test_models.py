@@ -1,6 +1,8 @@
 """Real llama.cpp drives the loop: a tiny random GGUF (fast, always fails) and the embedded default model."""
-import pytest
 import json
+import re
+
+import pytest
 
 from conftest import ROOT, read_results, run_pybench
 from tiny_gguf import write_tiny_gguf
@@ -32,8 +34,11 @@ def test_default_model_runs_a_task_end_to_end(tmp_path):
     assert finished.returncode == 0, finished.stderr
     assert "model: SmolLM2-135M-Instruct.Q4_1.gguf" in finished.stdout
     first = finished.stdout.splitlines()[:2]  # a newcomer is told what the embedded model is before it runs
-    assert "135M-parameter smoke test" in first[0] and "about 0%" in first[0] and "1 attempt(s)" in first[0]
+    assert "135M-parameter smoke test" in first[0] and "about 0%" in first[0]
     assert "--model path/to/model.gguf" in first[1] and "--limit 5" in first[1]
+    speed = next(line for line in finished.stdout.splitlines() if line.startswith("speed, measured now: "))  # the first ETA, from here
+    assert re.search(r"\d+ tokens/s generated \(1 at once\), \d+ prompt tokens/s; the 1 attempt\(s\) should take ~\d+", speed), speed
+    assert "rebuild" not in finished.stdout  # no GPU here: no GPU build to advise
     result = read_results(out)[FIRST_TASK["id"]]
     assert 1 <= result["turns"] <= 2 and result["completion_tokens"] > 0
     assert result["ended_by"] in ("final answer", "turn limit")

@@ -1,0 +1,31 @@
+"""hints: the commands the kit prints for its user to paste, written with the interpreter and the pybench.py the user
+actually ran (on a pyenv machine a plain `python3.12` is a shim that fails unless a version is selected). Standard
+library only: setup prints them before the venv exists."""
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "pybench.py"
+
+
+def shown(path: Path | str) -> str:
+    """A path as the user can paste it here: relative to the current folder when it lies inside it, else absolute."""
+    path = Path(os.path.abspath(path))
+    try:
+        return shlex.quote(str(path.relative_to(Path.cwd())))
+    except ValueError:
+        return shlex.quote(str(path))
+
+
+def interpreter(python: Path | str | None = None) -> str:
+    """An interpreter (default: the one running now) as the user can type it: its path, never a bare name (under pyenv,
+    PATH's `python3.12` is a shim that fails unless a version is selected; inside, PATH leads to the version itself)."""
+    text = shown(python or sys.executable)
+    return text if "/" in text else f"./{text}"
+
+
+def command(*words: str, python: Path | str | None = None) -> str:
+    """`PYTHON pybench.py WORDS...`, pasteable: python is the interpreter running now unless given (a venv's)."""
+    return " ".join([interpreter(python), shown(SCRIPT), *words])
