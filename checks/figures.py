@@ -48,13 +48,14 @@ def _names_file(record: dict, output: Path, name: str) -> bool:
     return wanted in candidates or any(c.endswith("/output/" + name) for c in candidates)
 
 
-def saved_figure(output: Path, name: str) -> "Figure":
+def saved_figure(output: Path, name: str, every_sample: bool = False) -> "Figure":
     """The figure the agent's code saved as ./output/name (the last save wins), held against the saved image.
 
     A figure saved to memory first and written out by other means (PIL, a buffer) counts when its pixel size is
     the image's. Fails when no record matches: the file was not made by matplotlib, or not from a figure; when the
     picture does not show the record's chart elements (assert_picture_shows) or texts (keep_shown_texts), which also
-    blanks the texts the record says were not drawn.
+    blanks the texts the record says were not drawn. every_sample: a check that grades a line's peak, zero or extreme
+    holds every sample of its lines to the picture, not LINE_SHARE of them.
     """
     image = load_image(output, name)
     found = records(output)
@@ -65,7 +66,7 @@ def saved_figure(output: Path, name: str) -> "Figure":
     assert named, f"./output/{name} was not saved from a matplotlib figure (no figure record names it)"
     figure = Figure(named[-1], image, name)
     figure.assert_matches_image()
-    assert_picture_shows(figure)
+    assert_picture_shows(figure, every_sample)
     keep_shown_texts(figure)
     return figure
 
@@ -147,10 +148,12 @@ class Axes:
 
     @property
     def bars(self) -> list[dict]:
-        """Every visible bar, with "group" (its container's label) and "index" (its container's number) added."""
+        """Every visible bar, with "group" (its container's name as the picture draws it: its drawn legend entry) and
+        "index" (its container's number) added. A legend of one entry per container names them in their order (pandas,
+        seaborn's hue, bar(label=)); else a container's label names it only where a drawn legend shows it."""
         labels = [group.get("label", "") for group in self.record.get("bars", []) if any(b.get("visible", True) for b in group.get("bars", []))]
-        if any(label.startswith("_") for label in labels) and len(self.legend) == len(labels):  # seaborn's hue: named in the legend
-            labels = list(self.legend)
+        drawn = [text for text in self.legend if text] or [text for text in self.record.get("figure_legend", []) if text]
+        labels = list(drawn) if len(drawn) == len(labels) else [label if label in drawn else "" for label in labels]
         return [dict(bar, group=labels[number], index=number) for number, group in enumerate(self.bar_groups) for bar in group
                 if _finite(bar["width"]) and _finite(bar["height"])]
 
@@ -367,7 +370,10 @@ class Figure:
         assert share >= min_share, f"./output/{self.name} does not show the {what} colour {colour[:7]} that its record names"
 
     def single_axes(self, what: str = "chart") -> Axes:
+        """The one chart of a picture where one chart was asked for: a second chart beside it (another axes with data,
+        a twin axes, an inset) fails, since a reader could read either."""
         assert self.axes, f"./output/{self.name} holds no {what}"
+        assert len(self.axes) == 1, f"./output/{self.name} holds {len(self.axes)} charts where one {what} was asked for"
         return self.axes[0]
 
     def text(self) -> str:
@@ -383,7 +389,7 @@ def _is_colorbar(ax: Axes) -> bool:
     """A colour bar's axes: a single mesh or image strip, no bars, lines or points."""
     grids = ax.grids()
     return bool(grids) and not ax.bars and not ax.lines and not ax.scatters() and all(
-        min(g["rows"], g["columns"]) <= 1 or (g["kind"] == "mesh" and ax.record["position"][2] < 0.08) for g in grids)
+        min(g["rows"], g["columns"]) <= 1 or (g["kind"] == "mesh" and min(ax.record["position"][2:4]) < 0.08) for g in grids)
 
 
 def match_series(got: list[float], expected: list[float], rel: float = 1e-3) -> bool:
@@ -414,6 +420,12 @@ def is_date_axis(ax: Axes, axis: str = "x") -> bool:
 # scales, figure size, dpi and crop put it: a record whose data the picture does not show fails, whatever wrote it.
 
 Unseen = AssertionError  # a graded fact of the record that the saved picture does not show
+TOLERANCE = 48  # colour distance (0..255, the largest channel difference) within which a pixel shows a colour
+PRESENT_SHARE = 0.002  # the least share of an axes a flat colour must fill to count as present there
+LEGEND_FACE = 0.6  # the least share of a legend's box that must show its frame's face for the legend to cover anything
+LINE_COVER = 3.0  # points either side of a drawn line within which it covers what lies under it (a density curve on bars)
+LINE_SHARE = 0.85  # the least share of a line's samples that must show its colour (every one where a peak or zero is graded)
+SAME_COLOUR = 8  # present colours this close to an element's are its own (rounding, a blend with the background)
 
 
 def _rgb255(colour):
@@ -445,13 +457,52 @@ class Picture:
             raise Unseen(f"./output/{name} is {self.width}x{self.height} pixels, not the {wide:.0f}x{tall:.0f} its figure record gives")
         self.left, self.top = crop[0], crop[3]
         self.step = max(3, round(self.dpi / 30))  # how far inside or outside an edge a sample is taken (antialiasing, edge lines)
-        # legends may cover part of a chart: samples under them prove nothing either way (each at most a quarter of the picture)
-        self.legends = [self.fraction_box(box) for box in [a.get("legend_box") for a in record.get("axes", [])] + list(record.get("legend_boxes") or [])
-                        if isinstance(box, list) and len(box) == 4 and all(_finite(v) for v in box)]
-        self.legends = [box for box in self.legends if (box[2] - box[0]) * (box[3] - box[1]) <= 0.25 * self.width * self.height]
+        self._present = {}
+        # a legend covers what lies under its drawn frame: samples there prove nothing either way (set by _legends_drawn)
         self.covered = np.zeros((self.height, self.width), dtype=bool)  # under a legend or a drawn line (set by _lines_shown)
-        for x0, y0, x1, y1 in self.legends:
-            self.covered[max(int(y0), 0):max(int(y1) + 1, 0), max(int(x0), 0):max(int(x1) + 1, 0)] = True
+        self.framed = np.zeros((self.height, self.width), dtype=bool)  # under a legend's drawn frame
+        self.every_sample = False
+        axes = [a for a in record.get("axes", []) if isinstance(a, dict)]
+        frames = [(a.get("legend_box"), a.get("legend_frame")) for a in axes]
+        frames += list(zip(record.get("legend_boxes") or [], record.get("legend_frames") or []))
+        for box, face in frames:
+            if isinstance(box, list) and len(box) == 4 and all(_finite(v) for v in box):
+                self._cover_by_legend(self.fraction_box(box), face)
+        for a in axes:  # a text's glyphs over a line (an annotation written across it): what they cover shows them
+            for mark in (a.get("marks") or {}).get("texts") or []:
+                self._cover_by_glyphs(mark)
+
+    def _cover_by_legend(self, box, face) -> None:
+        """Mark the legend's box as covered when the picture shows its frame there: its face colour (through its alpha)
+        over LEGEND_FACE of the box. A legend with no frame, a translucent one or one the picture does not show covers
+        nothing, and legends cover no more than a quarter of the picture in all (the first ones drawn)."""
+        import numpy as np
+
+        solid, a = _rgb255(face), alpha(face) if isinstance(face, str) else 0.0
+        x0, y0, x1, y1 = (int(round(v)) for v in box)
+        x0, y0, x1, y1 = max(x0 + 4, 0), max(y0 + 4, 0), min(x1 - 4, self.width), min(y1 - 4, self.height)
+        if solid is None or a < 0.5 or x1 - x0 < 2 or y1 - y0 < 2 or self.framed.sum() + (x1 - x0) * (y1 - y0) > 0.25 * self.width * self.height:
+            return
+        inside = self.pixels[y0:y1:2, x0:x1:2].reshape(-1, 3)
+        if (np.abs(inside - solid).max(axis=1) <= (1 - a) * 255 + SAME_COLOUR).mean() >= LEGEND_FACE:
+            self.covered[y0 - 4:y1 + 5, x0 - 4:x1 + 5] = True
+            self.framed[y0 - 4:y1 + 5, x0 - 4:x1 + 5] = True
+
+    def _cover_by_glyphs(self, mark) -> None:
+        """Mark the pixels of a recorded text's box that show its colour (its glyphs) as under a frame. The text
+        itself is verified in the picture later (keep_shown_texts): a text the picture does not show fails there."""
+        import numpy as np
+
+        box, colour = mark.get("box") if isinstance(mark, dict) else None, _rgb255(mark.get("color")) if isinstance(mark, dict) else None
+        if colour is None or not isinstance(box, list) or len(box) != 4 or not all(_finite(v) for v in box):
+            return
+        x0, y0, x1, y1 = max(int(box[0]) - 1, 0), max(int(box[1]) - 1, 0), min(int(box[2]) + 2, self.width), min(int(box[3]) + 2, self.height)
+        if x1 - x0 < 1 or y1 - y0 < 1 or (x1 - x0) * (y1 - y0) > 0.25 * self.width * self.height:
+            return
+        glyphs = np.abs(self.pixels[y0:y1, x0:x1] - colour).max(axis=-1) <= 2 * TOLERANCE
+        grown = glyphs.copy()
+        grown[1:] |= glyphs[:-1]; grown[:-1] |= glyphs[1:]; grown[:, 1:] |= glyphs[:, :-1]; grown[:, :-1] |= glyphs[:, 1:]
+        self.framed[y0:y1, x0:x1] |= grown
 
     def fraction_box(self, box):
         """A box in figure fractions (x0, y0, x1, y1) in pixels (left, top, right, bottom), 2 pixels wider."""
@@ -537,6 +588,35 @@ class Picture:
         mine = [solid * a + base * (1 - a) for base in (under if a < 0.99 else under[:1])]
         return mine + [c * ca + m * (1 - ca) for m in mine for c, ca in layers if ca < 0.99]
 
+    def present_colours(self, box):
+        """The colours filling flat areas of the axes in the picture (pixels equal to their right and lower neighbours),
+        each over PRESENT_SHARE of the axes: its background, its bars, slices and areas, and whatever else fills it."""
+        import numpy as np
+
+        key = tuple(int(round(v)) for v in box)
+        if key not in self._present:
+            x0, y0, x1, y1 = key
+            area = self.pixels[max(y0, 0):max(min(y1, self.height), 1), max(x0, 0):max(min(x1, self.width), 1)]
+            packed = (area[..., 0].astype(np.int32) << 16) | (area[..., 1].astype(np.int32) << 8) | area[..., 2].astype(np.int32)
+            flat = packed[:-1, :-1][(packed[:-1, :-1] == packed[1:, :-1]) & (packed[:-1, :-1] == packed[:-1, 1:])]
+            keys, counts = np.unique(flat, return_counts=True)
+            keys = keys[counts >= PRESENT_SHARE * max(packed.size, 1)]
+            self._present[key] = np.stack([keys >> 16, (keys >> 8) & 255, keys & 255], axis=1).astype(float)
+        return self._present[key]
+
+    def tolerance(self, box, shades, full: float = TOLERANCE) -> float:
+        """How far a pixel's colour may be from one of these shades and still show them: `full`, or half the way to the
+        nearest other colour present in the axes (present_colours, more than SAME_COLOUR away), so that no colour the
+        picture shows beside the element (a background close to a bar's colour) counts as the element."""
+        import numpy as np
+
+        present = self.present_colours(box)
+        if not len(present) or not shades:
+            return full
+        gaps = np.abs(present[:, None, :] - np.array(shades)[None]).max(axis=2).min(axis=1)
+        gaps = gaps[gaps > SAME_COLOUR]
+        return min(full, float(gaps.min()) / 2) if len(gaps) else full
+
     def distance(self, columns, rows, shades, radius: int = 0):
         """Per point, the smallest colour distance (max over channels) to any shade within radius pixels."""
         import numpy as np
@@ -552,10 +632,9 @@ class Picture:
         return best
 
 
-TOLERANCE = 48  # colour distance (0..255, the largest channel difference) within which a pixel shows a colour
 
 
-def assert_picture_shows(figure: "Figure") -> None:
+def assert_picture_shows(figure: "Figure", every_sample: bool = False) -> None:
     """Every bar, line, wedge, point collection, filled area and value grid of the figure's chart axes is where the
     record puts it in the saved picture, in its colour. What each element is held to, and within what:
       bars: the bar's colour inside it near its value end and along its body, and not just beyond the end (within
@@ -573,6 +652,7 @@ def assert_picture_shows(figure: "Figure") -> None:
     Texts (titles, labels, tick labels, legends, annotations) are held to the picture by keep_shown_texts."""
     try:
         picture = Picture(figure.record, figure.image, figure.name)
+        picture.every_sample = every_sample
         for ax in figure.axes:
             _axes_shown(picture, ax)
     except Unseen:
@@ -629,6 +709,7 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
             raise Unseen(f"./output/{picture.name}: a bar's colour {bar['color']!r} is no colour")
         length = abs(end_clipped - base)
         label = ax.nearest_label(bar) or f"{bar['x']:g}"
+        tolerance = picture.tolerance(box, shades)
 
         def points(offsets):
             along = np.array([o for o in offsets for _ in lanes], dtype=float)
@@ -637,8 +718,8 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
 
         if length >= 2 * step:
             near_points, body_points = points([end_clipped - sign * step]), points([base + sign * length * f for f in (0.25, 0.5, 0.75)])
-            near = (picture.distance(*near_points, shades) <= TOLERANCE)[~picture.under_legend(*near_points)]
-            body = (picture.distance(*body_points, shades) <= TOLERANCE)[~picture.under_legend(*body_points)]
+            near = (picture.distance(*near_points, shades) <= tolerance)[~picture.under_legend(*near_points)]
+            body = (picture.distance(*body_points, shades) <= tolerance)[~picture.under_legend(*body_points)]
             # a bar whose end lies under a legend is held to its body only (the legend is in the picture too)
             if near.size and not near.any() or body.size and body.mean() < 0.5:
                 raise Unseen(f"./output/{picture.name}: the bar for {label!r} is not drawn up to the {ax.bar_value(bar):g} its record gives")
@@ -651,7 +732,7 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
             if other is not bar and other["color"][:7] == bar["color"][:7]:
                 covered |= (columns >= min(oc) - 1) & (columns <= max(oc) + 1) & (rows >= min(orow) - 1) & (rows <= max(orow) + 1)
         solid = picture.shades(bar["color"], background)
-        shown = picture.distance(columns, rows, solid) <= TOLERANCE / 2
+        shown = picture.distance(columns, rows, solid) <= picture.tolerance(box, solid) / 2
         if (shown & ~covered & ~picture.under_legend(columns, rows)).any():
             raise Unseen(f"./output/{picture.name}: the bar for {label!r} is drawn longer than the {ax.bar_value(bar):g} its record gives")
 
@@ -691,12 +772,14 @@ def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
         if len(columns) == 0:
             continue
         length = len(columns) if styled else len(columns) * 4 * float(line.get("markersize") or 6) * picture.dpi / 72
-        picture.cover(columns, rows, int(math.ceil(width / 2)) + 1 if styled else int(math.ceil(float(line.get("markersize") or 6) * picture.dpi / 144)) + 1)
-        if len(columns) > 400:
-            pick = np.linspace(0, len(columns) - 1, 400).astype(int)
+        reach = min(width / 2 if styled else float(line.get("markersize") or 6) * picture.dpi / 144, LINE_COVER * picture.dpi / 72)
+        picture.cover(columns, rows, int(math.ceil(reach)) + 1)  # a wide line covers no more than a density curve does
+        samples = 20000 if picture.every_sample else 400
+        if len(columns) > samples:
+            pick = np.linspace(0, len(columns) - 1, samples).astype(int)
             columns, rows = columns[pick], rows[pick]
         dashed = line["linestyle"] not in ("-", "solid")
-        radius = int(math.ceil(width / 2)) + 2 + (int(math.ceil(4 * width)) if dashed else 0)
+        radius = int(math.ceil(min(width / 2, LINE_COVER * picture.dpi / 72))) + 2 + (int(math.ceil(4 * min(width, 2 * LINE_COVER * picture.dpi / 72))) if dashed else 0)
         if not styled:
             radius = max(radius, int(math.ceil(float(line.get("markersize") or 6) * picture.dpi / 72 / 2)))
         marks = [c for c in (line.get("marker_colors") or []) if alpha(c) > 0.05] if not styled else []
@@ -704,10 +787,12 @@ def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
         if not shades:
             raise Unseen(f"./output/{picture.name}: a line's colour {line['color']!r} is no colour")
         shown = picture.distance(columns, rows, shades, radius) <= TOLERANCE + 12
-        if shown.mean() < 0.85:
+        if picture.every_sample:  # where a peak or a zero is graded, no sample may be missing, except under a legend
+            shown |= picture.framed[np.clip(np.round(rows).astype(int), 0, picture.height - 1), np.clip(np.round(columns).astype(int), 0, picture.width - 1)]
+        if shown.mean() < (1.0 if picture.every_sample else LINE_SHARE):
             name = line.get("label") if not str(line.get("label", "_")).startswith("_") else line["color"][:7]
             raise Unseen(f"./output/{picture.name}: the line {name!r} is not drawn where its record's points are "
-                         f"({shown.mean():.0%} of its samples show its colour)")
+                         f"({shown.sum()} of its {len(shown)} samples show its colour)")
         truncated = int(line.get("n") or 0) > len(line["x"])  # the record holds its first points only: no bound on its colour
         drawn_by_colour[line["color"][:7]] = drawn_by_colour.get(line["color"][:7], 0) + (math.inf if truncated else length * (width + 4))
     _no_flood(picture, box, background, drawn_by_colour, [c[:7] for c in colours], "line")
@@ -784,12 +869,13 @@ def _wedges_shown(picture: Picture, ax: "Axes", box, background, colours) -> Non
             angles = np.radians(np.asarray(angles, dtype=float))
             return pc + fraction * rx * np.cos(angles), pr - fraction * ry * np.sin(angles)
 
+        tolerance = picture.tolerance(box, shades)
         seen = []
         for fraction in (0.35, 0.85):
             margin = math.degrees(picture.step / (fraction * min(rx, ry)))
             if t2 - t1 > 2 * margin:
                 count = max(2, int((t2 - t1 - 2 * margin) / 2))
-                seen.append(picture.distance(*samples(np.linspace(t1 + margin, t2 - margin, count), fraction), shades) <= TOLERANCE)
+                seen.append(picture.distance(*samples(np.linspace(t1 + margin, t2 - margin, count), fraction), shades) <= tolerance)
         seen = np.concatenate(seen) if seen else np.array([])
         if len(seen) and seen.mean() < 0.8:
             raise Unseen(f"./output/{picture.name}: the slice {label!r} is not drawn across the {t2 - t1:.1f} degrees its record gives")
@@ -802,7 +888,8 @@ def _wedges_shown(picture: Picture, ax: "Axes", box, background, colours) -> Non
             fraction = 0.85
             margin = math.degrees(picture.step / (fraction * min(rx, ry)))
             columns, rows = samples([edge + neighbour_side * margin, edge + neighbour_side * 2 * margin], fraction)
-            if (picture.distance(columns, rows, picture.shades(wedge["color"], background)) <= TOLERANCE / 2).all():
+            solid = picture.shades(wedge["color"], background)
+            if (picture.distance(columns, rows, solid) <= picture.tolerance(box, solid) / 2).all():
                 raise Unseen(f"./output/{picture.name}: the slice {label!r} is drawn larger than the {t2 - t1:.1f} degrees its record gives")
 
 
@@ -839,7 +926,7 @@ def _points_shown(picture: Picture, ax: "Axes", box, background, colours) -> Non
         if len(columns) > 400:
             pick = np.linspace(0, len(columns) - 1, 400).astype(int)
             columns, rows = columns[pick], rows[pick]
-        shown = picture.distance(columns, rows, shades, int(max(1, round(0.6 * radius)))) <= TOLERANCE + 12
+        shown = picture.distance(columns, rows, shades, int(max(1, round(0.6 * radius)))) <= picture.tolerance(box, shades, TOLERANCE + 12)
         if shown.mean() < 0.8:
             raise Unseen(f"./output/{picture.name}: its points are not drawn where their record puts them ({shown.mean():.0%} are)")
         if len(faces) == 1:
@@ -889,12 +976,12 @@ def _areas_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
                 near_edge |= _in_polygon(grid_c + dx, grid_r + dy, polygon) != inner
             inner_points, outer_points = inner & ~near_edge, ~inner & ~near_edge
             if inner_points.sum() >= 4:
-                shown = picture.distance(grid_c[inner_points], grid_r[inner_points], shades) <= TOLERANCE
+                shown = picture.distance(grid_c[inner_points], grid_r[inner_points], shades) <= picture.tolerance(box, shades)
                 if shown.mean() < 0.75:
                     raise Unseen(f"./output/{picture.name}: a filled area is not drawn where its record's outline is ({shown.mean():.0%} of it is)")
             if outer_points.sum() >= 8:
                 solid = picture.shades(faces[0], background)
-                spill = picture.distance(grid_c[outer_points], grid_r[outer_points], solid) <= TOLERANCE / 2
+                spill = picture.distance(grid_c[outer_points], grid_r[outer_points], solid) <= picture.tolerance(box, solid) / 2
                 others = np.zeros(len(grid_c), dtype=bool)  # other areas of the same colour (a stack's layers)
                 for other in ax.areas():
                     if (other.get("facecolors") or [""])[0][:7] == faces[0][:7]:
@@ -1129,6 +1216,26 @@ def _kept_text(picture: "Picture", mark, what: str) -> str:
     return mark["text"]
 
 
+def _name_wedges(picture: "Picture", ax: "Axes") -> None:
+    """Each wedge's "drawn_texts": the verified texts whose box centre lies within its angles as seen from the pie's
+    centre (its label outside, its percentage inside): the names a reader reads, whatever the wedges' label says."""
+    import numpy as np
+
+    marks = ax.record.get("marks", {}).get("texts") or []
+    for wedge in ax.wedges:
+        cx, cy = (float(v) for v in wedge["center"][:2])
+        (pc, pe), (pr, pn) = picture.to_pixels(ax.record, [cx, cx + float(wedge["r"])], [cy, cy + float(wedge["r"])])
+        t1, t2 = float(wedge["theta1"]), float(wedge["theta2"])
+        wedge["drawn_texts"] = []
+        for mark, text in zip(marks, ax.texts):
+            if not text or not isinstance(mark.get("box"), list):
+                continue
+            x0, y0, x1, y1 = (float(v) for v in mark["box"])
+            dx, dy = ((x0 + x1) / 2 - pc) / max(abs(pe - pc), 1e-9), (pr - (y0 + y1) / 2) / max(abs(pn - pr), 1e-9)
+            if np.hypot(dx, dy) <= 1.6 and (math.degrees(math.atan2(dy, dx)) - t1) % 360 <= (t2 - t1) % 360 + (360 if t2 - t1 >= 360 else 0):
+                wedge["drawn_texts"].append(text)
+
+
 def keep_shown_texts(figure: "Figure") -> None:
     """Every text of the record is verified in the picture (text_shown, TEXT_CORRELATION) and the record's words
     replaced by the verified ones: the checks read titles, labels, tick labels, legends and texts only as drawn. A text
@@ -1153,6 +1260,8 @@ def keep_shown_texts(figure: "Figure") -> None:
             ax.title = ax.record["title"] or " ".join(t for t in titles if t)
             ax.xlabel, ax.ylabel = ax.record["xlabel"], ax.record["ylabel"]
             ax.legend, ax.texts = ax.record["legend"] or [], ax.record["texts"]
+            ax.record["figure_legend"] = [text for entries in record["legends"] for text in entries]
+            _name_wedges(picture, ax)
     except Unseen:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError) as error:

@@ -222,6 +222,14 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         except Exception:
             return None
 
+    def frame_of(legend) -> str | None:
+        """The face colour (with its alpha) of the legend's drawn frame; None when it draws none (frameon=False)."""
+        try:
+            frame = legend.get_frame()
+            return colour(frame.get_facecolor()) if legend.get_frame_on() and frame.get_visible() and frame.get_fill() else None
+        except Exception:
+            return None
+
     def marks_of(texts, drawn=None) -> list:
         """Where each text was drawn in the saved picture and how: its box in the picture's pixels (left, top,
         right, bottom; None when not drawn), the fonts it was set in (generic families resolved as the figure had
@@ -235,7 +243,9 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                 shown = text.get_visible() and mark["text"].strip() and (drawn is None or id(text) in drawn)
                 if shown and place[0] is not None:
                     dpi, left, top = place[0]
-                    box = text.get_window_extent(renderer[0])  # the figure was drawn again at the saved dpi (record)
+                    from matplotlib.text import Text
+
+                    box = Text.get_window_extent(text, renderer[0])  # drawn again at the saved dpi (record); an annotation's text alone, not its arrow
                     mark["box"] = numbers([box.x0 - left * dpi, top * dpi - box.y1, box.x1 - left * dpi, top * dpi - box.y0])
                 mark |= {"family": fonts_of(text), "size": float(text.get_fontsize()), "weight": str(text.get_fontweight()),
                          "style": text.get_fontstyle(), "rotation": float(text.get_rotation()), "color": colour(text_rgba(text)),
@@ -289,7 +299,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             "title": ax.get_title(), "titles": [ax.get_title(loc=loc) for loc in ("left", "center", "right")],
             "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "visible": ax.get_visible(), "axis_on": ax.axison,
             "legend": [text.get_text() for text in legend.get_texts()] if legend is not None else None,
-            "legend_box": box_of(legend),
+            "legend_box": box_of(legend), "legend_frame": frame_of(legend) if legend is not None else None,
             "bars": bars,
             "lines": [line_of(line) for line in ax.get_lines()[:256]],
             "patches": [patch_of(patch) for patch in ax.patches[:max_points] if id(patch) not in members],
@@ -361,6 +371,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                         "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
                         "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
                         "legend_boxes": [box_of(legend) for legend in figure.legends[:16]],
+                        "legend_frames": [frame_of(legend) for legend in figure.legends[:16]],
                         "suptitle_mark": marks_of([figure._suptitle])[0] if figure._suptitle else None,
                         "legend_marks": [marks_of(legend.get_texts()) for legend in figure.legends[:16]],
                         "axes": [axes_of(ax) for ax in figure.axes[:64]]})
