@@ -282,9 +282,9 @@ def assert_bar_values(ax: Axes, expected: dict, name: str, rel: float = 1e-3, wh
 
 
 def assert_bar_colours_differ(figure: Figure, ax: Axes, count: int, what: str) -> None:
-    colours = {bar["color"][:7] for bar in ax.bars}
+    colours = {bar["color"][:7]: bar["color"] for bar in ax.bars}  # told apart by colour, shown with their alpha
     assert len(colours) >= count, f"./output/{figure.name}: its bars have {len(colours)} colour(s), expected one per {what} ({count})"
-    for colour in colours:
+    for colour in colours.values():
         figure.assert_shows_colour(colour, "bar")
 
 

@@ -425,6 +425,7 @@ PRESENT_SHARE = 0.002  # the least share of an axes a flat colour must fill to c
 LEGEND_FACE = 0.6  # the least share of a legend's box that must show its frame's face for the legend to cover anything
 LINE_COVER = 3.0  # points either side of a drawn line within which it covers what lies under it (a density curve on bars)
 LINE_SHARE = 0.85  # the least share of a line's samples that must show its colour (every one where a peak or zero is graded)
+UNEXPLAINED_SHARE = 0.01  # the least share of an axes a colour no recorded element draws must fill to fail the chart
 SAME_COLOUR = 8  # present colours this close to an element's are its own (rounding, a blend with the background)
 
 
@@ -588,19 +589,20 @@ class Picture:
         mine = [solid * a + base * (1 - a) for base in (under if a < 0.99 else under[:1])]
         return mine + [c * ca + m * (1 - ca) for m in mine for c, ca in layers if ca < 0.99]
 
-    def present_colours(self, box):
+    def present_colours(self, box, share: float = None):
         """The colours filling flat areas of the axes in the picture (pixels equal to their right and lower neighbours),
         each over PRESENT_SHARE of the axes: its background, its bars, slices and areas, and whatever else fills it."""
         import numpy as np
 
-        key = tuple(int(round(v)) for v in box)
+        share = PRESENT_SHARE if share is None else share
+        key = tuple(int(round(v)) for v in box) + (share,)
         if key not in self._present:
-            x0, y0, x1, y1 = key
+            x0, y0, x1, y1 = key[:4]
             area = self.pixels[max(y0, 0):max(min(y1, self.height), 1), max(x0, 0):max(min(x1, self.width), 1)]
             packed = (area[..., 0].astype(np.int32) << 16) | (area[..., 1].astype(np.int32) << 8) | area[..., 2].astype(np.int32)
             flat = packed[:-1, :-1][(packed[:-1, :-1] == packed[1:, :-1]) & (packed[:-1, :-1] == packed[:-1, 1:])]
             keys, counts = np.unique(flat, return_counts=True)
-            keys = keys[counts >= PRESENT_SHARE * max(packed.size, 1)]
+            keys = keys[counts >= share * max(packed.size, 1)]
             self._present[key] = np.stack([keys >> 16, (keys >> 8) & 255, keys & 255], axis=1).astype(float)
         return self._present[key]
 
@@ -653,8 +655,10 @@ def assert_picture_shows(figure: "Figure", every_sample: bool = False) -> None:
     try:
         picture = Picture(figure.record, figure.image, figure.name)
         picture.every_sample = every_sample
+        drawn = _record_colours(figure)
         for ax in figure.axes:
             _axes_shown(picture, ax)
+            _nothing_else_shown(picture, ax, drawn, figure)
     except Unseen:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError) as error:
@@ -675,6 +679,46 @@ def _axes_shown(picture: Picture, ax: "Axes") -> None:
     _points_shown(picture, ax, box, background, colours)
     _areas_shown(picture, ax, box, background, colours)
     _grids_shown(picture, ax, box)
+
+
+def _record_colours(figure: "Figure") -> list[str]:
+    """Every colour the record says the figure draws: its elements' faces, edges and hatches, lines and markers, texts
+    and their boxes, legends' frames, axes' faces and grid lines."""
+    found = [mark.get("color") for mark in [figure.record.get("suptitle_mark")] if isinstance(mark, dict)]
+    found += [face for face in figure.record.get("legend_frames") or [] if isinstance(face, str)]
+    for ax in figure.all_axes:
+        r = ax.record
+        found += [r.get("facecolor"), r.get("legend_frame")] + list(r.get("grid_colours") or [])
+        found += [b.get(key) for group in r.get("bars", []) for b in group.get("bars", []) for key in ("color", "edgecolor", "hatch_color")]
+        found += [p.get(key) for p in r.get("patches", []) for key in ("color", "edgecolor")]
+        found += [c for item in r.get("collections", []) for c in (item.get("facecolors") or []) + (item.get("edgecolors") or [])]
+        found += [c for line in r.get("lines", []) for c in [line.get("color")] + list(line.get("marker_colors") or [])]
+        marks = r.get("marks") if isinstance(r.get("marks"), dict) else {}
+        for mark in [m for value in marks.values() for m in (value if isinstance(value, list) else [value])]:
+            found += [mark.get("color"), mark.get("bbox_color")] if isinstance(mark, dict) else []
+    return [c for c in dict.fromkeys(found) if isinstance(c, str) and _rgb255(c) is not None]
+
+
+def _nothing_else_shown(picture: Picture, ax: "Axes", drawn: list[str], figure: "Figure") -> None:
+    """The axes show no colour, over UNEXPLAINED_SHARE of their area, that nothing in the record draws (its background
+    as seen, its elements' colours alone or through each other's alpha): bold shapes drawn past the record beside faint
+    recorded ones fail. Not for axes with colour-mapped values (heatmaps, images, points coloured by value)."""
+    import numpy as np
+
+    if any(g for a in figure.axes for g in a.grids()) or any(item.get("cmap") for a in figure.all_axes for item in a.collections()):
+        return
+    box = picture.box(ax.record)
+    background = picture.background(box)
+    present = picture.present_colours(box, UNEXPLAINED_SHARE)
+    if not len(present):
+        return
+    shades = [background] + [shade for colour in drawn for shade in picture.shades(colour, background, [c for c in drawn if alpha(c) < 0.99][:8])]
+    gaps = np.abs(present[:, None, :] - np.array(shades)[None]).max(axis=2).min(axis=1)
+    for colour, gap in zip(present, gaps):
+        if gap > 2 * SAME_COLOUR:
+            hexed = "#" + "".join(f"{int(v):02x}" for v in colour)
+            raise Unseen(f"./output/{picture.name} shows the colour {hexed} over more than {UNEXPLAINED_SHARE:.0%} of its axes, "
+                         f"which no element of its figure record draws")
 
 
 def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
@@ -787,8 +831,11 @@ def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
         if not shades:
             raise Unseen(f"./output/{picture.name}: a line's colour {line['color']!r} is no colour")
         shown = picture.distance(columns, rows, shades, radius) <= TOLERANCE + 12
-        if picture.every_sample:  # where a peak or a zero is graded, no sample may be missing, except under a legend
+        if picture.every_sample:  # where a peak or a zero is graded, no sample may be missing, except under a legend, a text or another line
             shown |= picture.framed[np.clip(np.round(rows).astype(int), 0, picture.height - 1), np.clip(np.round(columns).astype(int), 0, picture.width - 1)]
+            others = [shade for other in ax.lines if other["color"][:7] != line["color"][:7] for shade in picture.shades(other["color"], background)]
+            if others and not shown.all():
+                shown[~shown] = picture.distance(columns[~shown], rows[~shown], others, 1) <= TOLERANCE
         if shown.mean() < (1.0 if picture.every_sample else LINE_SHARE):
             name = line.get("label") if not str(line.get("label", "_")).startswith("_") else line["color"][:7]
             raise Unseen(f"./output/{picture.name}: the line {name!r} is not drawn where its record's points are "
@@ -1231,7 +1278,10 @@ def _name_wedges(picture: "Picture", ax: "Axes") -> None:
             if not text or not isinstance(mark.get("box"), list):
                 continue
             x0, y0, x1, y1 = (float(v) for v in mark["box"])
-            dx, dy = ((x0 + x1) / 2 - pc) / max(abs(pe - pc), 1e-9), (pr - (y0 + y1) / 2) / max(abs(pn - pr), 1e-9)
+            at = mark.get("anchor") if isinstance(mark.get("anchor"), list) and len(mark["anchor"]) == 2 and all(_finite(v) for v in mark["anchor"]) else None
+            if at is None or not (x0 - 2 <= at[0] <= x1 + 2 and y0 - 2 <= at[1] <= y1 + 2):
+                at = [(x0 + x1) / 2, (y0 + y1) / 2]  # the point the text is placed by (a pie label's mid-angle), on its drawn box
+            dx, dy = (at[0] - pc) / max(abs(pe - pc), 1e-9), (pr - at[1]) / max(abs(pn - pr), 1e-9)
             if np.hypot(dx, dy) <= 1.6 and (math.degrees(math.atan2(dy, dx)) - t1) % 360 <= (t2 - t1) % 360 + (360 if t2 - t1 >= 360 else 0):
                 wedge["drawn_texts"].append(text)
 

@@ -153,6 +153,8 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                 members.add(id(patch))
                 x, y, width, height = numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])
                 bars.append({"x": x, "y": y, "width": width, "height": height, "color": colour(patch.get_facecolor()),
+                             "edgecolor": colour(patch.get_edgecolor()), "hatch": patch.get_hatch(),
+                             "hatch_color": colour(patch.get_hatchcolor()) if hasattr(patch, "get_hatchcolor") else "",
                              "visible": patch.get_visible()})
             groups.append({"label": str(container.get_label() or ""), "orientation": getattr(container, "orientation", None),
                            "bars": bars, "n": len(container.patches)})
@@ -247,10 +249,13 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
 
                     box = Text.get_window_extent(text, renderer[0])  # drawn again at the saved dpi (record); an annotation's text alone, not its arrow
                     mark["box"] = numbers([box.x0 - left * dpi, top * dpi - box.y1, box.x1 - left * dpi, top * dpi - box.y0])
+                    x, y = text.get_transform().transform(text.get_unitless_position())  # the point it is placed by
+                    mark["anchor"] = numbers([x - left * dpi, top * dpi - y])
                 mark |= {"family": fonts_of(text), "size": float(text.get_fontsize()), "weight": str(text.get_fontweight()),
                          "style": text.get_fontstyle(), "rotation": float(text.get_rotation()), "color": colour(text_rgba(text)),
                          "align": text._multialignment or text.get_horizontalalignment(), "linespacing": text._linespacing if isinstance(text._linespacing, (int, float, str)) else None,
-                         "math": rcParams["text.usetex"] or text.get_usetex()}
+                         "math": rcParams["text.usetex"] or text.get_usetex(),
+                         "bbox_color": colour(text.get_bbox_patch().get_facecolor()) if text.get_bbox_patch() is not None else None}
             except Exception:
                 mark["box"] = None
             marks.append(mark)
@@ -292,10 +297,15 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         return marks_of(getattr(ax, f"get_{axis}ticklabels")()[:200], drawn)
 
     def axes_of(ax) -> dict:
+        from matplotlib.colors import to_rgba
+
         bars, members = bars_of(ax)
         legend = ax.get_legend()
         entry = {
             "kind": getattr(ax, "name", "rectilinear"), "position": numbers(ax.get_position().bounds),
+            "facecolor": colour(ax.get_facecolor()),
+            "grid_colours": colours([to_rgba(line.get_color(), line.get_alpha()) for axis in (ax.xaxis, ax.yaxis) for line in axis.get_gridlines()
+                                     if line.get_visible()], 8),
             "title": ax.get_title(), "titles": [ax.get_title(loc=loc) for loc in ("left", "center", "right")],
             "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "visible": ax.get_visible(), "axis_on": ax.axison,
             "legend": [text.get_text() for text in legend.get_texts()] if legend is not None else None,
