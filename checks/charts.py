@@ -364,18 +364,24 @@ def assert_box_plot(figure: Figure, ax: Axes, medians: dict) -> None:
 
 
 def assert_grid(figure: Figure, ax: Axes, expected, what: str, rel: float = 1e-3):
-    """A heatmap whose cells are the expected 2-D values (rows by columns, or transposed when transposable=True)."""
+    """A heatmap whose cells are the expected 2-D values (its rows top-down or, as pcolormesh draws them, bottom-up).
+    A symmetric matrix may be shown as one triangle (seaborn's mask=): a masked cell's mirror must be shown."""
     import numpy as np
 
     expected = np.asarray(expected, dtype=float)
+    symmetric = expected.shape[0] == expected.shape[-1] and np.allclose(expected, expected.T, equal_nan=True)
     grids = [g for g in ax.grids() if g.get("values")]
     assert grids, f"./output/{figure.name} is not a heatmap (no colour grid with values)"
     for grid in grids:
         values = np.asarray(grid["values"], dtype=float).reshape(grid["rows"], grid["columns"])
-        if values.shape == expected.shape and np.allclose(values, expected, rtol=rel, atol=1e-6, equal_nan=True):
-            return grid
-        if values.shape == expected.shape and np.allclose(values[::-1], expected, rtol=rel, atol=1e-6, equal_nan=True):
-            return grid  # pcolormesh rows run bottom-up
+        for shown in (values, values[::-1]):  # pcolormesh rows run bottom-up
+            if shown.shape != expected.shape:
+                continue
+            masked = np.isnan(shown) & ~np.isnan(expected)
+            if symmetric and masked.any() and not (masked & masked.T).any():
+                shown = np.where(masked, shown.T, shown)  # one triangle: each masked cell shown across the diagonal
+            if np.allclose(shown, expected, rtol=rel, atol=1e-6, equal_nan=True):
+                return grid
     shapes = ", ".join(f"{g['rows']}x{g['columns']}" for g in grids)
     raise AssertionError(f"./output/{figure.name}: the heatmap ({shapes}) does not show {what} ({expected.shape[0]}x{expected.shape[1]})")
 
@@ -547,9 +553,10 @@ def corr_heatmap(answer: str, output: Path, data: Path) -> None:
     np.fill_diagonal(c, np.inf)
     i, j = np.unravel_index(np.argmin(c), c.shape)
     figure, ax = one_chart(output, "corr_heatmap.png", "heatmap")
-    assert_grid(figure, ax, corr.to_numpy(), "the correlation matrix of the numeric columns")
+    grid = assert_grid(figure, ax, corr.to_numpy(), "the correlation matrix of the numeric columns")
+    cells = sum(v == v for v in grid["values"])  # the cells drawn (a triangle where the other is masked)
     annotations = [t for t in ax.texts if numbers_in(t)]
-    assert len(annotations) >= corr.size, f"corr_heatmap.png has {len(annotations)} cell annotations, expected {corr.size}"
+    assert len(annotations) >= cells, f"corr_heatmap.png has {len(annotations)} cell annotations, expected {cells}"
     assert_number(" ".join(annotations), float(c[i, j]), rel=0.02, abs_tol=0.006, what="the heatmap's annotations")
     for col in (df.columns[i], df.columns[j]):
         assert_words(answer, col.split("_")[0])
@@ -730,6 +737,12 @@ def orders_heatmap(answer: str, output: Path, data: Path) -> None:
     values = [v for v in grid["values"] if v == v]
     assert close(sum(values), len(df), 1e-9) and close(max(values), float(counts.max()), 1e-9), \
         "orders_heatmap.png's cells are not the order counts per weekday and hour"
+    busiest = max(range(len(grid["values"])), key=lambda i: grid["values"][i] if grid["values"][i] == grid["values"][i] else -1)
+    x, y = ax.cell_centre(grid, busiest // columns, busiest % columns)
+    row_label, column_label = ax.label_at("y", y, 0.5 * abs(ax.cell_centre(grid, 1, 0)[1] - ax.cell_centre(grid, 0, 0)[1])), \
+        ax.label_at("x", x, 0.5 * abs(ax.cell_centre(grid, 0, 1)[0] - ax.cell_centre(grid, 0, 0)[0]))
+    assert _label(row_label)[:3] == day.lower()[:3] and numbers_in(column_label)[:1] == [hour], \
+        f"orders_heatmap.png's busiest cell is drawn at {row_label or '?'} / {column_label or '?'}, not at {day} / {hour}:00 (its row and column labels)"
     assert_words(answer, day)
     h12 = hour % 12 or 12
     suffix = "pm" if hour >= 12 else "am"

@@ -15,6 +15,7 @@ record puts it; the words a check reads from a Figure or Axes are the ones verif
 import colorsys
 import json
 import math
+import re
 from pathlib import Path
 
 from common import load_image
@@ -314,12 +315,38 @@ class Axes:
             rows, columns = (mesh.get("array_shape") + [0, 0])[:2] if len(mesh.get("array_shape", [])) >= 2 else (0, 0)
             values = mesh.get("array", [])
             if rows and columns and len(values) == rows * columns:
-                found.append({"kind": "mesh", "rows": rows, "columns": columns, "values": values, "cmap": mesh.get("cmap"), "lut": mesh.get("lut")})
+                found.append({"kind": "mesh", "rows": rows, "columns": columns, "values": values, "cmap": mesh.get("cmap"), "lut": mesh.get("lut"),
+                              "clim": mesh.get("clim"), "norm": mesh.get("norm")})
         for image in self.record.get("images", []):
             rows, columns = (image["shape"] + [0, 0])[:2]
             found.append({**image, "kind": "image", "rows": rows, "columns": columns,
                           "values": image.get("array") if len(image.get("array") or []) == rows * columns else None})
         return found
+
+    def cell_centre(self, grid: dict, row: int, column: int) -> tuple[float, float]:
+        """The data coordinates (x, y) of a grid cell's centre (a mesh's cell corners, an image's extent)."""
+        if grid["kind"] == "mesh":
+            mesh = next(m for m in self.collections("QuadMesh") if m.get("array") == grid["values"])
+            xs, ys = mesh["xcoords"], mesh["ycoords"]
+            return (xs[column] + xs[column + 1]) / 2, (ys[row] + ys[row + 1]) / 2
+        left, right, bottom, top = (float(v) for v in grid["extent"][:4])
+        if grid.get("origin", "upper") == "upper":
+            bottom, top = top, bottom
+        return left + (right - left) * (column + 0.5) / grid["columns"], bottom + (top - bottom) * (row + 0.5) / grid["rows"]
+
+    def label_at(self, axis: str, position: float, half: float) -> str:
+        """The drawn tick label within `half` of a position along the axis ('x' or 'y'), or ''; where the ticks name
+        numbers (every other hour, say), the number they place there."""
+        ticks, labels = self.record.get(f"{axis}ticks", []), self.record.get(f"{axis}ticklabels", [])
+        pairs = [(tick, label) for tick, label in zip(ticks, labels) if _finite(tick) and label]
+        near = [label for tick, label in pairs if abs(tick - position) <= half]
+        if near:
+            return near[0]
+        numbers = [(tick, float(label)) for tick, label in pairs if re.fullmatch(r"-?\d+(?:\.\d+)?", label.strip().replace("\u2212", "-"))]
+        if len(numbers) >= 2 and numbers[0][0] != numbers[-1][0]:
+            (t0, v0), (t1, v1) = numbers[0], numbers[-1]
+            return f"{v0 + (position - t0) * (v1 - v0) / (t1 - t0):g}"
+        return ""
 
     def has_content(self) -> bool:
         return bool(self.bars or self.lines or self.wedges or self.collections() or self.record.get("images") or self.patches)
@@ -426,6 +453,7 @@ LEGEND_FACE = 0.6  # the least share of a legend's box that must show its frame'
 LINE_COVER = 3.0  # points either side of a drawn line within which it covers what lies under it (a density curve on bars)
 LINE_SHARE = 0.85  # the least share of a line's samples that must show its colour (every one where a peak or zero is graded)
 UNEXPLAINED_SHARE = 0.01  # the least share of an axes a colour no recorded element draws must fill to fail the chart
+GRID_VALUE = 0.08  # how far (as a share of the colour map) a heatmap cell's colour may be from its value's place in it
 SAME_COLOUR = 8  # present colours this close to an element's are its own (rounding, a blend with the background)
 
 
@@ -833,7 +861,9 @@ def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
         shown = picture.distance(columns, rows, shades, radius) <= TOLERANCE + 12
         if picture.every_sample:  # where a peak or a zero is graded, no sample may be missing, except under a legend, a text or another line
             shown |= picture.framed[np.clip(np.round(rows).astype(int), 0, picture.height - 1), np.clip(np.round(columns).astype(int), 0, picture.width - 1)]
-            others = [shade for other in ax.lines if other["color"][:7] != line["color"][:7] for shade in picture.shades(other["color"], background)]
+            others = {c for other in ax.record.get("lines", []) if other is not line for c in [other.get("color")] + list(other.get("marker_colors") or [])
+                      if isinstance(c, str) and c[:7] != line["color"][:7] and alpha(c) > 0.05}
+            others = [shade for colour in others for shade in picture.shades(colour, background)]
             if others and not shown.all():
                 shown[~shown] = picture.distance(columns[~shown], rows[~shown], others, 1) <= TOLERANCE
         if shown.mean() < (1.0 if picture.every_sample else LINE_SHARE):
@@ -1071,9 +1101,40 @@ def _grids_shown(picture: Picture, ax: "Axes", box) -> None:
         positions = positions.mean(axis=0) if coarse else np.median(positions, axis=0)
         if (distance <= TOLERANCE).mean() < 0.8:
             raise Unseen(f"./output/{picture.name}: its colour grid's cells do not show the colour map {grid.get('cmap')!r}")
+        expected = None if coarse else _colormap_expected(grid, flat[keep])
+        if expected is not None:  # each cell's colour is its value's place in the colour map, not just its rank
+            off = np.abs(positions - expected)
+            if off.max() > GRID_VALUE:
+                worst = int(np.argmax(off))
+                raise Unseen(f"./output/{picture.name}: a cell of its grid shows the colour of {_value_at(grid, positions[worst]):.3g}, not of the "
+                             f"{flat[keep][worst]:.3g} its record gives")
+            return
         rho = _rank_correlation(positions, flat[keep])
         if not rho >= (0.6 if coarse else 0.9):
             raise Unseen(f"./output/{picture.name}: the colours of its grid's cells do not follow the recorded values (rank correlation {rho:.2f})")
+
+
+def _colormap_expected(grid: dict, values):
+    """Each value's place (0..1) in the colour map through the grid's norm (linear or log, within its recorded limits);
+    None for other norms (their order is still checked)."""
+    import numpy as np
+
+    clim, norm = grid.get("clim"), grid.get("norm")
+    if norm not in ("Normalize", "LogNorm") or not isinstance(clim, list) or len(clim) != 2 or not all(_finite(v) for v in clim) or clim[0] >= clim[1]:
+        return None
+    low, high, values = float(clim[0]), float(clim[1]), np.asarray(values, dtype=float)
+    if norm == "LogNorm":
+        if low <= 0:
+            return None
+        with np.errstate(all="ignore"):
+            low, high, values = np.log10(low), np.log10(high), np.log10(values)
+    return np.clip((values - low) / (high - low), 0, 1)
+
+
+def _value_at(grid: dict, position: float) -> float:
+    """The value a place in the colour map stands for (linear norms; the place itself otherwise)."""
+    clim = grid.get("clim") or [0, 1]
+    return float(clim[0]) + position * (float(clim[1]) - float(clim[0])) if grid.get("norm") == "Normalize" else position
 
 
 def _grid_values(grid: dict):

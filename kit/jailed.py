@@ -190,6 +190,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             entry["array_shape"] = list(getattr(array, "shape", ()))
             entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
             entry["cmap"] = item.get_cmap().name
+            entry["clim"], entry["norm"] = numbers(item.get_clim()), type(item.norm).__name__
             entry["lut"] = [colour(c) for c in item.get_cmap()([i / 63 for i in range(64)])]
             if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
                 corners = item.get_coordinates()
@@ -213,7 +214,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
                 "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
                 "lut": [colour(c) for c in image.get_cmap()([i / 63 for i in range(64)])] if grid else None,
-                "clim": numbers(image.get_clim()), "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
+                "clim": numbers(image.get_clim()), "norm": type(image.norm).__name__, "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
                 "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
 
     def box_of(artist) -> list | None:
