@@ -384,3 +384,54 @@ def test_a_graded_peak_needs_every_sample_of_its_line(tmp_path):
         "            arrowprops=dict(arrowstyle='->', color='black'))\n"
         "ax.legend(['daily max'], loc='lower center'); fig.savefig('./output/max_temp.png', dpi=150, bbox_inches='tight')\n")
     recorded(tmp_path / "annotated", annotated, "max_temp.png", every_sample=True)
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 2-4 s)
+def test_bold_shapes_past_the_record_beside_faint_recorded_bars_fail(tmp_path):
+    """Bars recorded at alpha 0.15 beside bold bars drawn past the record (figure-level patches) fail on the colour no
+    recorded element draws; translucent hatched bars with value labels in the ggplot style at 200 dpi pass."""
+    sys.path.insert(0, str(ROOT / "checks"))
+    import charts
+
+    levels = ("import re\nfrom collections import Counter\n"
+              "found = Counter(re.findall(r'^\\S+ \\S+ \\[(\\w+)\\]', open('./data/server.log', encoding='utf-8').read(), re.M))\n"
+              "names, counts = sorted(found), [found[n] for n in sorted(found)]\ncolours = ['tab:blue', 'tab:orange', 'tab:green', 'tab:red']\n")
+    faint = levels + ("fig, ax = plt.subplots(figsize=(7, 4))\n"
+                      "ax.bar([i - 0.2 for i in range(4)], counts, width=0.35, color=colours, alpha=0.15, tick_label=names)\n"
+                      "from matplotlib.patches import Rectangle\nfor i, (count, colour) in enumerate(zip(counts[::-1], colours)):\n"
+                      "    fig.add_artist(Rectangle((i + 0.02, 0), 0.35, count, transform=ax.transData, color=colour))\n"
+                      "fig.savefig('./output/log_levels.png')\n")
+    with pytest.raises(AssertionError, match="shows the colour #1f77b4 over more than 1% of its axes, which no element of its figure record draws"):
+        recorded(tmp_path / "faint", faint, "log_levels.png")
+    hatched = levels + ("plt.style.use('ggplot'); fig, ax = plt.subplots(figsize=(7, 4))\n"
+                        "bars = ax.bar(names, counts, color=colours, alpha=0.6, hatch='//', edgecolor='black'); ax.bar_label(bars)\n"
+                        "fig.savefig('./output/log_levels.png', dpi=200, bbox_inches='tight')\n")
+    figure = recorded(tmp_path / "hatched", hatched, "log_levels.png")
+    charts.assert_bar_colours_differ(figure, figure.single_axes(), 4, "level")
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 2-4 s)
+def test_heatmap_cells_are_read_by_value(tmp_path):
+    """A correlation heatmap whose most negative cell is swapped with the next but one (their ranks barely move) fails
+    on the cell's colour; the matrix drawn as one triangle, the other masked, passes."""
+    sys.path.insert(0, str(ROOT / "checks"))
+    import charts
+
+    corr = ("table = rows('housing_features.csv'); numeric = [k for k in table[0] if all(re.fullmatch(r'-?[\\d.]+', r[k]) for r in table)]\n"
+            "corr = np.corrcoef(np.array([[float(r[k]) for r in table] for k in numeric]))\n")
+    swapped = "import re\n" + corr + ("fig, ax = plt.subplots(figsize=(6, 5)); image = ax.imshow(corr, cmap='coolwarm', vmin=-1, vmax=1)\n"
+                                      "fig.colorbar(image); fig.savefig('./output/corr_heatmap.png')\n"
+                                      "a = corr.copy(); order = np.argsort(a, axis=None); i, j = order[0], order[2]\n"
+                                      "a.flat[i], a.flat[j] = a.flat[j], a.flat[i]; image.set_data(a); fig.canvas.print_png('./output/corr_heatmap.png')\n")
+    with pytest.raises(AssertionError, match="a cell of its grid shows the colour of .*, not of the .* its record gives"):
+        recorded(tmp_path / "swapped", swapped, "corr_heatmap.png")
+    triangle = "import re\n" + corr + ("masked = np.ma.masked_array(corr, np.triu(np.ones_like(corr, dtype=bool), k=1))\n"
+                                       "fig, ax = plt.subplots(figsize=(6, 5)); ax.pcolormesh(masked, cmap='vlag' if 'vlag' in plt.colormaps() else 'coolwarm', vmin=-1, vmax=1)\n"
+                                       "ax.invert_yaxis(); fig.savefig('./output/corr_heatmap.png')\n")
+    figure = recorded(tmp_path / "triangle", triangle, "corr_heatmap.png")
+    with open(ROOT / "files" / "charts" / "housing_features.csv", encoding="utf-8") as f:
+        table = list(__import__("csv").DictReader(f))
+    numeric = [k for k in table[0] if all(__import__("re").fullmatch(r"-?[\d.]+", r[k]) for r in table)]
+    import numpy as np
+
+    charts.assert_grid(figure, figure.single_axes(), np.corrcoef(np.array([[float(r[k]) for r in table] for k in numeric])), "the correlation matrix")
