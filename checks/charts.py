@@ -5,7 +5,8 @@ axis orientation and the legend; every bar, line, wedge, point, area and grid of
 image where its axes put it (figures.assert_picture_shows), so data, order, stacking and colours are proven by the
 picture; so are the words (tick labels naming the bars, legend entries, titles, axis labels, slice labels and
 percentages: each rendered again and found at its recorded place, figures.keep_shown_texts, or blanked when the
-record says it was not drawn). Not proven by it: a heatmap's values beyond their order. Word clouds (drawn by the wordcloud
+record says it was not drawn). Not proven by it: a heatmap's values beyond their order where its colour norm is
+neither linear nor log. Word clouds (drawn by the wordcloud
 package, not matplotlib) are checked on their pixels, QR codes by decoding them (cv2.QRCodeDetector).
 """
 import re
@@ -543,8 +544,8 @@ def scores_boxplot(answer: str, output: Path, data: Path) -> None:
 
 
 def corr_heatmap(answer: str, output: Path, data: Path) -> None:
-    """Verifies from the record: corr_heatmap.png is a heatmap of the numeric columns' correlation matrix (every cell), annotated
-    with a number in each cell; the answer names distance_km & price_k and their correlation (about -0.556)."""
+    """Verifies from the record: corr_heatmap.png is a heatmap of the numeric columns' correlation matrix (every cell, or one
+    triangle with the other masked), annotated with a number in each drawn cell; the answer names distance_km & price_k and their correlation (about -0.556)."""
     import numpy as np
 
     df = _csv(data, "housing_features.csv").select_dtypes("number")
@@ -720,7 +721,7 @@ def visitors_ma(answer: str, output: Path, data: Path) -> None:
 
 def orders_heatmap(answer: str, output: Path, data: Path) -> None:
     """Verifies from the record: orders_heatmap.png is a heatmap with one row per weekday and one column per hour of day, each cell
-    the number of orders then (all orders counted); the answer names the busiest weekday (Friday) and hour (18 / 6 pm)."""
+    the number of orders then (all orders counted), its busiest cell drawn at Friday's row and 18's column (their labels); the answer names the busiest weekday (Friday) and hour (18 / 6 pm)."""
     import pandas as pd
 
     df = _csv(data, "orders_log.csv")

@@ -666,19 +666,21 @@ class Picture:
 
 def assert_picture_shows(figure: "Figure", every_sample: bool = False) -> None:
     """Every bar, line, wedge, point collection, filled area and value grid of the figure's chart axes is where the
-    record puts it in the saved picture, in its colour. What each element is held to, and within what:
+    record puts it in the saved picture, in its colour (within TOLERANCE, or half the way to another colour present in
+    the axes: Picture.tolerance). What each element is held to, and within what:
       bars: the bar's colour inside it near its value end and along its body, and not just beyond the end (within
-        max(3 px, dpi/30): a bar's length to that much of the axis); samples under a legend or a drawn line prove
-        nothing either way;
+        max(3 px, dpi/30): a bar's length to that much of the axis); samples under a seen legend frame or a drawn line
+        (3 points either side at most) prove nothing either way;
       line collections (error bars): their colour along them;
-      lines: the line's colour at points sampled along it every few pixels (85 % of them, a few pixels away at most),
-        and no more of its colour in the axes than its length and width can draw;
+      lines: the line's colour at points sampled along it every few pixels (LINE_SHARE of them, every one with
+        every_sample, a few pixels away at most), and no more of its colour in the axes than its length and width can draw;
       wedges: each wedge's colour across its angles, and not past its edges where a wedge of another colour follows
         (the slice's share within about 2 degrees); adjacent slices must differ in colour;
       points: a point's colour at 80 % of the scatter offsets, and no flood of that colour;
       filled areas: the area's colour over 75 % of its outline's inside, and not around it;
-      value grids (heatmaps, images): the cells' colours, read back through the colour map, in the order of the
-        recorded values (rank correlation 0.9 or more): the order of the values, not their exact size.
+      value grids (heatmaps, images): the cells' colours, read back through the colour map, each within GRID_VALUE
+        of its value's place through a linear or log norm (else in the order of the values: rank correlation 0.9);
+      and nothing else: no flat colour over UNEXPLAINED_SHARE of an axes that no recorded element draws.
     Texts (titles, labels, tick labels, legends, annotations) are held to the picture by keep_shown_texts."""
     try:
         picture = Picture(figure.record, figure.image, figure.name)
