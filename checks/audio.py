@@ -369,21 +369,53 @@ def _waveform_fit(line: dict, channel, sr: int) -> float:
     return float(np.corrcoef(ref, ys)[0, 1])
 
 
+def _envelope_fit(area: dict, channel, sr: int) -> float:
+    """Correlation of a filled min/max envelope (fill_between of each time bin's lowest and highest sample) with the
+    channel's own lowest and highest samples in the bins its outline's times mark, reading x as seconds."""
+    import numpy as np
+
+    points = np.array([p for path in area.get("paths", []) for p in path
+                       if isinstance(p, list) and len(p) == 2 and all(isinstance(v, (int, float)) and np.isfinite(v) for v in p)], dtype=float)
+    if len(points) < 100:
+        return 0.0
+    times = np.unique(points[:, 0])
+    if len(times) < 50:
+        return 0.0
+    at = [points[points[:, 0] == t, 1] for t in times]
+    both = np.array([len(ys) >= 2 for ys in at])  # a long outline is recorded in part: its first edge only, further on
+    upper, lower = np.array([ys.max() for ys in at]), np.array([ys.min() for ys in at])
+    step = float(np.median(np.diff(times)))
+    best = 0.0
+    for start in (times, times - step / 2):  # a bin starting at its time, or centred on it
+        edges = np.clip(np.round(np.append(start, start[-1] + step) * sr).astype(int), 0, len(channel))
+        spans = [channel[a:b] for a, b in zip(edges[:-1], edges[1:])]
+        if any(len(span) == 0 for span in spans):
+            continue
+        highs, lows = np.array([s.max() for s in spans]), np.array([s.min() for s in spans])
+        for first in (lows, highs):  # where only the first edge is recorded, it is the lows' or the highs'
+            seen = np.concatenate([upper[both], lower[both], upper[~both]])
+            wanted = np.concatenate([highs[both], lows[both], first[~both]])
+            if np.std(seen) > 0 and np.std(wanted) > 0:
+                best = max(best, float(np.corrcoef(seen, wanted)[0, 1]))
+    return best
+
+
 def waveform_plot(answer: str, output: Path, data: Path) -> None:
     """Verifies from the figure record: ./output/waveform.png has two subplots, one above the other; the top one draws the left
     channel of interview.wav and the bottom one the right channel, with time in seconds on the x axis (each plotted point
-    at time t is the sample at t * rate, in any amplitude scale) and the axis spanning the recording's 5 s, not its samples."""
+    at time t is the sample at t * rate, in any amplitude scale, or a filled min/max envelope of the samples per time bin) and
+    the axis spanning the recording's 5 s, not its samples."""
     x, sr = _input_audio(data, "interview.wav")
     figure = saved_figure(output, "waveform.png")
-    plots = [ax for ax in figure.axes if ax.lines]
+    plots = [ax for ax in figure.axes if ax.lines or ax.areas()]
     assert len(plots) == 2, f"./output/waveform.png has {len(plots)} subplots with a waveform, expected 2"
     top, bottom = sorted(plots, key=lambda ax: -ax.record["position"][1])
     assert top.record["position"][1] > bottom.record["position"][1] + bottom.record["position"][3] * 0.5, \
         "the two waveforms are not one above the other"
     seconds = len(x) / sr
     for ax, channel, side in ((top, 0, "top"), (bottom, 1, "bottom")):
-        fits = [_waveform_fit(line, x[:, channel], sr) for line in ax.lines]
-        other = [_waveform_fit(line, x[:, 1 - channel], sr) for line in ax.lines]
+        fits = [_waveform_fit(line, x[:, channel], sr) for line in ax.lines] + [_envelope_fit(area, x[:, channel], sr) for area in ax.areas()]
+        other = [_waveform_fit(line, x[:, 1 - channel], sr) for line in ax.lines] + [_envelope_fit(area, x[:, 1 - channel], sr) for area in ax.areas()]
         assert max(fits) > 0.99 and max(fits) > max(other), \
             f"the {side} subplot does not draw the {'left' if channel == 0 else 'right'} channel against time in seconds"
         low, high = sorted(ax.record["xlim"][:2])

@@ -5,7 +5,8 @@ axis orientation and the legend; every bar, line, wedge, point, area and grid of
 image where its axes put it (figures.assert_picture_shows), so data, order, stacking and colours are proven by the
 picture; so are the words (tick labels naming the bars, legend entries, titles, axis labels, slice labels and
 percentages: each rendered again and found at its recorded place, figures.keep_shown_texts, or blanked when the
-record says it was not drawn). Not proven by it: a heatmap's values beyond their order. Word clouds (drawn by the wordcloud
+record says it was not drawn). Not proven by it: a heatmap's values beyond their order where its colour norm is
+neither linear nor log. Word clouds (drawn by the wordcloud
 package, not matplotlib) are checked on their pixels, QR codes by decoding them (cv2.QRCodeDetector).
 """
 import re
@@ -250,9 +251,10 @@ def _slice_label(text, categories) -> str:
     return label if label in categories else re.sub(r"[\s:(\[-]*\d[\d.,]*\s*%?[)\]]?$", "", label) or label
 
 
-def one_chart(output: Path, name: str, what: str = "chart") -> tuple[Figure, Axes]:
-    """The saved figure and its one plotting axes (the first, if there are several)."""
-    figure = saved_figure(output, name)
+def one_chart(output: Path, name: str, what: str = "chart", every_sample: bool = False) -> tuple[Figure, Axes]:
+    """The saved figure and its one plotting axes (a second chart beside it fails); every_sample where the check grades
+    a line's peak or extreme (see figures.saved_figure)."""
+    figure = saved_figure(output, name, every_sample)
     return figure, figure.single_axes(what)
 
 
@@ -281,9 +283,9 @@ def assert_bar_values(ax: Axes, expected: dict, name: str, rel: float = 1e-3, wh
 
 
 def assert_bar_colours_differ(figure: Figure, ax: Axes, count: int, what: str) -> None:
-    colours = {bar["color"][:7] for bar in ax.bars}
+    colours = {bar["color"][:7]: bar["color"] for bar in ax.bars}  # told apart by colour, shown with their alpha
     assert len(colours) >= count, f"./output/{figure.name}: its bars have {len(colours)} colour(s), expected one per {what} ({count})"
-    for colour in colours:
+    for colour in colours.values():
         figure.assert_shows_colour(colour, "bar")
 
 
@@ -294,11 +296,12 @@ def assert_pie_shares(figure: Figure, ax: Axes, shares: dict, rel: float = 2e-3)
     assert wedges, f"./output/{name} is not a pie chart (no wedges)"
     assert len(wedges) == len(shares), f"./output/{name} has {len(wedges)} slices, expected {len(shares)}"
     total = sum((w["theta2"] - w["theta1"]) % 360 or 360 for w in wedges) if len(wedges) > 1 else 360
-    labels = [w["label"] for w in wedges]
     wanted = {_label(k): float(v) for k, v in shares.items()}
-    labels = [_slice_label(l, wanted) for l in labels]
-    if not any(_label(l) in wanted for l in labels):  # plt.pie(labels=None) + a legend
-        labels = [_slice_label(l, wanted) for l in ax.legend] if len(ax.legend) == len(wedges) else labels
+    # the names the picture draws: a text within the slice's angles, else the drawn legend (one entry per slice)
+    labels = [next((_slice_label(t, wanted) for t in w.get("drawn_texts", []) if _slice_label(t, wanted) in wanted), "") for w in wedges]
+    if not any(labels):  # plt.pie(labels=None) + a legend
+        legend = [t for t in ax.legend if t] or [t for t in ax.record.get("figure_legend", []) if t]
+        labels = [_slice_label(l, wanted) for l in legend] if len(legend) == len(wedges) else labels
     for wedge, label in zip(wedges, labels):
         got = ((wedge["theta2"] - wedge["theta1"]) % 360 or 360) / total
         assert _label(label) in wanted, f"./output/{name}: a slice is labelled {label!r}, which is no category of the data"
@@ -362,18 +365,24 @@ def assert_box_plot(figure: Figure, ax: Axes, medians: dict) -> None:
 
 
 def assert_grid(figure: Figure, ax: Axes, expected, what: str, rel: float = 1e-3):
-    """A heatmap whose cells are the expected 2-D values (rows by columns, or transposed when transposable=True)."""
+    """A heatmap whose cells are the expected 2-D values (its rows top-down or, as pcolormesh draws them, bottom-up).
+    A symmetric matrix may be shown as one triangle (seaborn's mask=): a masked cell's mirror must be shown."""
     import numpy as np
 
     expected = np.asarray(expected, dtype=float)
+    symmetric = expected.shape[0] == expected.shape[-1] and np.allclose(expected, expected.T, equal_nan=True)
     grids = [g for g in ax.grids() if g.get("values")]
     assert grids, f"./output/{figure.name} is not a heatmap (no colour grid with values)"
     for grid in grids:
         values = np.asarray(grid["values"], dtype=float).reshape(grid["rows"], grid["columns"])
-        if values.shape == expected.shape and np.allclose(values, expected, rtol=rel, atol=1e-6, equal_nan=True):
-            return grid
-        if values.shape == expected.shape and np.allclose(values[::-1], expected, rtol=rel, atol=1e-6, equal_nan=True):
-            return grid  # pcolormesh rows run bottom-up
+        for shown in (values, values[::-1]):  # pcolormesh rows run bottom-up
+            if shown.shape != expected.shape:
+                continue
+            masked = np.isnan(shown) & ~np.isnan(expected)
+            if symmetric and masked.any() and not (masked & masked.T).any():
+                shown = np.where(masked, shown.T, shown)  # one triangle: each masked cell shown across the diagonal
+            if np.allclose(shown, expected, rtol=rel, atol=1e-6, equal_nan=True):
+                return grid
     shapes = ", ".join(f"{g['rows']}x{g['columns']}" for g in grids)
     raise AssertionError(f"./output/{figure.name}: the heatmap ({shapes}) does not show {what} ({expected.shape[0]}x{expected.shape[1]})")
 
@@ -445,7 +454,7 @@ def max_temp_line(answer: str, output: Path, data: Path) -> None:
     df = df.sort_values("date")
     row = df.loc[df["temp_max_c"].idxmax()]
     ts = pd.Timestamp(row["date"])
-    figure, ax = one_chart(output, "max_temp.png")
+    figure, ax = one_chart(output, "max_temp.png", every_sample=True)
     assert_no_other_kind(ax, figure.name, "lines")
     assert_lines_match(figure, ax, {"temp_max_c": df["temp_max_c"].tolist()}, "series")
     assert is_date_axis(ax), "max_temp.png does not show dates on its x-axis"
@@ -460,7 +469,7 @@ def stocks_multiline(answer: str, output: Path, data: Path) -> None:
     series = {t: [p["close"] for p in sorted(v, key=lambda p: p["date"])] for t, v in j["tickers"].items()}
     gains = {t: (v[-1] / v[0] - 1) * 100 for t, v in series.items()}
     best = max(gains, key=gains.get)
-    figure, ax = one_chart(output, "stocks.png")
+    figure, ax = one_chart(output, "stocks.png", every_sample=True)
     assert_lines_match(figure, ax, series, "ticker")
     legend = {_label(t) for t in ax.legend + [t for l in figure.record.get("legends", []) for t in l]}
     missing = [t for t in series if _label(t) not in legend]
@@ -535,8 +544,8 @@ def scores_boxplot(answer: str, output: Path, data: Path) -> None:
 
 
 def corr_heatmap(answer: str, output: Path, data: Path) -> None:
-    """Verifies from the record: corr_heatmap.png is a heatmap of the numeric columns' correlation matrix (every cell), annotated
-    with a number in each cell; the answer names distance_km & price_k and their correlation (about -0.556)."""
+    """Verifies from the record: corr_heatmap.png is a heatmap of the numeric columns' correlation matrix (every cell, or one
+    triangle with the other masked), annotated with a number in each drawn cell; the answer names distance_km & price_k and their correlation (about -0.556)."""
     import numpy as np
 
     df = _csv(data, "housing_features.csv").select_dtypes("number")
@@ -545,9 +554,10 @@ def corr_heatmap(answer: str, output: Path, data: Path) -> None:
     np.fill_diagonal(c, np.inf)
     i, j = np.unravel_index(np.argmin(c), c.shape)
     figure, ax = one_chart(output, "corr_heatmap.png", "heatmap")
-    assert_grid(figure, ax, corr.to_numpy(), "the correlation matrix of the numeric columns")
+    grid = assert_grid(figure, ax, corr.to_numpy(), "the correlation matrix of the numeric columns")
+    cells = sum(v == v for v in grid["values"])  # the cells drawn (a triangle where the other is masked)
     annotations = [t for t in ax.texts if numbers_in(t)]
-    assert len(annotations) >= corr.size, f"corr_heatmap.png has {len(annotations)} cell annotations, expected {corr.size}"
+    assert len(annotations) >= cells, f"corr_heatmap.png has {len(annotations)} cell annotations, expected {cells}"
     assert_number(" ".join(annotations), float(c[i, j]), rel=0.02, abs_tol=0.006, what="the heatmap's annotations")
     for col in (df.columns[i], df.columns[j]):
         assert_words(answer, col.split("_")[0])
@@ -690,7 +700,7 @@ def visitors_ma(answer: str, output: Path, data: Path) -> None:
     moving average (day i = mean of days i-6..i, not a centred window); the answer states its maximum (about 1555.14)."""
     df = _csv(data, "daily_visitors.csv").sort_values("date")
     ma = df["visitors"].rolling(7).mean()
-    figure, ax = one_chart(output, "visitors_ma.png")
+    figure, ax = one_chart(output, "visitors_ma.png", every_sample=True)
     lines = ax.data_lines()
     daily = [line for line in lines if match_series(series_of(line), df["visitors"].tolist())]
     assert daily, "visitors_ma.png has no line of the daily visitors"
@@ -711,7 +721,7 @@ def visitors_ma(answer: str, output: Path, data: Path) -> None:
 
 def orders_heatmap(answer: str, output: Path, data: Path) -> None:
     """Verifies from the record: orders_heatmap.png is a heatmap with one row per weekday and one column per hour of day, each cell
-    the number of orders then (all orders counted); the answer names the busiest weekday (Friday) and hour (18 / 6 pm)."""
+    the number of orders then (all orders counted), its busiest cell drawn at Friday's row and 18's column (their labels); the answer names the busiest weekday (Friday) and hour (18 / 6 pm)."""
     import pandas as pd
 
     df = _csv(data, "orders_log.csv")
@@ -728,6 +738,12 @@ def orders_heatmap(answer: str, output: Path, data: Path) -> None:
     values = [v for v in grid["values"] if v == v]
     assert close(sum(values), len(df), 1e-9) and close(max(values), float(counts.max()), 1e-9), \
         "orders_heatmap.png's cells are not the order counts per weekday and hour"
+    busiest = max(range(len(grid["values"])), key=lambda i: grid["values"][i] if grid["values"][i] == grid["values"][i] else -1)
+    x, y = ax.cell_centre(grid, busiest // columns, busiest % columns)
+    row_label, column_label = ax.label_at("y", y, 0.5 * abs(ax.cell_centre(grid, 1, 0)[1] - ax.cell_centre(grid, 0, 0)[1])), \
+        ax.label_at("x", x, 0.5 * abs(ax.cell_centre(grid, 0, 1)[0] - ax.cell_centre(grid, 0, 0)[0]))
+    assert _label(row_label)[:3] == day.lower()[:3] and numbers_in(column_label)[:1] == [hour], \
+        f"orders_heatmap.png's busiest cell is drawn at {row_label or '?'} / {column_label or '?'}, not at {day} / {hour}:00 (its row and column labels)"
     assert_words(answer, day)
     h12 = hour % 12 or 12
     suffix = "pm" if hour >= 12 else "am"

@@ -15,6 +15,7 @@ record puts it; the words a check reads from a Figure or Axes are the ones verif
 import colorsys
 import json
 import math
+import re
 from pathlib import Path
 
 from common import load_image
@@ -48,13 +49,14 @@ def _names_file(record: dict, output: Path, name: str) -> bool:
     return wanted in candidates or any(c.endswith("/output/" + name) for c in candidates)
 
 
-def saved_figure(output: Path, name: str) -> "Figure":
+def saved_figure(output: Path, name: str, every_sample: bool = False) -> "Figure":
     """The figure the agent's code saved as ./output/name (the last save wins), held against the saved image.
 
     A figure saved to memory first and written out by other means (PIL, a buffer) counts when its pixel size is
     the image's. Fails when no record matches: the file was not made by matplotlib, or not from a figure; when the
     picture does not show the record's chart elements (assert_picture_shows) or texts (keep_shown_texts), which also
-    blanks the texts the record says were not drawn.
+    blanks the texts the record says were not drawn. every_sample: a check that grades a line's peak, zero or extreme
+    holds every sample of its lines to the picture, not LINE_SHARE of them.
     """
     image = load_image(output, name)
     found = records(output)
@@ -65,7 +67,7 @@ def saved_figure(output: Path, name: str) -> "Figure":
     assert named, f"./output/{name} was not saved from a matplotlib figure (no figure record names it)"
     figure = Figure(named[-1], image, name)
     figure.assert_matches_image()
-    assert_picture_shows(figure)
+    assert_picture_shows(figure, every_sample)
     keep_shown_texts(figure)
     return figure
 
@@ -147,10 +149,12 @@ class Axes:
 
     @property
     def bars(self) -> list[dict]:
-        """Every visible bar, with "group" (its container's label) and "index" (its container's number) added."""
+        """Every visible bar, with "group" (its container's name as the picture draws it: its drawn legend entry) and
+        "index" (its container's number) added. A legend of one entry per container names them in their order (pandas,
+        seaborn's hue, bar(label=)); else a container's label names it only where a drawn legend shows it."""
         labels = [group.get("label", "") for group in self.record.get("bars", []) if any(b.get("visible", True) for b in group.get("bars", []))]
-        if any(label.startswith("_") for label in labels) and len(self.legend) == len(labels):  # seaborn's hue: named in the legend
-            labels = list(self.legend)
+        drawn = [text for text in self.legend if text] or [text for text in self.record.get("figure_legend", []) if text]
+        labels = list(drawn) if len(drawn) == len(labels) else [label if label in drawn else "" for label in labels]
         return [dict(bar, group=labels[number], index=number) for number, group in enumerate(self.bar_groups) for bar in group
                 if _finite(bar["width"]) and _finite(bar["height"])]
 
@@ -311,12 +315,38 @@ class Axes:
             rows, columns = (mesh.get("array_shape") + [0, 0])[:2] if len(mesh.get("array_shape", [])) >= 2 else (0, 0)
             values = mesh.get("array", [])
             if rows and columns and len(values) == rows * columns:
-                found.append({"kind": "mesh", "rows": rows, "columns": columns, "values": values, "cmap": mesh.get("cmap"), "lut": mesh.get("lut")})
+                found.append({"kind": "mesh", "rows": rows, "columns": columns, "values": values, "cmap": mesh.get("cmap"), "lut": mesh.get("lut"),
+                              "clim": mesh.get("clim"), "norm": mesh.get("norm")})
         for image in self.record.get("images", []):
             rows, columns = (image["shape"] + [0, 0])[:2]
             found.append({**image, "kind": "image", "rows": rows, "columns": columns,
                           "values": image.get("array") if len(image.get("array") or []) == rows * columns else None})
         return found
+
+    def cell_centre(self, grid: dict, row: int, column: int) -> tuple[float, float]:
+        """The data coordinates (x, y) of a grid cell's centre (a mesh's cell corners, an image's extent)."""
+        if grid["kind"] == "mesh":
+            mesh = next(m for m in self.collections("QuadMesh") if m.get("array") == grid["values"])
+            xs, ys = mesh["xcoords"], mesh["ycoords"]
+            return (xs[column] + xs[column + 1]) / 2, (ys[row] + ys[row + 1]) / 2
+        left, right, bottom, top = (float(v) for v in grid["extent"][:4])
+        if grid.get("origin", "upper") == "upper":
+            bottom, top = top, bottom
+        return left + (right - left) * (column + 0.5) / grid["columns"], bottom + (top - bottom) * (row + 0.5) / grid["rows"]
+
+    def label_at(self, axis: str, position: float, half: float) -> str:
+        """The drawn tick label within `half` of a position along the axis ('x' or 'y'), or ''; where the ticks name
+        numbers (every other hour, say), the number they place there."""
+        ticks, labels = self.record.get(f"{axis}ticks", []), self.record.get(f"{axis}ticklabels", [])
+        pairs = [(tick, label) for tick, label in zip(ticks, labels) if _finite(tick) and label]
+        near = [label for tick, label in pairs if abs(tick - position) <= half]
+        if near:
+            return near[0]
+        numbers = [(tick, float(label)) for tick, label in pairs if re.fullmatch(r"-?\d+(?:\.\d+)?", label.strip().replace("\u2212", "-"))]
+        if len(numbers) >= 2 and numbers[0][0] != numbers[-1][0]:
+            (t0, v0), (t1, v1) = numbers[0], numbers[-1]
+            return f"{v0 + (position - t0) * (v1 - v0) / (t1 - t0):g}"
+        return ""
 
     def has_content(self) -> bool:
         return bool(self.bars or self.lines or self.wedges or self.collections() or self.record.get("images") or self.patches)
@@ -367,7 +397,10 @@ class Figure:
         assert share >= min_share, f"./output/{self.name} does not show the {what} colour {colour[:7]} that its record names"
 
     def single_axes(self, what: str = "chart") -> Axes:
+        """The one chart of a picture where one chart was asked for: a second chart beside it (another axes with data,
+        a twin axes, an inset) fails, since a reader could read either."""
         assert self.axes, f"./output/{self.name} holds no {what}"
+        assert len(self.axes) == 1, f"./output/{self.name} holds {len(self.axes)} charts where one {what} was asked for"
         return self.axes[0]
 
     def text(self) -> str:
@@ -383,7 +416,7 @@ def _is_colorbar(ax: Axes) -> bool:
     """A colour bar's axes: a single mesh or image strip, no bars, lines or points."""
     grids = ax.grids()
     return bool(grids) and not ax.bars and not ax.lines and not ax.scatters() and all(
-        min(g["rows"], g["columns"]) <= 1 or (g["kind"] == "mesh" and ax.record["position"][2] < 0.08) for g in grids)
+        min(g["rows"], g["columns"]) <= 1 or (g["kind"] == "mesh" and min(ax.record["position"][2:4]) < 0.08) for g in grids)
 
 
 def match_series(got: list[float], expected: list[float], rel: float = 1e-3) -> bool:
@@ -414,6 +447,14 @@ def is_date_axis(ax: Axes, axis: str = "x") -> bool:
 # scales, figure size, dpi and crop put it: a record whose data the picture does not show fails, whatever wrote it.
 
 Unseen = AssertionError  # a graded fact of the record that the saved picture does not show
+TOLERANCE = 48  # colour distance (0..255, the largest channel difference) within which a pixel shows a colour
+PRESENT_SHARE = 0.002  # the least share of an axes a flat colour must fill to count as present there
+LEGEND_FACE = 0.6  # the least share of a legend's box that must show its frame's face for the legend to cover anything
+LINE_COVER = 3.0  # points either side of a drawn line within which it covers what lies under it (a density curve on bars)
+LINE_SHARE = 0.85  # the least share of a line's samples that must show its colour (every one where a peak or zero is graded)
+UNEXPLAINED_SHARE = 0.01  # the least share of an axes a colour no recorded element draws must fill to fail the chart
+GRID_VALUE = 0.08  # how far (as a share of the colour map) a heatmap cell's colour may be from its value's place in it
+SAME_COLOUR = 8  # present colours this close to an element's are its own (rounding, a blend with the background)
 
 
 def _rgb255(colour):
@@ -445,13 +486,52 @@ class Picture:
             raise Unseen(f"./output/{name} is {self.width}x{self.height} pixels, not the {wide:.0f}x{tall:.0f} its figure record gives")
         self.left, self.top = crop[0], crop[3]
         self.step = max(3, round(self.dpi / 30))  # how far inside or outside an edge a sample is taken (antialiasing, edge lines)
-        # legends may cover part of a chart: samples under them prove nothing either way (each at most a quarter of the picture)
-        self.legends = [self.fraction_box(box) for box in [a.get("legend_box") for a in record.get("axes", [])] + list(record.get("legend_boxes") or [])
-                        if isinstance(box, list) and len(box) == 4 and all(_finite(v) for v in box)]
-        self.legends = [box for box in self.legends if (box[2] - box[0]) * (box[3] - box[1]) <= 0.25 * self.width * self.height]
+        self._present = {}
+        # a legend covers what lies under its drawn frame: samples there prove nothing either way (set by _legends_drawn)
         self.covered = np.zeros((self.height, self.width), dtype=bool)  # under a legend or a drawn line (set by _lines_shown)
-        for x0, y0, x1, y1 in self.legends:
-            self.covered[max(int(y0), 0):max(int(y1) + 1, 0), max(int(x0), 0):max(int(x1) + 1, 0)] = True
+        self.framed = np.zeros((self.height, self.width), dtype=bool)  # under a legend's drawn frame
+        self.every_sample = False
+        axes = [a for a in record.get("axes", []) if isinstance(a, dict)]
+        frames = [(a.get("legend_box"), a.get("legend_frame")) for a in axes]
+        frames += list(zip(record.get("legend_boxes") or [], record.get("legend_frames") or []))
+        for box, face in frames:
+            if isinstance(box, list) and len(box) == 4 and all(_finite(v) for v in box):
+                self._cover_by_legend(self.fraction_box(box), face)
+        for a in axes:  # a text's glyphs over a line (an annotation written across it): what they cover shows them
+            for mark in (a.get("marks") or {}).get("texts") or []:
+                self._cover_by_glyphs(mark)
+
+    def _cover_by_legend(self, box, face) -> None:
+        """Mark the legend's box as covered when the picture shows its frame there: its face colour (through its alpha)
+        over LEGEND_FACE of the box. A legend with no frame, a translucent one or one the picture does not show covers
+        nothing, and legends cover no more than a quarter of the picture in all (the first ones drawn)."""
+        import numpy as np
+
+        solid, a = _rgb255(face), alpha(face) if isinstance(face, str) else 0.0
+        x0, y0, x1, y1 = (int(round(v)) for v in box)
+        x0, y0, x1, y1 = max(x0 + 4, 0), max(y0 + 4, 0), min(x1 - 4, self.width), min(y1 - 4, self.height)
+        if solid is None or a < 0.5 or x1 - x0 < 2 or y1 - y0 < 2 or self.framed.sum() + (x1 - x0) * (y1 - y0) > 0.25 * self.width * self.height:
+            return
+        inside = self.pixels[y0:y1:2, x0:x1:2].reshape(-1, 3)
+        if (np.abs(inside - solid).max(axis=1) <= (1 - a) * 255 + SAME_COLOUR).mean() >= LEGEND_FACE:
+            self.covered[y0 - 4:y1 + 5, x0 - 4:x1 + 5] = True
+            self.framed[y0 - 4:y1 + 5, x0 - 4:x1 + 5] = True
+
+    def _cover_by_glyphs(self, mark) -> None:
+        """Mark the pixels of a recorded text's box that show its colour (its glyphs) as under a frame. The text
+        itself is verified in the picture later (keep_shown_texts): a text the picture does not show fails there."""
+        import numpy as np
+
+        box, colour = mark.get("box") if isinstance(mark, dict) else None, _rgb255(mark.get("color")) if isinstance(mark, dict) else None
+        if colour is None or not isinstance(box, list) or len(box) != 4 or not all(_finite(v) for v in box):
+            return
+        x0, y0, x1, y1 = max(int(box[0]) - 1, 0), max(int(box[1]) - 1, 0), min(int(box[2]) + 2, self.width), min(int(box[3]) + 2, self.height)
+        if x1 - x0 < 1 or y1 - y0 < 1 or (x1 - x0) * (y1 - y0) > 0.25 * self.width * self.height:
+            return
+        glyphs = np.abs(self.pixels[y0:y1, x0:x1] - colour).max(axis=-1) <= 2 * TOLERANCE
+        grown = glyphs.copy()
+        grown[1:] |= glyphs[:-1]; grown[:-1] |= glyphs[1:]; grown[:, 1:] |= glyphs[:, :-1]; grown[:, :-1] |= glyphs[:, 1:]
+        self.framed[y0:y1, x0:x1] |= grown
 
     def fraction_box(self, box):
         """A box in figure fractions (x0, y0, x1, y1) in pixels (left, top, right, bottom), 2 pixels wider."""
@@ -537,6 +617,36 @@ class Picture:
         mine = [solid * a + base * (1 - a) for base in (under if a < 0.99 else under[:1])]
         return mine + [c * ca + m * (1 - ca) for m in mine for c, ca in layers if ca < 0.99]
 
+    def present_colours(self, box, share: float = None):
+        """The colours filling flat areas of the axes in the picture (pixels equal to their right and lower neighbours),
+        each over PRESENT_SHARE of the axes: its background, its bars, slices and areas, and whatever else fills it."""
+        import numpy as np
+
+        share = PRESENT_SHARE if share is None else share
+        key = tuple(int(round(v)) for v in box) + (share,)
+        if key not in self._present:
+            x0, y0, x1, y1 = key[:4]
+            area = self.pixels[max(y0, 0):max(min(y1, self.height), 1), max(x0, 0):max(min(x1, self.width), 1)]
+            packed = (area[..., 0].astype(np.int32) << 16) | (area[..., 1].astype(np.int32) << 8) | area[..., 2].astype(np.int32)
+            flat = packed[:-1, :-1][(packed[:-1, :-1] == packed[1:, :-1]) & (packed[:-1, :-1] == packed[:-1, 1:])]
+            keys, counts = np.unique(flat, return_counts=True)
+            keys = keys[counts >= share * max(packed.size, 1)]
+            self._present[key] = np.stack([keys >> 16, (keys >> 8) & 255, keys & 255], axis=1).astype(float)
+        return self._present[key]
+
+    def tolerance(self, box, shades, full: float = TOLERANCE) -> float:
+        """How far a pixel's colour may be from one of these shades and still show them: `full`, or half the way to the
+        nearest other colour present in the axes (present_colours, more than SAME_COLOUR away), so that no colour the
+        picture shows beside the element (a background close to a bar's colour) counts as the element."""
+        import numpy as np
+
+        present = self.present_colours(box)
+        if not len(present) or not shades:
+            return full
+        gaps = np.abs(present[:, None, :] - np.array(shades)[None]).max(axis=2).min(axis=1)
+        gaps = gaps[gaps > SAME_COLOUR]
+        return min(full, float(gaps.min()) / 2) if len(gaps) else full
+
     def distance(self, columns, rows, shades, radius: int = 0):
         """Per point, the smallest colour distance (max over channels) to any shade within radius pixels."""
         import numpy as np
@@ -552,29 +662,33 @@ class Picture:
         return best
 
 
-TOLERANCE = 48  # colour distance (0..255, the largest channel difference) within which a pixel shows a colour
 
 
-def assert_picture_shows(figure: "Figure") -> None:
+def assert_picture_shows(figure: "Figure", every_sample: bool = False) -> None:
     """Every bar, line, wedge, point collection, filled area and value grid of the figure's chart axes is where the
-    record puts it in the saved picture, in its colour. What each element is held to, and within what:
+    record puts it in the saved picture, in its colour (within TOLERANCE, or half the way to another colour present in
+    the axes: Picture.tolerance). What each element is held to, and within what:
       bars: the bar's colour inside it near its value end and along its body, and not just beyond the end (within
-        max(3 px, dpi/30): a bar's length to that much of the axis); samples under a legend or a drawn line prove
-        nothing either way;
+        max(3 px, dpi/30): a bar's length to that much of the axis); samples under a seen legend frame or a drawn line
+        (3 points either side at most) prove nothing either way;
       line collections (error bars): their colour along them;
-      lines: the line's colour at points sampled along it every few pixels (85 % of them, a few pixels away at most),
-        and no more of its colour in the axes than its length and width can draw;
+      lines: the line's colour at points sampled along it every few pixels (LINE_SHARE of them, every one with
+        every_sample, a few pixels away at most), and no more of its colour in the axes than its length and width can draw;
       wedges: each wedge's colour across its angles, and not past its edges where a wedge of another colour follows
         (the slice's share within about 2 degrees); adjacent slices must differ in colour;
       points: a point's colour at 80 % of the scatter offsets, and no flood of that colour;
       filled areas: the area's colour over 75 % of its outline's inside, and not around it;
-      value grids (heatmaps, images): the cells' colours, read back through the colour map, in the order of the
-        recorded values (rank correlation 0.9 or more): the order of the values, not their exact size.
+      value grids (heatmaps, images): the cells' colours, read back through the colour map, each within GRID_VALUE
+        of its value's place through a linear or log norm (else in the order of the values: rank correlation 0.9);
+      and nothing else: no flat colour over UNEXPLAINED_SHARE of an axes that no recorded element draws.
     Texts (titles, labels, tick labels, legends, annotations) are held to the picture by keep_shown_texts."""
     try:
         picture = Picture(figure.record, figure.image, figure.name)
+        picture.every_sample = every_sample
+        drawn = _record_colours(figure)
         for ax in figure.axes:
             _axes_shown(picture, ax)
+            _nothing_else_shown(picture, ax, drawn, figure)
     except Unseen:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError) as error:
@@ -595,6 +709,46 @@ def _axes_shown(picture: Picture, ax: "Axes") -> None:
     _points_shown(picture, ax, box, background, colours)
     _areas_shown(picture, ax, box, background, colours)
     _grids_shown(picture, ax, box)
+
+
+def _record_colours(figure: "Figure") -> list[str]:
+    """Every colour the record says the figure draws: its elements' faces, edges and hatches, lines and markers, texts
+    and their boxes, legends' frames, axes' faces and grid lines."""
+    found = [mark.get("color") for mark in [figure.record.get("suptitle_mark")] if isinstance(mark, dict)]
+    found += [face for face in figure.record.get("legend_frames") or [] if isinstance(face, str)]
+    for ax in figure.all_axes:
+        r = ax.record
+        found += [r.get("facecolor"), r.get("legend_frame")] + list(r.get("grid_colours") or [])
+        found += [b.get(key) for group in r.get("bars", []) for b in group.get("bars", []) for key in ("color", "edgecolor", "hatch_color")]
+        found += [p.get(key) for p in r.get("patches", []) for key in ("color", "edgecolor")]
+        found += [c for item in r.get("collections", []) for c in (item.get("facecolors") or []) + (item.get("edgecolors") or [])]
+        found += [c for line in r.get("lines", []) for c in [line.get("color")] + list(line.get("marker_colors") or [])]
+        marks = r.get("marks") if isinstance(r.get("marks"), dict) else {}
+        for mark in [m for value in marks.values() for m in (value if isinstance(value, list) else [value])]:
+            found += [mark.get("color"), mark.get("bbox_color")] if isinstance(mark, dict) else []
+    return [c for c in dict.fromkeys(found) if isinstance(c, str) and _rgb255(c) is not None]
+
+
+def _nothing_else_shown(picture: Picture, ax: "Axes", drawn: list[str], figure: "Figure") -> None:
+    """The axes show no colour, over UNEXPLAINED_SHARE of their area, that nothing in the record draws (its background
+    as seen, its elements' colours alone or through each other's alpha): bold shapes drawn past the record beside faint
+    recorded ones fail. Not for axes with colour-mapped values (heatmaps, images, points coloured by value)."""
+    import numpy as np
+
+    if any(g for a in figure.axes for g in a.grids()) or any(item.get("cmap") for a in figure.all_axes for item in a.collections()):
+        return
+    box = picture.box(ax.record)
+    background = picture.background(box)
+    present = picture.present_colours(box, UNEXPLAINED_SHARE)
+    if not len(present):
+        return
+    shades = [background] + [shade for colour in drawn for shade in picture.shades(colour, background, [c for c in drawn if alpha(c) < 0.99][:8])]
+    gaps = np.abs(present[:, None, :] - np.array(shades)[None]).max(axis=2).min(axis=1)
+    for colour, gap in zip(present, gaps):
+        if gap > 2 * SAME_COLOUR:
+            hexed = "#" + "".join(f"{int(v):02x}" for v in colour)
+            raise Unseen(f"./output/{picture.name} shows the colour {hexed} over more than {UNEXPLAINED_SHARE:.0%} of its axes, "
+                         f"which no element of its figure record draws")
 
 
 def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
@@ -629,6 +783,7 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
             raise Unseen(f"./output/{picture.name}: a bar's colour {bar['color']!r} is no colour")
         length = abs(end_clipped - base)
         label = ax.nearest_label(bar) or f"{bar['x']:g}"
+        tolerance = picture.tolerance(box, shades)
 
         def points(offsets):
             along = np.array([o for o in offsets for _ in lanes], dtype=float)
@@ -637,8 +792,9 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
 
         if length >= 2 * step:
             near_points, body_points = points([end_clipped - sign * step]), points([base + sign * length * f for f in (0.25, 0.5, 0.75)])
-            near = (picture.distance(*near_points, shades) <= TOLERANCE)[~picture.under_legend(*near_points)]
-            body = (picture.distance(*body_points, shades) <= TOLERANCE)[~picture.under_legend(*body_points)]
+            reach = picture.step if bar.get("hatch") else 0  # a hatch drawn over the face: the face shows between its strokes
+            near = (picture.distance(*near_points, shades, reach) <= tolerance)[~picture.under_legend(*near_points)]
+            body = (picture.distance(*body_points, shades, reach) <= tolerance)[~picture.under_legend(*body_points)]
             # a bar whose end lies under a legend is held to its body only (the legend is in the picture too)
             if near.size and not near.any() or body.size and body.mean() < 0.5:
                 raise Unseen(f"./output/{picture.name}: the bar for {label!r} is not drawn up to the {ax.bar_value(bar):g} its record gives")
@@ -651,7 +807,7 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
             if other is not bar and other["color"][:7] == bar["color"][:7]:
                 covered |= (columns >= min(oc) - 1) & (columns <= max(oc) + 1) & (rows >= min(orow) - 1) & (rows <= max(orow) + 1)
         solid = picture.shades(bar["color"], background)
-        shown = picture.distance(columns, rows, solid) <= TOLERANCE / 2
+        shown = picture.distance(columns, rows, solid) <= picture.tolerance(box, solid) / 2
         if (shown & ~covered & ~picture.under_legend(columns, rows)).any():
             raise Unseen(f"./output/{picture.name}: the bar for {label!r} is drawn longer than the {ax.bar_value(bar):g} its record gives")
 
@@ -691,23 +847,34 @@ def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
         if len(columns) == 0:
             continue
         length = len(columns) if styled else len(columns) * 4 * float(line.get("markersize") or 6) * picture.dpi / 72
-        picture.cover(columns, rows, int(math.ceil(width / 2)) + 1 if styled else int(math.ceil(float(line.get("markersize") or 6) * picture.dpi / 144)) + 1)
-        if len(columns) > 400:
-            pick = np.linspace(0, len(columns) - 1, 400).astype(int)
+        reach = min(width / 2 if styled else float(line.get("markersize") or 6) * picture.dpi / 144, LINE_COVER * picture.dpi / 72)
+        picture.cover(columns, rows, int(math.ceil(reach)) + 1)  # a wide line covers no more than a density curve does
+        samples = 20000 if picture.every_sample else 400
+        if len(columns) > samples:
+            pick = np.linspace(0, len(columns) - 1, samples).astype(int)
             columns, rows = columns[pick], rows[pick]
         dashed = line["linestyle"] not in ("-", "solid")
-        radius = int(math.ceil(width / 2)) + 2 + (int(math.ceil(4 * width)) if dashed else 0)
+        radius = int(math.ceil(min(width / 2, LINE_COVER * picture.dpi / 72))) + 2 + (int(math.ceil(4 * min(width, 2 * LINE_COVER * picture.dpi / 72))) if dashed else 0)
         if not styled:
             radius = max(radius, int(math.ceil(float(line.get("markersize") or 6) * picture.dpi / 72 / 2)))
         marks = [c for c in (line.get("marker_colors") or []) if alpha(c) > 0.05] if not styled else []
         shades = [shade for c in (marks or [line["color"]]) for shade in picture.shades(c, background, colours)]
         if not shades:
             raise Unseen(f"./output/{picture.name}: a line's colour {line['color']!r} is no colour")
+        if styled and width < 3:  # a thin line's antialiasing spreads it over two pixels: each shows it partly over the background
+            shades += [shades[0] * t + background * (1 - t) for t in (0.4, 0.55, 0.7, 0.85)]
         shown = picture.distance(columns, rows, shades, radius) <= TOLERANCE + 12
-        if shown.mean() < 0.85:
+        if picture.every_sample:  # where a peak or a zero is graded, no sample may be missing, except under a legend, a text or another line
+            shown |= picture.framed[np.clip(np.round(rows).astype(int), 0, picture.height - 1), np.clip(np.round(columns).astype(int), 0, picture.width - 1)]
+            others = {c for other in ax.record.get("lines", []) if other is not line for c in [other.get("color")] + list(other.get("marker_colors") or [])
+                      if isinstance(c, str) and c[:7] != line["color"][:7] and alpha(c) > 0.05}
+            others = [shade for colour in others for shade in picture.shades(colour, background)]
+            if others and not shown.all():
+                shown[~shown] = picture.distance(columns[~shown], rows[~shown], others, 1) <= TOLERANCE
+        if shown.mean() < (1.0 if picture.every_sample else LINE_SHARE):
             name = line.get("label") if not str(line.get("label", "_")).startswith("_") else line["color"][:7]
             raise Unseen(f"./output/{picture.name}: the line {name!r} is not drawn where its record's points are "
-                         f"({shown.mean():.0%} of its samples show its colour)")
+                         f"({shown.sum()} of its {len(shown)} samples show its colour)")
         truncated = int(line.get("n") or 0) > len(line["x"])  # the record holds its first points only: no bound on its colour
         drawn_by_colour[line["color"][:7]] = drawn_by_colour.get(line["color"][:7], 0) + (math.inf if truncated else length * (width + 4))
     _no_flood(picture, box, background, drawn_by_colour, [c[:7] for c in colours], "line")
@@ -784,12 +951,13 @@ def _wedges_shown(picture: Picture, ax: "Axes", box, background, colours) -> Non
             angles = np.radians(np.asarray(angles, dtype=float))
             return pc + fraction * rx * np.cos(angles), pr - fraction * ry * np.sin(angles)
 
+        tolerance = picture.tolerance(box, shades)
         seen = []
         for fraction in (0.35, 0.85):
             margin = math.degrees(picture.step / (fraction * min(rx, ry)))
             if t2 - t1 > 2 * margin:
                 count = max(2, int((t2 - t1 - 2 * margin) / 2))
-                seen.append(picture.distance(*samples(np.linspace(t1 + margin, t2 - margin, count), fraction), shades) <= TOLERANCE)
+                seen.append(picture.distance(*samples(np.linspace(t1 + margin, t2 - margin, count), fraction), shades) <= tolerance)
         seen = np.concatenate(seen) if seen else np.array([])
         if len(seen) and seen.mean() < 0.8:
             raise Unseen(f"./output/{picture.name}: the slice {label!r} is not drawn across the {t2 - t1:.1f} degrees its record gives")
@@ -802,7 +970,8 @@ def _wedges_shown(picture: Picture, ax: "Axes", box, background, colours) -> Non
             fraction = 0.85
             margin = math.degrees(picture.step / (fraction * min(rx, ry)))
             columns, rows = samples([edge + neighbour_side * margin, edge + neighbour_side * 2 * margin], fraction)
-            if (picture.distance(columns, rows, picture.shades(wedge["color"], background)) <= TOLERANCE / 2).all():
+            solid = picture.shades(wedge["color"], background)
+            if (picture.distance(columns, rows, solid) <= picture.tolerance(box, solid) / 2).all():
                 raise Unseen(f"./output/{picture.name}: the slice {label!r} is drawn larger than the {t2 - t1:.1f} degrees its record gives")
 
 
@@ -839,7 +1008,7 @@ def _points_shown(picture: Picture, ax: "Axes", box, background, colours) -> Non
         if len(columns) > 400:
             pick = np.linspace(0, len(columns) - 1, 400).astype(int)
             columns, rows = columns[pick], rows[pick]
-        shown = picture.distance(columns, rows, shades, int(max(1, round(0.6 * radius)))) <= TOLERANCE + 12
+        shown = picture.distance(columns, rows, shades, int(max(1, round(0.6 * radius)))) <= picture.tolerance(box, shades, TOLERANCE + 12)
         if shown.mean() < 0.8:
             raise Unseen(f"./output/{picture.name}: its points are not drawn where their record puts them ({shown.mean():.0%} are)")
         if len(faces) == 1:
@@ -889,12 +1058,12 @@ def _areas_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
                 near_edge |= _in_polygon(grid_c + dx, grid_r + dy, polygon) != inner
             inner_points, outer_points = inner & ~near_edge, ~inner & ~near_edge
             if inner_points.sum() >= 4:
-                shown = picture.distance(grid_c[inner_points], grid_r[inner_points], shades) <= TOLERANCE
+                shown = picture.distance(grid_c[inner_points], grid_r[inner_points], shades) <= picture.tolerance(box, shades)
                 if shown.mean() < 0.75:
                     raise Unseen(f"./output/{picture.name}: a filled area is not drawn where its record's outline is ({shown.mean():.0%} of it is)")
             if outer_points.sum() >= 8:
                 solid = picture.shades(faces[0], background)
-                spill = picture.distance(grid_c[outer_points], grid_r[outer_points], solid) <= TOLERANCE / 2
+                spill = picture.distance(grid_c[outer_points], grid_r[outer_points], solid) <= picture.tolerance(box, solid) / 2
                 others = np.zeros(len(grid_c), dtype=bool)  # other areas of the same colour (a stack's layers)
                 for other in ax.areas():
                     if (other.get("facecolors") or [""])[0][:7] == faces[0][:7]:
@@ -937,9 +1106,40 @@ def _grids_shown(picture: Picture, ax: "Axes", box) -> None:
         positions = positions.mean(axis=0) if coarse else np.median(positions, axis=0)
         if (distance <= TOLERANCE).mean() < 0.8:
             raise Unseen(f"./output/{picture.name}: its colour grid's cells do not show the colour map {grid.get('cmap')!r}")
+        expected = None if coarse else _colormap_expected(grid, flat[keep])
+        if expected is not None:  # each cell's colour is its value's place in the colour map, not just its rank
+            off = np.abs(positions - expected)
+            if off.max() > GRID_VALUE:
+                worst = int(np.argmax(off))
+                raise Unseen(f"./output/{picture.name}: a cell of its grid shows the colour of {_value_at(grid, positions[worst]):.3g}, not of the "
+                             f"{flat[keep][worst]:.3g} its record gives")
+            return
         rho = _rank_correlation(positions, flat[keep])
         if not rho >= (0.6 if coarse else 0.9):
             raise Unseen(f"./output/{picture.name}: the colours of its grid's cells do not follow the recorded values (rank correlation {rho:.2f})")
+
+
+def _colormap_expected(grid: dict, values):
+    """Each value's place (0..1) in the colour map through the grid's norm (linear or log, within its recorded limits);
+    None for other norms (their order is still checked)."""
+    import numpy as np
+
+    clim, norm = grid.get("clim"), grid.get("norm")
+    if norm not in ("Normalize", "LogNorm") or not isinstance(clim, list) or len(clim) != 2 or not all(_finite(v) for v in clim) or clim[0] >= clim[1]:
+        return None
+    low, high, values = float(clim[0]), float(clim[1]), np.asarray(values, dtype=float)
+    if norm == "LogNorm":
+        if low <= 0:
+            return None
+        with np.errstate(all="ignore"):
+            low, high, values = np.log10(low), np.log10(high), np.log10(values)
+    return np.clip((values - low) / (high - low), 0, 1)
+
+
+def _value_at(grid: dict, position: float) -> float:
+    """The value a place in the colour map stands for (linear norms; the place itself otherwise)."""
+    clim = grid.get("clim") or [0, 1]
+    return float(clim[0]) + position * (float(clim[1]) - float(clim[0])) if grid.get("norm") == "Normalize" else position
 
 
 def _grid_values(grid: dict):
@@ -1129,6 +1329,29 @@ def _kept_text(picture: "Picture", mark, what: str) -> str:
     return mark["text"]
 
 
+def _name_wedges(picture: "Picture", ax: "Axes") -> None:
+    """Each wedge's "drawn_texts": the verified texts whose box centre lies within its angles as seen from the pie's
+    centre (its label outside, its percentage inside): the names a reader reads, whatever the wedges' label says."""
+    import numpy as np
+
+    marks = ax.record.get("marks", {}).get("texts") or []
+    for wedge in ax.wedges:
+        cx, cy = (float(v) for v in wedge["center"][:2])
+        (pc, pe), (pr, pn) = picture.to_pixels(ax.record, [cx, cx + float(wedge["r"])], [cy, cy + float(wedge["r"])])
+        t1, t2 = float(wedge["theta1"]), float(wedge["theta2"])
+        wedge["drawn_texts"] = []
+        for mark, text in zip(marks, ax.texts):
+            if not text or not isinstance(mark.get("box"), list):
+                continue
+            x0, y0, x1, y1 = (float(v) for v in mark["box"])
+            at = mark.get("anchor") if isinstance(mark.get("anchor"), list) and len(mark["anchor"]) == 2 and all(_finite(v) for v in mark["anchor"]) else None
+            if at is None or not (x0 - 2 <= at[0] <= x1 + 2 and y0 - 2 <= at[1] <= y1 + 2):
+                at = [(x0 + x1) / 2, (y0 + y1) / 2]  # the point the text is placed by (a pie label's mid-angle), on its drawn box
+            dx, dy = (at[0] - pc) / max(abs(pe - pc), 1e-9), (pr - at[1]) / max(abs(pn - pr), 1e-9)
+            if np.hypot(dx, dy) <= 1.6 and (math.degrees(math.atan2(dy, dx)) - t1) % 360 <= (t2 - t1) % 360 + (360 if t2 - t1 >= 360 else 0):
+                wedge["drawn_texts"].append(text)
+
+
 def keep_shown_texts(figure: "Figure") -> None:
     """Every text of the record is verified in the picture (text_shown, TEXT_CORRELATION) and the record's words
     replaced by the verified ones: the checks read titles, labels, tick labels, legends and texts only as drawn. A text
@@ -1153,6 +1376,8 @@ def keep_shown_texts(figure: "Figure") -> None:
             ax.title = ax.record["title"] or " ".join(t for t in titles if t)
             ax.xlabel, ax.ylabel = ax.record["xlabel"], ax.record["ylabel"]
             ax.legend, ax.texts = ax.record["legend"] or [], ax.record["texts"]
+            ax.record["figure_legend"] = [text for entries in record["legends"] for text in entries]
+            _name_wedges(picture, ax)
     except Unseen:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError) as error:

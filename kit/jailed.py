@@ -155,6 +155,8 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                 members.add(id(patch))
                 x, y, width, height = numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])
                 bars.append({"x": x, "y": y, "width": width, "height": height, "color": colour(patch.get_facecolor()),
+                             "edgecolor": colour(patch.get_edgecolor()), "hatch": patch.get_hatch(),
+                             "hatch_color": colour(patch.get_hatchcolor()) if hasattr(patch, "get_hatchcolor") else "",
                              "visible": patch.get_visible()})
             groups.append({"label": str(container.get_label() or ""), "orientation": getattr(container, "orientation", None),
                            "bars": bars, "n": len(container.patches)})
@@ -190,6 +192,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             entry["array_shape"] = list(getattr(array, "shape", ()))
             entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
             entry["cmap"] = item.get_cmap().name
+            entry["clim"], entry["norm"] = numbers(item.get_clim()), type(item.norm).__name__
             entry["lut"] = [colour(c) for c in item.get_cmap()([i / 63 for i in range(64)])]
             if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
                 corners = item.get_coordinates()
@@ -213,7 +216,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
                 "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
                 "lut": [colour(c) for c in image.get_cmap()([i / 63 for i in range(64)])] if grid else None,
-                "clim": numbers(image.get_clim()), "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
+                "clim": numbers(image.get_clim()), "norm": type(image.norm).__name__, "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
                 "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
 
     def box_of(artist) -> list | None:
@@ -221,6 +224,14 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         try:
             box = artist.get_window_extent().transformed(artist.figure.transFigure.inverted())
             return numbers([box.x0, box.y0, box.x1, box.y1])
+        except Exception:
+            return None
+
+    def frame_of(legend) -> str | None:
+        """The face colour (with its alpha) of the legend's drawn frame; None when it draws none (frameon=False)."""
+        try:
+            frame = legend.get_frame()
+            return colour(frame.get_facecolor()) if legend.get_frame_on() and frame.get_visible() and frame.get_fill() else None
         except Exception:
             return None
 
@@ -237,12 +248,17 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                 shown = text.get_visible() and mark["text"].strip() and (drawn is None or id(text) in drawn)
                 if shown and place[0] is not None:
                     dpi, left, top = place[0]
-                    box = text.get_window_extent(renderer[0])  # the figure was drawn again at the saved dpi (record)
+                    from matplotlib.text import Text
+
+                    box = Text.get_window_extent(text, renderer[0])  # drawn again at the saved dpi (record); an annotation's text alone, not its arrow
                     mark["box"] = numbers([box.x0 - left * dpi, top * dpi - box.y1, box.x1 - left * dpi, top * dpi - box.y0])
+                    x, y = text.get_transform().transform(text.get_unitless_position())  # the point it is placed by
+                    mark["anchor"] = numbers([x - left * dpi, top * dpi - y])
                 mark |= {"family": fonts_of(text), "size": float(text.get_fontsize()), "weight": str(text.get_fontweight()),
                          "style": text.get_fontstyle(), "rotation": float(text.get_rotation()), "color": colour(text_rgba(text)),
                          "align": text._multialignment or text.get_horizontalalignment(), "linespacing": text._linespacing if isinstance(text._linespacing, (int, float, str)) else None,
-                         "math": rcParams["text.usetex"] or text.get_usetex()}
+                         "math": rcParams["text.usetex"] or text.get_usetex(),
+                         "bbox_color": colour(text.get_bbox_patch().get_facecolor()) if text.get_bbox_patch() is not None else None}
             except Exception:
                 mark["box"] = None
             marks.append(mark)
@@ -284,14 +300,19 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         return marks_of(getattr(ax, f"get_{axis}ticklabels")()[:200], drawn)
 
     def axes_of(ax) -> dict:
+        from matplotlib.colors import to_rgba
+
         bars, members = bars_of(ax)
         legend = ax.get_legend()
         entry = {
             "kind": getattr(ax, "name", "rectilinear"), "position": numbers(ax.get_position().bounds),
+            "facecolor": colour(ax.get_facecolor()),
+            "grid_colours": colours([to_rgba(line.get_color(), line.get_alpha()) for axis in (ax.xaxis, ax.yaxis) for line in axis.get_gridlines()
+                                     if line.get_visible()], 8),
             "title": ax.get_title(), "titles": [ax.get_title(loc=loc) for loc in ("left", "center", "right")],
             "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "visible": ax.get_visible(), "axis_on": ax.axison,
             "legend": [text.get_text() for text in legend.get_texts()] if legend is not None else None,
-            "legend_box": box_of(legend),
+            "legend_box": box_of(legend), "legend_frame": frame_of(legend) if legend is not None else None,
             "bars": bars,
             "lines": [line_of(line) for line in ax.get_lines()[:256]],
             "patches": [patch_of(patch) for patch in ax.patches[:max_points] if id(patch) not in members],
@@ -363,6 +384,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                         "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
                         "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
                         "legend_boxes": [box_of(legend) for legend in figure.legends[:16]],
+                        "legend_frames": [frame_of(legend) for legend in figure.legends[:16]],
                         "suptitle_mark": marks_of([figure._suptitle])[0] if figure._suptitle else None,
                         "legend_marks": [marks_of(legend.get_texts()) for legend in figure.legends[:16]],
                         "axes": [axes_of(ax) for ax in figure.axes[:64]]})

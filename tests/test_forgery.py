@@ -243,3 +243,195 @@ def test_a_recorded_text_must_be_drawn_where_its_record_puts_it(tmp_path):
     (tmp_path / "figures.json").write_text(json.dumps(past_savefig))
     with pytest.raises(AssertionError, match="the tick label 'Apple' is not drawn"):
         figures.saved_figure(output, "relabelled.png")
+
+
+
+# Forgeries the picture checks used to pass (issue 30): each draws a chart task's figure from its input with the real
+# recorder in this process (the test environment has matplotlib, not pandas) and holds the saved picture to its record
+# as the task's check does; each must fail naming the element, and the honest styles beside them must pass.
+def recorded(tmp_path, source: str, name: str, every_sample: bool = False):
+    """Run source (plotting code, ./data/ being the chart tasks' inputs) with the figure recorder, then read back
+    ./output/name as the chart checks do (figures.saved_figure). Raises the check's AssertionError."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.figure
+    import matplotlib.pyplot as plt
+
+    sys.path.insert(0, str(ROOT / "checks"))
+    import figures
+    from kit import jailed
+
+    (tmp_path / "output").mkdir(parents=True)
+    os.symlink(ROOT / "files" / "charts", tmp_path / "data")
+    original, here = matplotlib.figure.Figure.savefig, os.getcwd()
+    patches = jailed.figure_recorder()
+    patches["matplotlib.figure"](matplotlib.figure)
+    try:
+        os.chdir(tmp_path)
+        exec(compile(READ + source, "<solution>", "exec"), {})
+        (tmp_path / "figures.json").write_text(patches["take"]() or "[]")
+    finally:
+        os.chdir(here)
+        matplotlib.figure.Figure.savefig = original
+        plt.close("all")
+        plt.style.use("default")
+    return figures.saved_figure(tmp_path / "output", name, every_sample)
+
+
+READ = ("import csv, json, numpy as np, matplotlib.pyplot as plt\n"
+        "rows = lambda name: list(csv.DictReader(open('./data/' + name, encoding='utf-8')))\n")
+REVENUE = ("revenue = {}\nfor r in rows('transactions.csv'):\n"
+           "    month = int(r['order_date'][5:7]); revenue[month] = revenue.get(month, 0) + float(r['quantity']) * float(r['unit_price'])\n"
+           "months, values = sorted(revenue), np.array([revenue[m] for m in sorted(revenue)])\n")
+REVENUE_BARS = REVENUE + "fig, ax = plt.subplots(figsize=(8, 4))\nbars = ax.bar(months, values, color='tab:blue')\n"
+REVERSED = "for bar, v in zip(bars, values[::-1]): bar.set_height(v)\nfig.canvas.print_png('./output/monthly_revenue.png')\n"
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 2-9 s)
+def test_a_background_near_the_bars_colour_never_counts_as_a_bar(tmp_path):
+    """Colour tolerances come from the colours the picture shows: an axes background 48 from the bars' colour, with the
+    bars drawn reversed in a colour 40 from it, fails; bars in a palette's lightest colour, 24 from white, pass."""
+    fruit = ("fruits = rows('fruit_sales.csv'); units = [float(r['units_sold']) for r in fruits]\n"
+             "fig, ax = plt.subplots(figsize=(8, 4)); bars = ax.bar([r['fruit'] for r in fruits], units, color='#008000')\n")
+    forged = fruit + ("ax.set_facecolor('#00b000'); fig.savefig('./output/chart-01.png')\n"
+                      "for bar, v in zip(bars, units[::-1]): bar.set_height(v); bar.set_color('#005800')\n"
+                      "fig.canvas.print_png('./output/chart-01.png')\n")
+    with pytest.raises(AssertionError, match="the bar for '.*' is not drawn up to"):
+        recorded(tmp_path / "forged", forged, "chart-01.png")
+    light = ("top = sorted(json.load(open('./data/countries.json'))['records'], key=lambda r: -r['population_millions'])[:10]\n"
+             "plt.style.use('seaborn-v0_8-whitegrid'); fig, ax = plt.subplots(figsize=(8, 5))\n"
+             "ax.barh([r['country'] for r in top], [r['population_millions'] for r in top], color=plt.cm.Blues(np.linspace(0.9, 0.06, 10)))\n"
+             "ax.invert_yaxis(); fig.savefig('./output/top10_population.png', dpi=150, bbox_inches='tight')\n")
+    recorded(tmp_path / "light", light, "top10_population.png")
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 2-9 s)
+def test_legends_and_lines_cover_only_what_they_visibly_cover(tmp_path):
+    """A white line 400 points wide over the right bars, with the wrong bars drawn over it, fails; so do frameless
+    legends whose boxes tile the axes over a picture of the wrong bars."""
+    wide = REVENUE_BARS + ("ax.plot([0, 13], [values.max() / 2] * 2, color='white', linewidth=400, zorder=3); ax.set_xlim(0.4, 12.6)\n"
+                           "from matplotlib.patches import Rectangle\n"
+                           "for bar, v in zip(bars, values[::-1]):\n"
+                           "    ax.add_artist(Rectangle((bar.get_x(), 0), bar.get_width(), v, color='tab:blue', zorder=4))\n"
+                           "fig.savefig('./output/monthly_revenue.png')\n")
+    with pytest.raises(AssertionError, match="the bar for '.*' is not drawn up to"):
+        recorded(tmp_path / "wide", wide, "monthly_revenue.png")
+    tiles = REVENUE_BARS + ("l, b, w, h = ax.get_position().bounds\nfor i in range(16):\n"
+                            "    fig.legend(handles=[], frameon=False).set_bbox_to_anchor((l + i % 4 * w / 4, b + i // 4 * h / 4, w / 4, h / 4))\n"
+                            "fig.savefig('./output/monthly_revenue.png')\n" + REVERSED)
+    with pytest.raises(AssertionError, match="the bar for '.*' is"):
+        recorded(tmp_path / "tiles", tiles, "monthly_revenue.png")
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 2-9 s)
+def test_a_second_chart_beside_the_graded_one_fails(tmp_path):
+    """A small right chart in one axes beside a big wrong one in another: a reader may read either, so a picture of
+    two charts fails where the query asks for one."""
+    sys.path.insert(0, str(ROOT / "checks"))
+    import charts
+
+    two = REVENUE + ("fig = plt.figure(figsize=(8, 4)); ax = fig.add_axes([0.05, 0.1, 0.15, 0.2]); ax.bar(months, values)\n"
+                     "big = fig.add_axes([0.3, 0.1, 0.65, 0.8]); big.bar(months, values[::-1], color='tab:red')\n"
+                     "fig.savefig('./output/monthly_revenue.png')\n")
+    recorded(tmp_path, two, "monthly_revenue.png")
+    with pytest.raises(AssertionError, match="holds 2 charts where one chart was asked for"):
+        charts.one_chart(tmp_path / "output", "monthly_revenue.png")
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 2-9 s)
+def test_slice_names_are_the_drawn_texts(tmp_path):
+    """The pie's names are the texts drawn in its slices, not the wedges' label property: slices labelled in the wrong
+    order (their label properties right) fail; a pie named by its legend passes."""
+    sys.path.insert(0, str(ROOT / "checks"))
+    import charts
+
+    pie = ("from collections import Counter\ncounts = Counter(r['preferred_os'] for r in rows('survey_os.csv')).most_common()\n"
+           "names, sizes = [n for n, _ in counts], [c for _, c in counts]\nfig, ax = plt.subplots(figsize=(6, 6))\n")
+    swapped = pie + ("wedges, _, _ = ax.pie(sizes, labels=names[::-1], autopct='%1.1f%%', startangle=90)\n"
+                     "for wedge, name in zip(wedges, names): wedge.set_label(name)\nfig.savefig('./output/os_pie.png')\n")
+    legend = pie + ("wedges, _, _ = ax.pie(sizes, autopct='%1.1f%%', startangle=90)\n"
+                    "ax.legend(wedges, names, loc='center left', bbox_to_anchor=(1, 0.5)); fig.savefig('./output/os_pie.png', bbox_inches='tight')\n")
+    import collections
+    import csv
+
+    with open(ROOT / "files" / "charts" / "survey_os.csv", encoding="utf-8") as f:
+        counts = collections.Counter(r["preferred_os"] for r in csv.DictReader(f))
+    shares = {name: count / sum(counts.values()) for name, count in counts.items()}
+    figure = recorded(tmp_path / "swapped", swapped, "os_pie.png")
+    with pytest.raises(AssertionError, match="the slice '.*' is .* of the pie, expected"):
+        charts.assert_pie_shares(figure, figure.single_axes(), shares)
+    figure = recorded(tmp_path / "legend", legend, "os_pie.png")
+    charts.assert_pie_shares(figure, figure.single_axes(), shares)
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 2-9 s)
+def test_a_graded_peak_needs_every_sample_of_its_line(tmp_path):
+    """Where a check grades a line's peak, every sample must show it: the hottest day lowered and a higher spike drawn
+    elsewhere (99% of the samples still right) fails; an annotation with an arrow at the peak, written across the line,
+    in a seaborn style at 150 dpi with a tight box and a legend, passes."""
+    weather = ("days = sorted(rows('daily_weather.csv'), key=lambda r: r['date'])\n"
+               "dates, y = np.array([r['date'] for r in days], dtype='datetime64[D]'), np.array([float(r['temp_max_c']) for r in days])\n")
+    moved = weather + ("fig, ax = plt.subplots(figsize=(10, 4)); line, = ax.plot(dates, y, color='tab:red')\n"
+                       "fig.savefig('./output/max_temp.png'); i = int(np.argmax(y)); y[i] = y[i - 1]; y[20] = y.max() + 3\n"
+                       "line.set_ydata(y); fig.canvas.print_png('./output/max_temp.png')\n")
+    with pytest.raises(AssertionError, match=r"the line '#d62728' is not drawn where its record's points are \(\d+ of its"):
+        recorded(tmp_path / "moved", moved, "max_temp.png", every_sample=True)
+    annotated = weather + (
+        "plt.style.use('seaborn-v0_8-darkgrid'); fig, ax = plt.subplots(figsize=(10, 4))\n"
+        "ax.plot(dates, y, color='tab:red', linewidth=1.2); i = int(np.argmax(y))\n"
+        "ax.annotate(f'Hottest: {y[i]} °C', xy=(dates[i], y[i]), xytext=(30, -40), textcoords='offset points',\n"
+        "            arrowprops=dict(arrowstyle='->', color='black'))\n"
+        "ax.legend(['daily max'], loc='lower center'); fig.savefig('./output/max_temp.png', dpi=150, bbox_inches='tight')\n")
+    recorded(tmp_path / "annotated", annotated, "max_temp.png", every_sample=True)
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 2-4 s)
+def test_bold_shapes_past_the_record_beside_faint_recorded_bars_fail(tmp_path):
+    """Bars recorded at alpha 0.15 beside bold bars drawn past the record (figure-level patches) fail on the colour no
+    recorded element draws; translucent hatched bars with value labels in the ggplot style at 200 dpi pass."""
+    sys.path.insert(0, str(ROOT / "checks"))
+    import charts
+
+    levels = ("import re\nfrom collections import Counter\n"
+              "found = Counter(re.findall(r'^\\S+ \\S+ \\[(\\w+)\\]', open('./data/server.log', encoding='utf-8').read(), re.M))\n"
+              "names, counts = sorted(found), [found[n] for n in sorted(found)]\ncolours = ['tab:blue', 'tab:orange', 'tab:green', 'tab:red']\n")
+    faint = levels + ("fig, ax = plt.subplots(figsize=(7, 4))\n"
+                      "ax.bar([i - 0.2 for i in range(4)], counts, width=0.35, color=colours, alpha=0.15, tick_label=names)\n"
+                      "from matplotlib.patches import Rectangle\nfor i, (count, colour) in enumerate(zip(counts[::-1], colours)):\n"
+                      "    fig.add_artist(Rectangle((i + 0.02, 0), 0.35, count, transform=ax.transData, color=colour))\n"
+                      "fig.savefig('./output/log_levels.png')\n")
+    with pytest.raises(AssertionError, match="shows the colour #1f77b4 over more than 1% of its axes, which no element of its figure record draws"):
+        recorded(tmp_path / "faint", faint, "log_levels.png")
+    hatched = levels + ("plt.style.use('ggplot'); fig, ax = plt.subplots(figsize=(7, 4))\n"
+                        "bars = ax.bar(names, counts, color=colours, alpha=0.6, hatch='//', edgecolor='black'); ax.bar_label(bars)\n"
+                        "fig.savefig('./output/log_levels.png', dpi=200, bbox_inches='tight')\n")
+    figure = recorded(tmp_path / "hatched", hatched, "log_levels.png")
+    charts.assert_bar_colours_differ(figure, figure.single_axes(), 4, "level")
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 2-4 s)
+def test_heatmap_cells_are_read_by_value(tmp_path):
+    """A correlation heatmap whose most negative cell is swapped with the next but one (their ranks barely move) fails
+    on the cell's colour; the matrix drawn as one triangle, the other masked, passes."""
+    sys.path.insert(0, str(ROOT / "checks"))
+    import charts
+
+    corr = ("table = rows('housing_features.csv'); numeric = [k for k in table[0] if all(re.fullmatch(r'-?[\\d.]+', r[k]) for r in table)]\n"
+            "corr = np.corrcoef(np.array([[float(r[k]) for r in table] for k in numeric]))\n")
+    swapped = "import re\n" + corr + ("fig, ax = plt.subplots(figsize=(6, 5)); image = ax.imshow(corr, cmap='coolwarm', vmin=-1, vmax=1)\n"
+                                      "fig.colorbar(image); fig.savefig('./output/corr_heatmap.png')\n"
+                                      "a = corr.copy(); order = np.argsort(a, axis=None); i, j = order[0], order[2]\n"
+                                      "a.flat[i], a.flat[j] = a.flat[j], a.flat[i]; image.set_data(a); fig.canvas.print_png('./output/corr_heatmap.png')\n")
+    with pytest.raises(AssertionError, match="a cell of its grid shows the colour of .*, not of the .* its record gives"):
+        recorded(tmp_path / "swapped", swapped, "corr_heatmap.png")
+    triangle = "import re\n" + corr + ("masked = np.ma.masked_array(corr, np.triu(np.ones_like(corr, dtype=bool), k=1))\n"
+                                       "fig, ax = plt.subplots(figsize=(6, 5)); ax.pcolormesh(masked, cmap='vlag' if 'vlag' in plt.colormaps() else 'coolwarm', vmin=-1, vmax=1)\n"
+                                       "ax.invert_yaxis(); fig.savefig('./output/corr_heatmap.png')\n")
+    figure = recorded(tmp_path / "triangle", triangle, "corr_heatmap.png")
+    with open(ROOT / "files" / "charts" / "housing_features.csv", encoding="utf-8") as f:
+        table = list(__import__("csv").DictReader(f))
+    numeric = [k for k in table[0] if all(__import__("re").fullmatch(r"-?[\d.]+", r[k]) for r in table)]
+    import numpy as np
+
+    charts.assert_grid(figure, figure.single_axes(), np.corrcoef(np.array([[float(r[k]) for r in table] for k in numeric])), "the correlation matrix")
