@@ -357,8 +357,9 @@ class LlamaModel:
                 holder = next((holder for holder in [sequence, *self.slots] if reusable(holder, end)), None)
                 if holder:
                     kept, donor = end, holder
-                elif any(other.request.prompt[:end] == prompt[:end] and other.request.ends[:request.ends.index(end) + 1] ==
-                         request.ends[:request.ends.index(end) + 1] for other in prefilling):
+                elif any(len(other.tokens) < end and other.request.prompt[:end] == prompt[:end] and
+                         [cut for cut in other.request.ends if cut <= end] == [cut for cut in request.ends if cut <= end]
+                         for other in prefilling):
                     return False  # being evaluated: wait for it rather than evaluate it twice
         if donor is not sequence:
             llama_cpp.llama_memory_seq_cp(self.memory, donor.number, sequence.number, -1, -1)  # the whole stream, at the next decode
