@@ -56,3 +56,15 @@ def test_prefix_pieces_are_cut_at_the_shared_ends_then_every_batch():
     assert engine.pieces(0, 1200, [300, 700], 512) == [300, 700, 1200]
     assert engine.pieces(0, 1300, [100], 512) == [100, 612, 1124, 1300]
     assert engine.pieces(300, 400, [300, 350], 512) == [350, 400]
+
+
+def test_the_run_card_shows_the_prompt_tokens_evaluated_and_what_sharing_saved():
+    from kit.harness import Result
+    from kit.report import prompt_tokens_fact
+
+    results = [Result(f"t{n}", "math", prompt_tokens=400, prompt_tokens_evaluated=100, prompt_tokens_shared=300) for n in range(3)]
+    [(label, text)] = prompt_tokens_fact(results, [{}])
+    assert label == "Prompt tokens" and "300 evaluated" in text and "900 copied" in text and "sharing saved 75%" in text and "1,200 in all" in text
+    off = [Result("t0", "math", prompt_tokens=400, prompt_tokens_evaluated=400, prompt_tokens_shared=0)]
+    assert "off (--no-shared-prefix)" in prompt_tokens_fact(off, [{"no_shared_prefix": True}])[0][1]
+    assert prompt_tokens_fact([Result("t0", "math")], [{}]) == []  # a replay evaluates nothing
