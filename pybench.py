@@ -618,6 +618,8 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cell-timeout", type=float, default=120.0, help="wall seconds per code cell")
     parser.add_argument("--parallel", default="auto", help="attempts in flight at once on the one model (default auto: as many "
                         "KV caches of --ctx tokens as fit in half the free GPU memory or RAM, at most 16 on a GPU, 8 on a CPU)")
+    parser.add_argument("--no-shared-prefix", action="store_true", help="evaluate every attempt's whole prompt, instead of the "
+                        "prefix attempts share (system prompt; with the query, for a task's samples) once (for measuring)")
     parser.add_argument("--samples", type=int, help="attempts per task, with seeds seed..seed+K-1 (pass@k; default 1, ML-Bench 5)")
     parser.add_argument("--shard", help="K/N: run the K-th of N deterministic slices of the tasks (for a cluster)")
     parser.add_argument("--force", action="store_true", help="resume into --out even if its manifest differs")
@@ -735,7 +737,8 @@ def run_suite(args: argparse.Namespace) -> int:
     if args.replay:
         model = prepared.replay(args.replay, {task.id for task in prepared.tasks})
     else:
-        model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens, args.threads)
+        model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens, args.threads,
+                           shared_prefix=not args.no_shared_prefix)
     try:
         return run_on(model, args, benchmark, prepared, tasks, model_path, tasks_path, threads_why)
     finally:  # however the run ends (Ctrl-C included), llama.cpp's engine thread is done before the interpreter tears down

@@ -33,6 +33,8 @@ class Reply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     stop: str = ""             # why generation ended: "stop", "length", or an error for the results
+    prompt_evaluated: int = 0  # prompt tokens llama.cpp decoded for this reply (the rest was in the KV cache already)
+    prompt_shared: int = 0     # prompt tokens copied from a shared prefix another attempt evaluated (see LlamaModel)
 
 
 class Attempt(Protocol):
@@ -98,12 +100,19 @@ class LlamaModel:
     turn evaluates only the tokens after the longest common prefix (as Llama.generate does); it is cleared when
     the attempt starts, so a trajectory never depends on which attempt ran before it. The KV cache is split into
     one stream per sequence (kv_unified=False) and a prompt chunk is decoded alone (see step), so what one sequence
-    computes does not depend on the others: greedy replies are the same at any K, sampled ones depend on the seed."""
+    computes does not depend on the others: greedy replies are the same at any K, sampled ones depend on the seed.
+
+    A shared prefix (the prompt up to the end of its system message, and up to the end of its opening messages, the
+    ones before the first reply: what the samples of a task share) is evaluated once: a new attempt whose prompt
+    starts with one that a sequence already holds gets those KV cells copied (llama_memory_seq_cp), or waits while
+    another sequence is evaluating it. A prompt is always evaluated in the same pieces, cut at those prefix ends
+    (then every N_BATCH tokens), and cells are reused only where they were computed in those very pieces, so sharing
+    gives the bit-identical KV cache a fresh evaluation would: the same replies with shared_prefix off."""
 
     N_BATCH = 512  # tokens per llama_decode, as Llama's default
 
     def __init__(self, path: Path, n_gpu_layers: int, n_ctx: int, seed: int, temperature: float, top_p: float, max_tokens: int,
-                 threads: int | None = None):
+                 threads: int | None = None, shared_prefix: bool = True):
         import llama_cpp
 
         stop_on_backend_failure()  # before llama.cpp's first call: its backends start up in it
@@ -143,6 +152,8 @@ class LlamaModel:
         self.lock = threading.Condition()
         self.generated = 0                       # tokens generated so far, all sequences together
         self.stopped, self.closed, self.prompt_turn = "", False, False
+        self.shared_prefix = shared_prefix
+        self.prefixes: dict[tuple, list[int]] = {}  # see opening_prompt
 
     def kv_bytes_per_sequence(self) -> int:
         """KV cache of one sequence of n_ctx tokens (f16 keys and values, every layer)."""
@@ -236,7 +247,7 @@ class LlamaModel:
             if free or idle:
                 sequence = (free or idle)[0]
                 self.slot_of = {holder: slot for holder, slot in self.slot_of.items() if slot is not sequence} | {owner: sequence}
-                sequence.tokens = []
+                sequence.fresh = True  # its cells are another attempt's: only a shared prefix of them may be kept
             else:
                 self.lock.wait()
         sequence = self.slot_of[owner]
@@ -261,7 +272,28 @@ class LlamaModel:
         wanted = settings.get("max_tokens") or self.n_ctx - len(prompt)
         stop = settings.get("stop") or []
         return Request(prompt, settings, max_tokens=wanted if wanted + len(prompt) < self.n_ctx else self.n_ctx - len(prompt),
-                       stops=[text.encode() for text in ([stop] if isinstance(stop, str) else stop)])
+                       stops=[text.encode() for text in ([stop] if isinstance(stop, str) else stop)],
+                       ends=self.prefix_ends(messages, prompt, seed))
+
+    def prefix_ends(self, messages: list[dict], prompt: list[int], seed: int) -> list[int]:
+        """Where the prompt's shared prefixes end: after its system message(s), and after its opening messages (those
+        before the first assistant reply), each the rendered prompt of those messages alone, less its last token
+        (whatever follows, a prompt goes on from there the same way); never at the prompt's own last token."""
+        system = next((number for number, message in enumerate(messages) if message["role"] != "system"), len(messages))
+        opening = next((number for number, message in enumerate(messages) if message["role"] == "assistant"), len(messages))
+        ends = set()
+        for count in {system, opening} - {0}:
+            rendered = self.opening_prompt(messages[:count], seed) if count < len(messages) else prompt
+            ends.add(min(common_length(rendered[:-1], prompt), len(prompt) - 1))
+        return sorted(ends - {0})
+
+    def opening_prompt(self, messages: list[dict], seed: int) -> list[int]:
+        """The rendered prompt of some opening messages alone (rendered once per run; [] if the template refuses them)."""
+        key = tuple((message["role"], message["content"]) for message in messages)
+        if key not in self.prefixes:
+            rendered = self.render(messages, seed)
+            self.prefixes[key] = rendered.prompt if isinstance(rendered, Request) else []
+        return self.prefixes[key]
 
     def sampler(self, settings: dict):
         """The sampler chain Llama builds for these settings (Llama._init_sampler, without mirostat or grammar)."""
@@ -301,31 +333,48 @@ class LlamaModel:
                         return
                     self.lock.wait()
                 for sequence in self.slots:
-                    if sequence.request and not sequence.request.started and not sequence.request.reply:
-                        self.admit(sequence)
+                    if sequence.request and not sequence.request.started and not sequence.request.reply and self.admit(sequence, prefilling):
                         prefilling.append(sequence)
             self.step(prefilling, llama_cpp)
 
-    def admit(self, sequence: "Sequence") -> None:
-        """Keep the longest common prefix of what the sequence holds and the new prompt; drop the rest of its cells."""
+    def admit(self, sequence: "Sequence", prefilling: list["Sequence"]) -> bool:
+        """Start a request on its sequence: keep the cells it can reuse, drop the rest, and cut what is left of the
+        prompt into the pieces to evaluate. The attempt's own next turn keeps the longest common prefix of what its
+        sequence holds and the new prompt (as Llama.generate does); a new attempt keeps, or copies from another
+        sequence, the longest shared prefix computed in the pieces of its own (see the class). False: another
+        sequence is evaluating a longer shared prefix of this prompt right now; the request waits for it."""
         import llama_cpp
 
         request, prompt = sequence.request, sequence.request.prompt
-        common = 0
-        for held, new in zip(sequence.tokens, prompt):
-            if held != new:
-                break
-            common += 1
-        common = min(common, len(prompt) - 1)  # the prompt's last token is evaluated again, for its logits
-        llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, common, -1)
-        sequence.tokens = sequence.tokens[:common]
-        request.pending = prompt[common:]
+        if not sequence.fresh:
+            kept, donor = min(common_length(sequence.tokens, prompt), len(prompt) - 1), sequence
+        else:
+            fresh = set(pieces(0, len(prompt), request.ends, self.N_BATCH))
+            reusable = lambda holder, end: holder.tokens[:end] == prompt[:end] and {cut for cut in holder.cuts if cut <= end} == {  # noqa: E731
+                cut for cut in fresh if cut <= end}
+            kept, donor = 0, sequence
+            for end in request.ends if self.shared_prefix else []:
+                holder = next((holder for holder in [sequence, *self.slots] if reusable(holder, end)), None)
+                if holder:
+                    kept, donor = end, holder
+                elif any(len(other.tokens) < end and other.request.prompt[:end] == prompt[:end] and
+                         [cut for cut in other.request.ends if cut <= end] == [cut for cut in request.ends if cut <= end]
+                         for other in prefilling):
+                    return False  # being evaluated: wait for it rather than evaluate it twice
+        if donor is not sequence:
+            llama_cpp.llama_memory_seq_cp(self.memory, donor.number, sequence.number, -1, -1)  # the whole stream, at the next decode
+            sequence.tokens, sequence.cuts = list(donor.tokens), set(donor.cuts)
+        request.shared = kept if sequence.fresh else 0
+        llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, kept, -1)
+        sequence.tokens, sequence.cuts, sequence.fresh = sequence.tokens[:kept], {cut for cut in sequence.cuts if cut <= kept}, False
+        request.cuts = pieces(kept, len(prompt), request.ends, self.N_BATCH)
         request.chain = self.sampler(request.settings)
         request.started = True
+        return True
 
     def step(self, prefilling: list["Sequence"], llama_cpp) -> None:
-        """One llama_decode: either the last sampled token of every generating sequence, or the next chunk of one
-        prompt (N_BATCH tokens, cut as Llama.eval cuts it), alternately while both wait. Prompt chunks never share a
+        """One llama_decode: either the last sampled token of every generating sequence, or the next piece of one
+        prompt (cut by pieces()), alternately while both wait. Prompt chunks never share a
         llama_decode with other sequences: with three or more sequences of unequal token counts in one batch, the
         pinned llama.cpp gave a prompt other logits than alone (seen with SmolLM2; single tokens of many sequences
         and one sequence's chunk alone give bit-identical logits)."""
@@ -349,15 +398,18 @@ class LlamaModel:
         if self.prompt_turn:
             sequence = prefilling[0]
             request = sequence.request
-            chunk, request.pending = request.pending[:self.N_BATCH], request.pending[self.N_BATCH:]
-            for number, token in enumerate(chunk):
-                add(sequence, token, not request.pending and number == len(chunk) - 1)
-            if not request.pending:
+            end = request.cuts.pop(0)
+            for position in range(len(sequence.tokens), end):
+                add(sequence, request.prompt[position], position == len(request.prompt) - 1)
+            sequence.cuts.add(end)
+            request.evaluated += batch.n_tokens
+            if not request.cuts:
                 prefilling.pop(0)
         else:
             for sequence in generating:
                 add(sequence, sequence.request.next_token, True)
                 sequence.request.next_token = None
+                sequence.cuts.add(len(sequence.tokens))
         if batch.n_tokens == 0:
             return
         status = llama_cpp.llama_decode(self.ctx, batch)
@@ -374,7 +426,7 @@ class LlamaModel:
         except Exception as error:  # no room in the KV cache, a backend failure: these replies end, their sequences are emptied
             for sequence in members.values():
                 llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
-                sequence.tokens = []
+                sequence.tokens, sequence.cuts = [], set()
                 if sequence in prefilling:
                     prefilling.remove(sequence)
                 if all(done is not sequence for done, _ in finished):
@@ -453,6 +505,8 @@ class Sequence:
     """One sequence of the batched context: the tokens its KV cells hold, and the request it is serving."""
     number: int
     tokens: list[int] = field(default_factory=list)
+    cuts: set[int] = field(default_factory=set)        # where the pieces its cells were evaluated in end (see admit)
+    fresh: bool = False                                # taken by a new attempt: the tokens are the last one's
     request: "Request | None" = None
     used: float = 0.0
 
@@ -464,7 +518,10 @@ class Request:
     settings: dict
     max_tokens: int
     stops: list[bytes]
-    pending: list[int] = field(default_factory=list)   # prompt tokens still to evaluate
+    ends: list[int] = field(default_factory=list)      # where its shared prefixes end (see prefix_ends)
+    cuts: list[int] = field(default_factory=list)      # where the pieces still to evaluate end (see pieces)
+    evaluated: int = 0                                 # prompt tokens decoded
+    shared: int = 0                                    # prompt tokens copied from another sequence
     completion: list[int] = field(default_factory=list)
     text: bytearray = field(default_factory=bytearray)
     next_token: int | None = None                      # sampled, to be evaluated in the next step
@@ -508,7 +565,8 @@ class Request:
         return None
 
     def finish(self, reason: str) -> Reply:
-        return Reply(bytes(self.text).decode("utf-8", errors="ignore"), len(self.prompt), len(self.completion), reason)
+        return Reply(bytes(self.text).decode("utf-8", errors="ignore"), len(self.prompt), len(self.completion), reason, self.evaluated,
+                     self.shared)
 
 
 class CompletionCapture:
@@ -527,6 +585,27 @@ class CompletionCapture:
     def create_completion(self, **settings):
         self.settings = settings
         raise self.Captured()
+
+
+def common_length(held: list[int], new: list[int]) -> int:
+    """How many tokens two token lists have in common from the start."""
+    common = 0
+    for a, b in zip(held, new):
+        if a != b:
+            break
+        common += 1
+    return common
+
+
+def pieces(start: int, stop: int, ends: list[int], size: int) -> list[int]:
+    """Where the llama_decode pieces of prompt[start:stop] end: at every shared-prefix end, and every `size` tokens
+    after the previous cut (as Llama.eval cuts a prompt into n_batch chunks)."""
+    cuts, at = [], start
+    for end in [end for end in ends if start < end < stop] + [stop]:
+        while at < end:
+            at = min(at + size, end)
+            cuts.append(at)
+    return cuts
 
 
 def merge_consecutive_roles(messages: list[dict]) -> list[dict]:

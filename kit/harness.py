@@ -291,6 +291,8 @@ class TaskRun:
     ended_by: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    prompt_evaluated: int = 0   # prompt tokens llama.cpp decoded (the rest was in its KV cache, or copied from a shared prefix)
+    prompt_shared: int = 0      # prompt tokens copied from a shared prefix
     restarts: int = 0
     figures: list[dict] = field(default_factory=list)  # the figure records of the attempt's cells, the newest FIGURES_KEPT
     started: float = field(default_factory=time.monotonic)
@@ -320,6 +322,8 @@ class TaskRun:
         """Add the model's reply; run its code and add the interpreter's answer, or end the task."""
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens
+        self.prompt_evaluated += reply.prompt_evaluated
+        self.prompt_shared += reply.prompt_shared
         if reply.text is None:
             self.ended_by = reply.stop or "no reply"
             return
@@ -467,13 +471,16 @@ class Result:
     mlbench: dict | None = None       # an ML-Bench attempt: its answer, static verdict, outcome, ML-Bench's own verdict
     task: str | None = None           # grade: the task a submission answers (id is then the submission's label)
     submission: str | None = None     # grade: the submission's file name
+    prompt_tokens_evaluated: int | None = None  # a model run: prompt tokens llama.cpp decoded (the others were in its KV cache)
+    prompt_tokens_shared: int | None = None     # ... and those copied from a shared prefix (what sharing saved)
     run_dir: Path | None = None       # the run directory it was read from (the report's; never written)
 
     def __post_init__(self):
         self.output = self.output or f"outputs/{self.id}"
 
     KEY_ORDER = ("id", "category", "sample", "seed", "passed", "reason", "caveats", "corrected", "turns", "ended_by", "cells",
-                 "worker_restarts", "seconds", "prompt_tokens", "completion_tokens", "output", "removed_from_output",
+                 "worker_restarts", "seconds", "prompt_tokens", "completion_tokens", "prompt_tokens_evaluated",
+                 "prompt_tokens_shared", "output", "removed_from_output",
                  "messages", "code", "printed", "mlbench", "task", "submission", "own_output")
 
     def to_json(self) -> dict:
@@ -517,7 +524,8 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
     return Result(task.id, task.category, sample, seed, verdict.passed, safe_text(verdict.reason, 2000), task.caveats + verdict.caveats,
                   run.turns, run.ended_by, run.cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
                   run.completion_tokens, str(output), removed, run.messages, run.code, run.printed, corrected=verdict.corrected,
-                  own_output=verdict.own_output)
+                  own_output=verdict.own_output, prompt_tokens_evaluated=run.prompt_evaluated or None,
+                  prompt_tokens_shared=run.prompt_shared if run.prompt_evaluated else None)
 
 
 # --- results: a manifest, then one JSON line per finished attempt, written as soon as it ends ----------------------

@@ -698,6 +698,7 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
                   f"{len(results)} attempts; the paper has 143 tasks"),
         ("Settings", settings_text(manifests) or "unknown"),
         ("Endings", " · ".join(f"{ending} {count}" for ending, count in sorted(endings.items(), key=lambda item: -item[1]))),
+        *prompt_tokens_fact(results, flags),
         ("Run directories", "; ".join(str(run_dir.resolve()) for run_dir in run_dirs) + (f" (shards {', '.join(shards)})" if shards else "")),
     ]
     warnings = [f"These run directories differ in {what}: their attempts are merged anyway."
@@ -712,6 +713,19 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
     if short_tasks:
         warnings.append(f"{short_tasks} tasks have fewer than {samples} attempts (a run still going, or a shard missing).")
     return facts, warnings
+
+
+def prompt_tokens_fact(results: list[dict], flags: list[dict]) -> list[tuple[str, str]]:
+    """What llama.cpp evaluated of the prompts, and what the shared prefixes saved (none for a replay)."""
+    counted = [result for result in results if result.get("prompt_tokens_evaluated") is not None]
+    if not counted:
+        return []
+    evaluated, shared = (sum(result.get(key) or 0 for result in counted) for key in ("prompt_tokens_evaluated", "prompt_tokens_shared"))
+    total = sum(result.get("prompt_tokens") or 0 for result in counted)
+    saved = (f"{shared:,} copied from shared prefixes instead: sharing saved {shared / (evaluated + shared):.0%}" if shared else
+             "shared prefixes off (--no-shared-prefix)" if any(flag.get("no_shared_prefix") for flag in flags) else "none shared")
+    return [("Prompt tokens", f"{evaluated:,} evaluated by llama.cpp; {saved}; {total:,} in all the prompts (the rest was kept in "
+                              "each attempt's KV cache from its last turn)")]
 
 
 def samples_of(results: list[dict], manifests: list[dict]) -> int:

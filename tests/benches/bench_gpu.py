@@ -6,7 +6,9 @@
            CMAKE_ARGS defaults to -DCMAKE_CUDA_ARCHITECTURES=native, which compiles for this GPU only: minutes, not tens)
 2. device  what ggml sees: backends, each GPU with its free memory
 3. decode  tests/benches/bench_parallel.py's decoding benchmark at K = 1, 4, 8, 16 (raw llama.cpp beside the kit, all layers
-           offloaded), then the kit at K=1 with --n-gpu-layers 0 for the GPU/CPU ratio
+           offloaded), the kit with and without the shared prefix (the prompts' system prompt evaluated once and its KV
+           cells copied on the GPU; the prompt tokens evaluated each way), then the kit at K=1 with --n-gpu-layers 0
+           for the GPU/CPU ratio
 4. tasks   the embedded model over the first 10 suite tasks (`pybench.py --limit 10`, --parallel auto): wall time per
            task, the tokens/s of the run
 Steps 2-4 run in the built venv (this script calls itself there with --measure). Setup needs the package registries
@@ -49,7 +51,7 @@ def measure(tokens: int, tasks: int) -> None:
     messages = bench_parallel.chat_prompts(8)
     rates = {}
     for name, kit in (("GPU", gpu_kit), ("CPU", cpu_kit)):
-        generated, seconds, _ = bench_parallel.kit_batched(kit, messages, 1)
+        generated, seconds, _, _ = bench_parallel.kit_batched(kit, messages, 1)
         rates[name] = generated / seconds
     print(f"kit K=1, 8 prompts: {rates['GPU']:.1f} tokens/s on {gpu_kit.device}, {rates['CPU']:.1f} tokens/s on the CPU "
           f"({os.cpu_count()} threads): GPU/CPU {rates['GPU'] / rates['CPU']:.2f}", flush=True)

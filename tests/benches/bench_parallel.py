@@ -3,7 +3,9 @@ shared: compare the ratios, not the absolute figures). Not a test: `.venv/bin/py
 
   decoding   total tokens/s for the same 8 chat prompts (greedy, up to TOKENS new tokens each) at K = 1, 4, 8:
              (a) raw llama.cpp batched decoding of K sequences through llama-cpp-python's low-level API, no harness,
-             (b) the kit's LlamaModel serving K threads at once (--parallel K), (c) the kit at K=1
+             (b) the kit's LlamaModel serving K threads at once (--parallel K) with --no-shared-prefix: the same
+             prompt tokens evaluated as raw, (c) the kit sharing the prompts' common prefix (their system prompt,
+             evaluated once); and the prompt tokens the kit evaluated each way
   workloads  wall time of 30 attempts at --parallel 1 and 8 (run in the order 1, 8, 8, 1), the replies being the reference solutions (real cells in
              real jails, real checks), with the model's work done two ways:
              written   the model writes each reference reply: its tokens go through the kit's engine one decode step
@@ -95,8 +97,9 @@ def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tu
     return generated, seconds
 
 
-def kit_batched(model: "engine.LlamaModel", messages: list[list[dict]], k: int) -> tuple[int, float, list[str]]:
-    """The same prompts through LlamaModel with k threads, each taking the next prompt (continuous batching)."""
+def kit_batched(model: "engine.LlamaModel", messages: list[list[dict]], k: int) -> tuple[int, float, list[str], int]:
+    """The same prompts through LlamaModel with k threads, each taking the next prompt (continuous batching):
+    (tokens generated, seconds, the replies, prompt tokens llama.cpp evaluated)."""
     model.open(k, k)
     todo, replies = list(enumerate(messages)), {}
     lock = threading.Lock()
@@ -119,25 +122,40 @@ def kit_batched(model: "engine.LlamaModel", messages: list[list[dict]], k: int) 
         thread.join()
     seconds = time.perf_counter() - start
     model.close()
-    return sum(reply.completion_tokens for reply in replies.values()), seconds, [replies[n].text for n in sorted(replies)]
+    return (sum(reply.completion_tokens for reply in replies.values()), seconds, [replies[n].text for n in sorted(replies)],
+            sum(reply.prompt_evaluated for reply in replies.values()))
 
 
-def bench_decoding(tokens: int, ks: tuple[int, ...] = (1, 4, 8)) -> None:
+def bench_decoding(tokens: int, ks: tuple[int, ...] = (1, 4, 8), rounds: int = 2) -> None:
+    """Raw llama.cpp, the kit with --no-shared-prefix (the same work as raw) and the kit sharing the prompts' common
+    prefix (the system prompt), at each K in the order raw, off, on, on, off, raw (`rounds` halves of it), so that
+    drift on the shared machine weighs on all three alike; the ratios are of the summed times."""
     path = pybench.default_model_path()
     messages = chat_prompts(max(8, *ks))
     kit = engine.LlamaModel(path, -1, CTX, 0, 0.0, 1.0, tokens)
     prompts = [kit.render(engine.merge_consecutive_roles(m), 0).prompt for m in messages]
-    rows, texts = {}, {}
-    for k in ks:  # raw and kit alternate, so that drift on the shared machine hits both alike
-        raw_tokens, raw_seconds = raw_batched(path, prompts, k, tokens)
-        kit_tokens, kit_seconds, texts[k] = kit_batched(kit, messages, k)
-        rows[k] = (raw_tokens / raw_seconds, kit_tokens / kit_seconds, raw_tokens, kit_tokens)
-    print(f"decoding: {path.name} on {kit.device}, {len(prompts)} prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens, up to {tokens} new tokens each, "
-          f"greedy, {os.cpu_count()} threads")
-    print("   K   raw tokens/s   kit tokens/s   kit/raw   kit K / kit 1   raw K / raw 1   tokens raw/kit")
-    for k, (raw, ours, raw_tokens, kit_tokens) in rows.items():
-        print(f"{k:4d} {raw:14.1f} {ours:14.1f} {ours / raw:9.2f} {ours / rows[1][1]:15.2f} {raw / rows[1][0]:15.2f}   {raw_tokens}/{kit_tokens}")
-    print(f"kit replies identical at K={', '.join(map(str, ks))}: {all(texts[k] == texts[ks[0]] for k in ks)}")
+    rows, texts, evaluated = {}, {}, {}
+    for k in ks:
+        seconds, generated = {"raw": 0.0, "off": 0.0, "on": 0.0}, {}
+        for half in range(rounds):
+            for kind in ("raw", "off", "on")[::-1 if half % 2 else 1]:
+                if kind == "raw":
+                    generated[kind], spent = raw_batched(path, prompts, k, tokens)
+                else:
+                    kit.shared_prefix = kind == "on"
+                    generated[kind], spent, texts[k, kind], evaluated[k, kind] = kit_batched(kit, messages, k)
+                seconds[kind] += spent
+        rows[k] = {kind: generated[kind] * rounds / seconds[kind] for kind in seconds} | {"tokens": generated}
+    print(f"decoding: {path.name} on {kit.device}, {len(prompts)} prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens "
+          f"({sum(map(len, prompts))} in all), up to {tokens} new tokens each, greedy, {os.cpu_count()} threads, {rounds} runs of each")
+    print("   K  raw tokens/s  kit tokens/s  kit/raw  shared tokens/s  shared/raw  kit K / kit 1  raw K / raw 1  prompt tokens evaluated"
+          "  tokens raw/kit/shared")
+    for k, row in rows.items():
+        print(f"{k:4d} {row['raw']:13.1f} {row['off']:13.1f} {row['off'] / row['raw']:8.2f} {row['on']:16.1f} {row['on'] / row['raw']:11.2f} "
+              f"{row['off'] / rows[ks[0]]['off']:14.2f} {row['raw'] / rows[ks[0]]['raw']:14.2f}   {evaluated[k, 'on']:6d} shared / "
+              f"{evaluated[k, 'off']:6d} not    {'/'.join(str(row['tokens'][kind]) for kind in ('raw', 'off', 'on'))}")
+    same = all(texts[k, kind] == texts[ks[0], "off"] for k in ks for kind in ("off", "on"))
+    print(f"kit replies identical at K={', '.join(map(str, ks))}, with and without the shared prefix: {same}")
 
 
 @dataclass(eq=False)

@@ -1,0 +1,70 @@
+"""A shared prefix (system prompt; system prompt and query for the samples of a task) is evaluated once and copied
+into each attempt's KV sequence: the replies are the tokens a fresh evaluation gives. Real llama.cpp, tiny GGUF."""
+import threading
+
+import pytest
+
+from kit import engine
+from tiny_gguf import write_tiny_gguf
+
+SYSTEM = {"role": "system", "content": "You are a careful Python programmer. " * 12}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return write_tiny_gguf(tmp_path_factory.mktemp("tiny") / "tiny.gguf", seed=0)
+
+
+def replies(path, shared: bool, queries: list[str], together: bool) -> list[engine.Reply]:
+    """One reply per query, each its own attempt: one after another on one sequence, or all at once on their own."""
+    model = engine.LlamaModel(path, 0, 512, 0, 0.0, 1.0, 16, threads=1, shared_prefix=shared)
+    model.open(len(queries) if together else 1, len(queries))
+    answers: dict[int, engine.Reply] = {}
+
+    def ask(number):
+        session = model.attempt(str(number), 0)
+        answers[number] = session.reply([SYSTEM, {"role": "user", "content": queries[number]}])
+        session.close()
+
+    if together:
+        threads = [threading.Thread(target=ask, args=(number,)) for number in range(len(queries))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    else:
+        for number in range(len(queries)):
+            ask(number)
+    model.close()
+    return [answers[number] for number in range(len(queries))]
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["one-sequence", "copied-across-sequences"])
+def test_a_shared_prefix_gives_the_tokens_of_a_fresh_evaluation(tiny, together):
+    queries = ["print the sum", "print the sum", "import the data"]  # the second: a sample of the first
+    shared, fresh = replies(tiny, True, queries, together), replies(tiny, False, queries, together)
+    assert [reply.text for reply in shared] == [reply.text for reply in fresh] and all(reply.text for reply in shared)
+    assert [reply.prompt_evaluated for reply in fresh] == [reply.prompt_tokens for reply in fresh]
+    assert [reply.prompt_shared for reply in fresh] == [0, 0, 0]
+    first, sample, other = shared
+    assert first.prompt_shared == 0 and first.prompt_evaluated == first.prompt_tokens
+    assert other.prompt_shared > 60 and other.prompt_evaluated == other.prompt_tokens - other.prompt_shared
+    assert sample.prompt_shared == sample.prompt_tokens - 1 and sample.prompt_evaluated == 1  # only its last token
+
+
+def test_prefix_pieces_are_cut_at_the_shared_ends_then_every_batch():
+    assert engine.pieces(0, 1200, [300, 700], 512) == [300, 700, 1200]
+    assert engine.pieces(0, 1300, [100], 512) == [100, 612, 1124, 1300]
+    assert engine.pieces(300, 400, [300, 350], 512) == [350, 400]
+
+
+def test_the_run_card_shows_the_prompt_tokens_evaluated_and_what_sharing_saved():
+    from kit.harness import Result
+    from kit.report import prompt_tokens_fact
+
+    results = [Result(f"t{n}", "math", prompt_tokens=400, prompt_tokens_evaluated=100, prompt_tokens_shared=300) for n in range(3)]
+    [(label, text)] = prompt_tokens_fact(results, [{}])
+    assert label == "Prompt tokens" and "300 evaluated" in text and "900 copied" in text and "sharing saved 75%" in text and "1,200 in all" in text
+    off = [Result("t0", "math", prompt_tokens=400, prompt_tokens_evaluated=400, prompt_tokens_shared=0)]
+    assert "off (--no-shared-prefix)" in prompt_tokens_fact(off, [{"no_shared_prefix": True}])[0][1]
+    assert prompt_tokens_fact([Result("t0", "math")], [{}]) == []  # a replay evaluates nothing
