@@ -38,6 +38,7 @@ from pathlib import Path
 from kit import airgap
 from kit import classroom
 from kit import engine
+from kit import judge
 from kit import mlbench
 from kit import original_pybench
 from kit import report
@@ -216,12 +217,12 @@ def newcomer_note(attempts: int, device: str) -> str:
             "      A real figure: --model path/to/model.gguf (any chat GGUF, e.g. a 7B coder model). A quick look: --limit 5.")
 
 
-def check_gguf(path: Path) -> None:
+def check_gguf(path: Path, flag: str = "--model") -> None:
     if not path.is_file():
-        raise UsageError(f"--model: {path} does not exist")
+        raise UsageError(f"{flag}: {path} does not exist")
     with open(path, "rb") as handle:
         if handle.read(4) != b"GGUF":
-            raise UsageError(f"--model: {path} is not a GGUF file (it does not start with the GGUF magic bytes)")
+            raise UsageError(f"{flag}: {path} is not a GGUF file (it does not start with the GGUF magic bytes)")
 
 
 def model_facts(path: Path) -> dict:
@@ -416,6 +417,7 @@ SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one 
     "setup": "install the venv, pinned requirements, the jails' environments, nsjail's libraries, the default model",
     "doctor": "check that this machine can run the kit, one line per check",
     "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
+    "judge": "the paper's second column: a local LLM judges every attempt of a run, set beside the checks (docs/judge.md)",
     "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
     "grade": "grade a class's notebooks (grades.csv), or submissions against one task (--task), in the jail",
     "handout": "write what students get: a starter notebook per task of an assignment",
@@ -505,6 +507,8 @@ def main(argv: list[str]) -> int:
         return airgap.pack_command(argv[1:])
     if command == ["report"]:
         return report_command(argv[1:])
+    if command == ["judge"]:
+        return judge.judge_command(argv[1:], default_model_path, check_gguf)
     if command == ["validate"]:
         parser = argparse.ArgumentParser(prog="pybench.py validate", description="Prove a suite: inputs, checks and docstrings "
                                          "exist, reference replays pass and wrong ones fail, in the jail. Exit 1 on any failure.")
@@ -636,6 +640,8 @@ def run_suite(args: argparse.Namespace) -> int:
         print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
     if tables.text and not tables.replaces_table3:
         print(tables.text)
+    if (run_dir / judge.JUDGE_FILE).is_file():  # judged before this session resumed it: the judge's column too
+        print(report.judge_text([("this run", report.read_run(run_dir)[0], args.max_turns)]))
     return 0
 
 
