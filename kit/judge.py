@@ -395,9 +395,12 @@ def judge_command(argv: list[str], default_model_path, check_gguf) -> int:
     parser.add_argument("--force", action="store_true", help="judge again the attempts already judged by this model and prompt")
     parser.add_argument("--parallel", default="auto", help="attempts judged at once (default auto, as a run's --parallel)")
     parser.add_argument("--n-gpu-layers", type=int, default=-1, help="the judge's layers offloaded to the GPU (-1: all)")
+    parser.add_argument("--threads", type=int, help="llama.cpp's CPU threads (default: the CPUs this process may use)")
     options = parser.parse_args(argv)
     if options.parallel != "auto" and not (options.parallel.isdigit() and int(options.parallel) >= 1):
         parser.error(f"--parallel must be auto or a number of at least 1, not {options.parallel!r}")
+    if options.threads is not None and options.threads < 1:
+        parser.error("--threads must be at least 1")
     run_dir = options.run_dir.resolve()
     if not (run_dir / "results.jsonl").is_file():
         raise UsageError(f"judge: {run_dir} holds no results.jsonl: give a run directory made by pybench.py")
@@ -409,7 +412,7 @@ def judge_command(argv: list[str], default_model_path, check_gguf) -> int:
     else:
         path = options.judge_model or run_model(manifest) or default_model_path()
         check_gguf(path, "--judge-model")
-        model = LlamaModel(path, options.n_gpu_layers, JUDGE_CTX, JUDGE_SEED, 0.0, 1.0, JUDGE_TOKENS, usable_cpus()[0], GRAMMAR)
+        model = LlamaModel(path, options.n_gpu_layers, JUDGE_CTX, JUDGE_SEED, 0.0, 1.0, JUDGE_TOKENS, options.threads or usable_cpus()[0], GRAMMAR)
         facts = {"file": path.name, "name": model.llm.metadata.get("general.name"), "sha256": sha256_of(path)}
     return judge_run(run_dir, results, model, facts, options.force, None if options.parallel == "auto" else int(options.parallel),
                      report.run_max_turns([manifest]))
