@@ -134,7 +134,6 @@ def test_verdicts_are_recorded_beside_the_results_resumed_and_reported(tmp_path,
     assert "The judge's column: an LLM's verdicts" in page and 'href="tasks/sum-wrong.html"' in page and "It saved the file asked for." in page
 
 
-@pytest.mark.slow
 def test_a_random_real_model_is_held_to_the_verdict_format_and_repeats(tmp_path, capsys):
     from tiny_gguf import write_tiny_gguf
 
