@@ -68,6 +68,7 @@ from kit import airgap
 from kit import hints
 from kit import classroom
 from kit import engine
+from kit import judge
 from kit import mlbench
 from kit import original_pybench
 from kit import report
@@ -359,14 +360,14 @@ def newcomer_note() -> str:
             "      A real figure: --model path/to/model.gguf (any chat GGUF, e.g. a 7B coder model). A quick look: --limit 5.")
 
 
-def check_gguf(path: Path) -> None:
+def check_gguf(path: Path, flag: str = "--model") -> None:
     if not path.is_file():
-        raise UsageError(f"--model: {path} {'is a folder' if path.is_dir() else 'does not exist'}: give --model a GGUF file, e.g. "
-                         "--model ~/models/qwen2-7b-instruct-q4_k_m.gguf (downloaded models usually lie in ~/models, "
+        raise UsageError(f"{flag}: {path} {'is a folder' if path.is_dir() else 'does not exist'}: give {flag} a GGUF file, e.g. "
+                         f"{flag} ~/models/qwen2-7b-instruct-q4_k_m.gguf (downloaded models usually lie in ~/models, "
                          "~/.cache/huggingface/hub or ~/.cache/lm-studio/models)")
     with open(path, "rb") as handle:
         if handle.read(4) != b"GGUF":
-            raise UsageError(f"--model: {path} is not a GGUF file (it does not start with the GGUF magic bytes)")
+            raise UsageError(f"{flag}: {path} is not a GGUF file (it does not start with the GGUF magic bytes)")
 
 
 def model_facts(path: Path) -> dict:
@@ -577,6 +578,7 @@ SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one 
     "pack": "gather everything setup fetches into one folder, for `setup --from DIR` on a machine without network",
     "doctor": "check that this machine can run the kit, one line per check",
     "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
+    "judge": "the paper's second column: a local LLM judges every attempt of a run, set beside the checks (docs/report.md)",
     "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
     "grade": "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages",
     "handout": "write what students get: a starter notebook per task of an assignment, and its public checks",
@@ -672,6 +674,8 @@ def main(argv: list[str]) -> int:
         return report_command(argv[1:])
     if command == ["slurm"]:
         return slurm.slurm_command(argv[1:], parse_args, default_model_path, Path(__file__).resolve())
+    if command == ["judge"]:
+        return judge.judge_command(argv[1:], default_model_path, check_gguf)
     if command == ["validate"]:
         parser = OneLineParser(prog="pybench.py validate", description="Prove a suite: inputs, checks and docstrings "
                                          "exist, reference replays pass and wrong ones fail, in the jail. Exit 1 on any failure.")
@@ -833,6 +837,8 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
         print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
     if tables.text and not tables.replaces_table3:
         print(tables.text)
+    if (run_dir / judge.JUDGE_FILE).is_file():  # judged before this session resumed it: the judge's column too
+        print(report.judge_text([("this run", report.read_run(run_dir)[0], args.max_turns)]))
     return 0
 
 

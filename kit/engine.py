@@ -112,7 +112,7 @@ class LlamaModel:
     N_BATCH = 512  # tokens per llama_decode, as Llama's default
 
     def __init__(self, path: Path, n_gpu_layers: int, n_ctx: int, seed: int, temperature: float, top_p: float, max_tokens: int,
-                 threads: int | None = None, shared_prefix: bool = True):
+                 threads: int | None = None, shared_prefix: bool = True, grammar: str | None = None):
         import llama_cpp
 
         stop_on_backend_failure()  # before llama.cpp's first call: its backends start up in it
@@ -138,6 +138,7 @@ class LlamaModel:
         self.name = path.name
         self.llama_cpp_version = llama_cpp.llama_cpp.llama_version().decode()
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
+        self.grammar = grammar  # GBNF (rule "root") every reply is held to: the judge's verdict format; None for a run
         layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
         if self.offload and n_gpu_layers != 0:
             self.device = gpu_device_text(load_log, n_gpu_layers, layers) + self.gpu_note
@@ -296,13 +297,16 @@ class LlamaModel:
         return self.prefixes[key]
 
     def sampler(self, settings: dict):
-        """The sampler chain Llama builds for these settings (Llama._init_sampler, without mirostat or grammar)."""
+        """The sampler chain Llama builds for these settings (Llama._init_sampler, without mirostat; the model's grammar
+        where it has one, in Llama's place for it: after the penalties)."""
         import llama_cpp
 
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         add = lambda sampler: llama_cpp.llama_sampler_chain_add(chain, sampler)  # noqa: E731
         add(llama_cpp.llama_sampler_init_penalties(self.llm.n_vocab(), self.llm.last_n_tokens_size, settings.get("repeat_penalty", 1.0),
                                                    settings.get("frequency_penalty", 0.0), settings.get("presence_penalty", 0.0)))
+        if self.grammar:
+            add(llama_cpp.llama_sampler_init_grammar(self.vocab, self.grammar.encode(), b"root"))
         temperature, seed = settings.get("temperature", 0.8), settings["seed"]  # reply() always passes a seed
         if temperature == 0:
             add(llama_cpp.llama_sampler_init_greedy())

@@ -532,8 +532,13 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
 
 def append_result(path: Path, result: Result) -> None:
     """One whole line per attempt in a single write, on disk before the next attempt starts."""
+    append_line(path, result.to_json())
+
+
+def append_line(path: Path, record: dict) -> None:
+    """A JSON line in a single write, on disk (fsync'd) before it returns: results.jsonl's and judge.jsonl's."""
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(safe_record(result.to_json()), ensure_ascii=False) + "\n")
+        handle.write(json.dumps(safe_record(record), ensure_ascii=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
 

@@ -791,7 +791,8 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     page = out_dir / "report.html"
     write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, tables=tables,
                             table=table3_rows([("this run", results, max_turns)], paper), max_turns=max_turns,
-                            pass_at_k=pass_at_k_lines(results), plots=plots, tasks=task_rows(results, stems)))
+                            pass_at_k=pass_at_k_lines(results), plots=plots, tasks=task_rows(results, stems),
+                            judge=judge_view([("this run", results, max_turns)], lambda _, result: href(f"tasks/{stems[result.id, result.sample]}.html"))))
     return page
 
 
@@ -893,7 +894,8 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
     page = out_dir / "report.html"
     write_page(page, render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
                             table=table, plot=plot, grid=grid, paper=paper, max_turns=max(turns for _, _, turns in table_runs),
-                            pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)]))
+                            pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)],
+                            judge=judge_view(table_runs, lambda number, result: href(f"tasks/{stems[number][result.id, result.sample]}.html"))))
     return page
 
 
@@ -907,9 +909,11 @@ def summary_text(run_dirs: list[Path], paper_rows: list[str], tables_of) -> str:
     if len(runs) == 1:
         results, manifests, _ = runs[0]
         tables = tables_of(results, manifests)
+        judged = judge_text([("this run", results, run_max_turns(manifests))])
         if tables.replaces_table3:
-            return tables.text
-        return "\n".join([table3_text(results, run_max_turns(manifests), paper_rows)] + ([tables.text] if tables.text else []))
+            return "\n".join([tables.text] + ([judged] if judged else []))
+        return "\n".join([table3_text(results, run_max_turns(manifests), paper_rows)] + ([tables.text] if tables.text else [])
+                         + ([judged] if judged else []))
     names = run_names(runs)
     table_runs = [(name, results, run_max_turns(manifests)) for name, (results, manifests, _) in zip(names, runs)]
     lines = [table3_text([], 10, paper_rows, table_runs), *comparison_text(names, [results for results, _, _ in runs])]
@@ -917,5 +921,71 @@ def summary_text(run_dirs: list[Path], paper_rows: list[str], tables_of) -> str:
         tables = tables_of(results, manifests)
         if tables.text:
             lines += [f"{name}:", tables.text]
-    return "\n".join(lines)
+    judged = judge_text(table_runs)
+    return "\n".join(lines + ([judged] if judged else []))
 
+
+
+# === the judge's column (judge.py's records, RUN_DIR/judge.jsonl): its pass rate beside the checks', their agreement ===
+
+def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | None:
+    """For runs (name, results, max_turns): Table 3's rows of the checks and of the judge over the attempts judged,
+    the agreement over all of them together, where they disagree (link(run number, result) -> its page, for the HTML),
+    and the judge models and prompts the records name; None when no attempt of these runs is judged."""
+    import dataclasses
+
+    from kit import judge  # judge.py imports this module: imported here, when a report asks for the judge's column
+
+    view = {"runs": [], "pairs": [], "disagreements": [], "judged": 0, "attempts": 0, "models": [], "prompts": []}
+    for number, (name, results, max_turns) in enumerate(runs):
+        pairs = judge.judged(results)
+        view["attempts"] += len(results)
+        if not pairs:
+            continue
+        prefix = f"{name}: " if len(runs) > 1 else ""
+        view["runs"] += [(f"{prefix}checks", [result for result, _ in pairs], max_turns),
+                         (f"{prefix}judge", [dataclasses.replace(result, passed=record["verdict"] == "pass") for result, record in pairs], max_turns)]
+        view["pairs"] += [(bool(result.passed), record["verdict"] == "pass") for result, record in pairs]
+        view["judged"] += len(pairs)
+        view["models"] += [f"{record['judge'].get('file')} (sha256 {str(record['judge'].get('sha256'))[:12]})" for _, record in pairs]
+        view["prompts"] += [str(record.get("prompt_sha256"))[:12] for _, record in pairs]
+        view["disagreements"] += [{"run": name if len(runs) > 1 else "", "id": result.id, "sample": result.sample, "check": bool(result.passed),
+                                   "check_reason": result.reason or "(passed)", "judge": record["verdict"], "judge_reason": record["reason"],
+                                   "href": link(number, result) if link else None}
+                                  for result, record in pairs if bool(result.passed) != (record["verdict"] == "pass")]
+    if not view["judged"]:
+        return None
+    view["models"], view["prompts"] = distinct(view["models"]), distinct(view["prompts"])
+    view["agreement"] = judge.agreement(view["pairs"])
+    view["table"] = table3_rows(view["runs"], [])
+    view["max_turns"] = max(max_turns for _, _, max_turns in runs)
+    view["paper"] = " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in judge.PAPER_JUDGE.items())
+    view["agreement_text"] = judge_agreement_text(view["agreement"])
+    return view
+
+
+def judge_agreement_text(figures: dict) -> str:
+    kappa = ("Cohen's kappa undefined (both said the same of every attempt)" if figures["kappa"] is None else
+             f"Cohen's kappa {figures['kappa']:.2f} (95% {figures['low']:.2f} to {figures['high']:.2f})")
+    return (f"agreement over {figures['attempts']} attempts: both pass {figures['both']}, judge only {figures['judge_only']}, "
+            f"check only {figures['check_only']}, both fail {figures['neither']} ({100 * figures['agree']:.1f}% agree); {kappa}")
+
+
+def judge_text(runs: list[tuple[str, list[Result], int]]) -> str:
+    """The judge's column as the terminal shows it, for runs (name, results, max_turns); "" when nothing is judged."""
+    view = judge_view(runs)
+    if not view:
+        return ""
+    lines = [f"The judge's column: {'; '.join(view['models'])}; {view['judged']} of {view['attempts']} attempts judged"
+             f" (prompt {', '.join(view['prompts'])})",
+             table3_text([], view["max_turns"], [], view["runs"]),
+             f"the paper's judge column (GPT-4o reading each trajectory, overall %): {view['paper']}",
+             view["agreement_text"]]
+    if len(view["models"]) > 1 or len(view["prompts"]) > 1:
+        lines.append("warning: these verdicts come from more than one judge model or prompt: judge again with --force for one column")
+    if view["disagreements"]:
+        lines.append("where they disagree:")
+        lines += [f"  {item['run'] + ': ' if item['run'] else ''}{item['id']}{' sample ' + str(item['sample']) if item['sample'] else ''}: "
+                  f"check {'pass' if item['check'] else 'fail'} ({short(item['check_reason'], 120)}) | judge {item['judge'].upper()} "
+                  f"({short(item['judge_reason'], 120)})" for item in view["disagreements"]]
+    return "\n".join(lines)

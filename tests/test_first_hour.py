@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT, hearing_ctrl_c, run_pybench
 
-SUBCOMMANDS = ("setup", "pack", "doctor", "report", "validate", "grade", "handout", "check", "slurm")
+SUBCOMMANDS = ("setup", "pack", "doctor", "report", "judge", "validate", "grade", "handout", "check", "slurm")
 
 
 def readme_commands() -> list[list[str]]:
@@ -36,8 +36,9 @@ def nothing_runs(monkeypatch):
         raise AssertionError("the subcommand ran instead of printing its help")
 
     from kit import classroom
+    from kit import judge
 
-    for owner, name in ((pybench, "setup"), (pybench, "doctor"), (pybench, "run_suite"), (suite, "validate"), (classroom, "folder_submissions"), (classroom, "load_tasks"),
+    for owner, name in ((judge, "judge_run"), (pybench, "setup"), (pybench, "doctor"), (pybench, "run_suite"), (suite, "validate"), (classroom, "folder_submissions"), (classroom, "load_tasks"),
                         (classroom, "file_submissions"), (report, "build_report"), (report, "summary_text")):
         monkeypatch.setattr(owner, name, tripwire)
 

@@ -1,0 +1,475 @@
+"""judge: the paper's second column. Beside its unit tests, PyBench (arXiv 2407.16732) scored every model with GPT-4o
+reading each trajectory; an air-gapped lab cannot call GPT-4o, so `pybench.py judge RUN_DIR` has a local GGUF model
+(through engine.LlamaModel, the same one a run uses) read each attempt of a run: the user's request, every cell and what
+it printed (cut by the rule below to fit the judge's context), the final answer, and what the attempt left in its
+./output/ (names, sizes, types, a table's first rows, a chart's figure record as text). It answers PASS or FAIL and one
+sentence why, held to that format by a llama.cpp grammar. Each verdict is a line of RUN_DIR/judge.jsonl (results.jsonl
+stays as it was), keyed by the attempt, with the judge model's sha256 and the prompt's digest: greedy decoding and a fixed
+seed make it repeatable, and a killed judge resumes. report.py sets the judge's pass rate beside the checks' and measures
+their agreement (agreement() below: the 2x2 table and Cohen's kappa). It reads results generically: any benchmark whose
+result records hold the messages (our suite, an original checkout, ML-Bench's agent mode, a graded class) can be judged.
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+import struct
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit import report
+from kit.engine import LlamaModel, Model
+from kit.harness import Result, ReplayModel, UsageError, Z95, append_line, drop_torn_line, run_attempts, sha256_of
+from kit.sandbox import safe_text, terminal_text, usable_cpus, walk_tree
+
+JUDGE_FILE = "judge.jsonl"
+JUDGE_CTX = 8192        # the judge's context window in tokens (at most its model's own)
+JUDGE_TOKENS = 64       # new tokens per verdict: the verdict line and one sentence
+JUDGE_SEED = 0          # with temperature 0 (greedy) the seed changes nothing; fixed all the same
+CHARS_PER_TOKEN = 3     # a conservative guess for English, code and tables, to fit the prompt before llama.cpp counts it
+
+# The paper's judge column (GPT-4o judging each trajectory), overall pass rate (%), for the rows we hold.
+PAPER_JUDGE = {"GPT-4o": 81.8, "Llama3-Instruct 8B": 49.7, "PyLlama3 8B": 73.4}
+
+# --- the prompt: ours, written from the paper's description of its GPT-4o evaluator (the original repository has no
+# evaluator code): the evaluator reads the whole trajectory and decides whether the user's query was fulfilled ---------
+
+SYSTEM_PROMPT = """You are an expert evaluator of a code agent. The agent was given a user's request and input files. It worked step by step: it wrote Python code, the code ran in an interpreter, and it saw the output. Then it gave a final answer.
+
+Decide whether the agent fulfilled the user's request. It did if the final result is correct and complete, in the form the user asked for, and every file the user asked for was saved at the path asked for. Errors in earlier steps do not matter if the agent recovered from them. A claim in the final answer that the steps and the files do not support does not count.
+
+Give your verdict on the first line, `Verdict: PASS` or `Verdict: FAIL`, and on the second line `Reason: ` followed by one sentence that says why."""
+
+USER_PROMPT = """# The user's request
+{request}
+
+# What the agent did ({replies} replies, {cells} code cells; the attempt ended by: {ended_by})
+{steps}
+
+# The agent's final answer
+{answer}
+
+# What the agent left in ./output/
+{outputs}
+
+Did the agent fulfil the user's request? Give your verdict on the first line, `Verdict: PASS` or `Verdict: FAIL`, and on the second line `Reason: ` followed by one sentence that says why."""
+
+RETRY_PROMPT = "Answer again in exactly two lines, the first `Verdict: PASS` or `Verdict: FAIL`, the second `Reason: ` and one sentence."
+
+# The format held by llama.cpp's grammar sampler (the parser below reads a replay's text the same way).
+GRAMMAR = r'''root ::= "Verdict: " ("PASS" | "FAIL") "\nReason: " [^\n]+ "\n"'''
+VERDICT = re.compile(r"verdict\W*(pass|fail)\b", re.IGNORECASE)
+REASON = re.compile(r"reason\W*(.+)", re.IGNORECASE)
+
+# The rule that fits an attempt into the judge's context: each part is cut to its size (its head and tail kept, the
+# middle replaced by a note of how much went); then, while the prompt is longer than the context allows
+# ((context - JUDGE_TOKENS - 64) x CHARS_PER_TOKEN characters), the middle steps are left out one by one, the first and
+# the last kept; if llama.cpp still finds the prompt too long, the allowance is halved and the prompt rebuilt.
+CUT = {"request": 2000, "prose": 300, "code": 1000, "output": 600, "answer": 1000, "outputs": 2000}
+FILES_LISTED = 20        # output entries described; the rest are counted
+TABLE_LINES = 5          # the first lines of a text file (a CSV's header and first rows)
+LINE_CHARS = 200         # of each
+FIGURES_SHOWN = 4        # the newest figure records, as text
+HEAD_BYTES = 8192        # read of each output file: enough for its type and first lines
+
+
+def prompt_digest() -> str:
+    """sha256 of everything that shapes a verdict besides the attempt and the model: the prompts, the grammar, the
+    cutting rule and the sampling; a record made with another digest is judged again."""
+    shape = {"system": SYSTEM_PROMPT, "user": USER_PROMPT, "retry": RETRY_PROMPT, "grammar": GRAMMAR, "cut": CUT,
+             "files": [FILES_LISTED, TABLE_LINES, LINE_CHARS, FIGURES_SHOWN], "ctx": JUDGE_CTX, "tokens": JUDGE_TOKENS,
+             "seed": JUDGE_SEED, "chars_per_token": CHARS_PER_TOKEN}
+    return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()
+
+
+def middle_cut(text: str, limit: int) -> str:
+    """text, or its head and tail with a note of what went between them."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+
+
+# --- what the judge reads of an attempt ----------------------------------------------------------------------------
+
+@dataclass
+class Material:
+    """One attempt as the judge reads it, each part already cut to its size."""
+    request: str
+    steps: list[str]
+    replies: int
+    cells: int
+    ended_by: str
+    answer: str
+    outputs: str
+
+    def prompt(self, allowance: int | None) -> str:
+        """The user prompt; with an allowance (characters), the middle steps left out one by one (the first and the last
+        kept) until it fits, and then, if it still does not, the steps and the outputs cut in their middle."""
+        steps, left_out = list(self.steps), 0
+        while True:
+            shown = steps if not left_out else steps[:1] + [f"[{left_out} middle step(s) left out to fit the judge's context]"] + steps[1:]
+            parts = {"steps": "\n\n".join(shown) or "(no step)", "outputs": self.outputs}
+            text = self.text(parts)
+            if allowance is None or len(text) <= allowance:
+                return text
+            if len(steps) > 2:
+                del steps[len(steps) // 2]
+                left_out += 1
+                continue
+            for name in ("steps", "outputs"):
+                excess = len(self.text(parts)) - allowance
+                if excess > 0:
+                    parts[name] = middle_cut(parts[name], max(200, len(parts[name]) - excess - 60))
+            return self.text(parts)
+
+    def text(self, parts: dict) -> str:
+        return USER_PROMPT.format(request=self.request, replies=self.replies, cells=self.cells, ended_by=self.ended_by,
+                                  answer=self.answer, **parts)
+
+
+def material_of(result: Result) -> Material | None:
+    """The judge's reading of an attempt, or None when its messages hold no request (nothing to judge)."""
+    _, asked, steps = report.split_messages(result.messages or [], result.code)
+    if not asked:
+        return None
+    shown, answer = [], None
+    printed = result.printed if result.printed and len(result.printed) == len(steps) else None  # without the interpreter's prefix
+    for number, (before, code, after, observed) in enumerate(steps, 1):
+        observed = (printed[number - 1] or "") if printed and observed is not None else observed
+        prose = middle_cut("\n".join(part.strip() for part in (before, after) if part.strip()), CUT["prose"])
+        if code is None:
+            answer = middle_cut(before, CUT["answer"])
+            continue
+        parts = [f"## Step {number}"] + ([prose] if prose else []) + [f"Code:\n```python\n{middle_cut(code, CUT['code'])}\n```"]
+        parts.append(f"What it printed:\n{middle_cut(observed, CUT['output']) or '(nothing)'}" if observed is not None
+                     else "(the attempt ended before this code's output came back)")
+        shown.append("\n".join(parts))
+    return Material(request=middle_cut("\n\n".join(asked), CUT["request"]), steps=shown, replies=len(steps),
+                    cells=sum(code is not None for _, code, _, _ in steps), ended_by=result.ended_by or "unknown",
+                    answer=answer if answer is not None else "(none: the attempt ended without a final answer)",
+                    outputs=middle_cut(outputs_text(result), CUT["outputs"]))
+
+
+def outputs_text(result: Result) -> str:
+    """What the attempt left in its output folder, and its figure records, as lines of text."""
+    folder = report.attempt_output_dir(result)
+    lines = folder_lines(folder) if folder else []
+    figures = result.run_dir / "jails" / f"{Path(result.output).name}.figures.json" if result.run_dir else None
+    if figures and figures.is_file():
+        try:
+            records = json.loads(figures.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            records = []
+        lines += [figure_text(record) for record in records[-FIGURES_SHOWN:] if isinstance(record, dict)]
+    return "\n".join(lines) or "(nothing)"
+
+
+def folder_lines(folder: Path) -> list[str]:
+    """One line per entry under folder (walked without following links, as sandbox.walk_tree does), with a text
+    file's first lines beneath it; at most FILES_LISTED entries, then a count."""
+    lines, more = [], 0
+    for fd, name, info, parts in walk_tree(folder):
+        path = "/".join(parts)
+        if len(lines) >= FILES_LISTED:
+            more += 1
+        elif stat.S_ISDIR(info.st_mode):
+            lines.append(f"- {path}/ (a folder)")
+        elif stat.S_ISREG(info.st_mode):
+            head = read_head(fd, name)
+            kind, preview = file_kind(path, head, info.st_size)
+            lines.append(f"- {path} ({kind}, {report.human_size(info.st_size)})" + (f", its first {len(preview)} line(s):" if preview else "")
+                         + "".join(f"\n    {line}" for line in preview))
+        else:
+            lines.append(f"- {path} (a link)")
+    return [safe_text(line, 4000) for line in lines] + ([f"[... and {more} more entries]"] if more else [])
+
+
+def read_head(fd: int, name: str) -> bytes:
+    try:
+        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    except OSError:
+        return b""
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read(HEAD_BYTES)
+
+
+MAGIC = ((b"\x89PNG\r\n\x1a\n", "PNG image"), (b"\xff\xd8\xff", "JPEG image"), (b"GIF8", "GIF image"), (b"%PDF", "PDF document"),
+         (b"PK\x03\x04", "ZIP archive"), (b"ID3", "MP3 audio"), (b"\x1a\x45\xdf\xa3", "Matroska/WebM video"), (b"\x80", "pickle"))
+TEXT_SUFFIXES = {".csv", ".tsv", ".txt", ".json", ".md", ".html", ".htm", ".py", ".xml", ".yaml", ".yml", ".log", ".js", ".css"}
+
+
+def file_kind(path: str, head: bytes, size: int) -> tuple[str, list[str]]:
+    """(what the file is, by its first bytes and name; its first lines if it is text). Nothing is parsed beyond the
+    bytes read: an agent's file is never handed to an image or table library on the host."""
+    suffix = os.path.splitext(path)[1].lower()
+    if size == 0:
+        return "empty", []
+    for magic, kind in MAGIC:
+        if head.startswith(magic):
+            if kind == "ZIP archive" and suffix in (".xlsx", ".docx", ".pptx"):
+                kind = {".xlsx": "Excel workbook", ".docx": "Word document", ".pptx": "PowerPoint file"}[suffix]
+            if kind == "PNG image" and len(head) >= 24:
+                kind += " {}x{}".format(*struct.unpack(">II", head[16:24]))
+            if kind == "GIF image" and len(head) >= 10:
+                kind += " {}x{}".format(*struct.unpack("<HH", head[6:10]))
+            return kind, []
+    if head[:4] == b"RIFF" and head[8:12] in (b"WAVE", b"WEBP", b"AVI "):
+        return {b"WAVE": "WAV audio", b"WEBP": "WebP image", b"AVI ": "AVI video"}[head[8:12]], []
+    if head[4:8] == b"ftyp":
+        return "MP4 video", []
+    if len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0:
+        return "MP3 audio", []
+    text = head.decode("utf-8", errors="replace")
+    if b"\x00" in head or text.count("\ufffd") > len(text) // 20:
+        return "binary data", []
+    lines = (text.rstrip("\n").split("\n") if size <= len(head) else text.split("\n")[:-1])[:TABLE_LINES]  # whole lines only
+    return "text" if suffix not in TEXT_SUFFIXES else f"{suffix[1:].upper()} text", [middle_cut(line, LINE_CHARS) for line in lines]
+
+
+def figure_text(record: dict) -> str:
+    """A chart's figure record (what its cell's matplotlib drew, recorded in the jail) in one line."""
+    def quoted(text) -> str:
+        return json.dumps(middle_cut(str(text), 80), ensure_ascii=False)
+
+    pixels = record.get("pixels") or ["?", "?"]
+    parts = [f"- chart record: saved to {Path(str(record.get('file') or '(not saved)')).name} ({pixels[0]}x{pixels[1]} px)"]
+    if record.get("suptitle"):
+        parts.append(f"title {quoted(record['suptitle'])}")
+    for number, axes in enumerate((record.get("axes") or [])[:4], 1):
+        if not isinstance(axes, dict):
+            continue
+        facts = [f"{name} {quoted(axes[key])}" for name, key in (("title", "title"), ("x label", "xlabel"), ("y label", "ylabel")) if axes.get(key)]
+        bars = sum(group.get("n", 0) for group in axes.get("bars") or [] if isinstance(group, dict))
+        wedges = sum(isinstance(patch, dict) and patch.get("kind") == "Wedge" for patch in axes.get("patches") or [])
+        points = sum(item.get("n", 0) for item in axes.get("collections") or [] if isinstance(item, dict))
+        lines = [line for line in axes.get("lines") or [] if isinstance(line, dict) and not str(line.get("label", "")).startswith("_")]
+        for count, what in ((bars, "bars"), (len(lines), "lines"), (wedges, "pie wedges"), (points, "scatter points"),
+                            (len(axes.get("images") or []), "images")):
+            if count:
+                facts.append(f"{count} {what}")
+        ticks = [str(label) for label in axes.get("xticklabels") or [] if str(label).strip()][:10]
+        if ticks:
+            facts.append(f"x ticks {quoted(', '.join(ticks))}")
+        if axes.get("legend"):
+            facts.append(f"legend {quoted(', '.join(map(str, axes['legend'])))}")
+        parts.append(f"axes {number}: " + ", ".join(facts or ["empty"]))
+    return "; ".join(parts)
+
+
+# --- a verdict: the judge's reply read, with one retry -------------------------------------------------------------
+
+def parse_verdict(text: str | None) -> tuple[str | None, str]:
+    """("pass" | "fail" | None, the reason's first sentence) from a judge's reply."""
+    if not text:
+        return None, ""
+    verdict = VERDICT.search(text)
+    reason = REASON.search(text)
+    sentence = re.split(r"(?<=[.!?])\s", reason.group(1).strip(), maxsplit=1)[0] if reason else ""
+    return (verdict.group(1).lower() if verdict else None), sentence
+
+
+def judge_attempt(model: Model, material: Material, key: str) -> dict:
+    """One attempt judged: the record's verdict, reason and what it took. A prompt that llama.cpp finds too long for
+    the context is rebuilt with half the allowance; a reply that does not parse is asked once more."""
+    started = time.monotonic()
+    allowance = (model.n_ctx - JUDGE_TOKENS - 64) * CHARS_PER_TOKEN if model.n_ctx else None
+    while True:
+        prompt = material.prompt(allowance)
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
+        session = model.attempt(key, JUDGE_SEED)
+        try:
+            reply = session.reply(messages)
+            if reply.text is None and reply.stop.startswith("context window full") and allowance and allowance > 1000:
+                allowance //= 2
+                continue
+            verdict, reason = parse_verdict(reply.text)
+            tokens = [reply.prompt_tokens, reply.completion_tokens]
+            retried = reply.text is not None and verdict is None
+            if retried:
+                messages += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": RETRY_PROMPT}]
+                again = session.reply(messages)
+                verdict, reason = parse_verdict(again.text)
+                tokens = [tokens[0] + again.prompt_tokens, tokens[1] + again.completion_tokens]
+                reply = again if again.text is not None else reply
+        finally:
+            session.close()
+        return {"verdict": verdict, "reason": reason if verdict else f"no verdict: {reply.stop or 'the reply did not parse'}",
+                "reply": reply.text or "", "retried": retried, "input_sha256": hashlib.sha256(prompt.encode()).hexdigest(),
+                "seconds": round(time.monotonic() - started, 3), "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
+
+
+# --- the records: RUN_DIR/judge.jsonl, a line per judged attempt, the last line of an attempt winning ---------------
+
+def attempt_key(result: Result) -> str:
+    """An attempt's name in the judge's records: its output folder's (the task id, with .sK for K samples)."""
+    return Path(result.output).name
+
+
+def read_judgements(run_dir: Path) -> dict[tuple[str, int], dict]:
+    """(id, sample) -> the last judge record of a run directory; a torn last line is left out."""
+    path = run_dir / JUDGE_FILE
+    records = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")[:-1] if path.is_file() else [], 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg}): remove the line, or judge again with --force") from None
+        if isinstance(record, dict) and "id" in record:
+            records[record["id"], record.get("sample", 0)] = record
+    return records
+
+
+def judged(results: list[Result]) -> list[tuple[Result, dict]]:
+    """Each result with its judge record (from its own run directory), for those that have one with a verdict."""
+    by_run: dict[Path, dict] = {}
+    pairs = []
+    for result in results:
+        if result.run_dir not in by_run:
+            by_run[result.run_dir] = read_judgements(result.run_dir) if result.run_dir else {}
+        record = by_run[result.run_dir].get((result.id, result.sample))
+        if record and record.get("verdict") in ("pass", "fail"):
+            pairs.append((result, record))
+    return pairs
+
+
+# --- agreement with the checks: the 2x2 table and Cohen's kappa ----------------------------------------------------
+
+def agreement(pairs: list[tuple[bool, bool]]) -> dict:
+    """(check passed, judge passed) per attempt: the 2x2 table, the share that agree, and Cohen's kappa with its 95%
+    interval (None where kappa is undefined: both said the same of every attempt, so chance explains it all)."""
+    both = sum(check and judge for check, judge in pairs)
+    judge_only = sum(judge and not check for check, judge in pairs)
+    check_only = sum(check and not judge for check, judge in pairs)
+    neither = len(pairs) - both - judge_only - check_only
+    kappa = cohen_kappa(both, judge_only, check_only, neither)
+    return {"attempts": len(pairs), "both": both, "judge_only": judge_only, "check_only": check_only, "neither": neither,
+            "agree": (both + neither) / len(pairs) if pairs else None, "kappa": kappa[0] if kappa else None,
+            "low": kappa[1] if kappa else None, "high": kappa[2] if kappa else None}
+
+
+def cohen_kappa(both: int, judge_only: int, check_only: int, neither: int) -> tuple[float, float, float] | None:
+    """Cohen's kappa of two raters on pass/fail, and its 95% interval from the large-sample standard error of Fleiss,
+    Cohen and Everitt (1969), clipped to [-1, 1]; None where the chance agreement is 1."""
+    n = both + judge_only + check_only + neither
+    if n == 0:
+        return None
+    table = [[both / n, check_only / n], [judge_only / n, neither / n]]  # rows: the check pass/fail; columns: the judge
+    rows = [sum(row) for row in table]
+    columns = [table[0][j] + table[1][j] for j in range(2)]
+    observed = table[0][0] + table[1][1]
+    chance = rows[0] * columns[0] + rows[1] * columns[1]
+    if chance >= 1:
+        return None
+    kappa = (observed - chance) / (1 - chance)
+    diagonal = sum(table[i][i] * (1 - (rows[i] + columns[i]) * (1 - kappa)) ** 2 for i in range(2))
+    off = (1 - kappa) ** 2 * sum(table[i][j] * (columns[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j)
+    variance = max(0.0, diagonal + off - (kappa - chance * (1 - kappa)) ** 2) / (n * (1 - chance) ** 2)
+    half = Z95 * math.sqrt(variance)
+    return kappa, max(-1.0, kappa - half), min(1.0, kappa + half)
+
+
+# --- `pybench.py judge RUN_DIR` --------------------------------------------------------------------------------------
+
+def judge_command(argv: list[str], default_model_path, check_gguf) -> int:
+    """The subcommand: judge every attempt of a run directory not yet judged by this model and prompt (all with
+    --force), a record each, then print the judge's column and the agreement. default_model_path() and check_gguf(path)
+    are pybench.py's (the embedded model; the one-line refusal of a file that is no GGUF, naming a flag)."""
+    parser = argparse.ArgumentParser(prog="pybench.py judge", description="The paper's second column: a local LLM judges "
+                                     "every attempt of a run (verdicts in RUN_DIR/judge.jsonl), set beside the checks.")
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--judge-model", type=Path, metavar="FILE.gguf", help="the judge (default: the run's own model file "
+                        "if it is a GGUF that is still there, else the embedded SmolLM2-135M-Instruct)")
+    source.add_argument("--judge-replay", type=Path, metavar="FILE", help='JSONL of {"id": ATTEMPT, "replies": [...]}: '
+                        "verdict texts played back instead of a model (ATTEMPT: the task id, with .sK for K samples)")
+    parser.add_argument("--force", action="store_true", help="judge again the attempts already judged by this model and prompt")
+    parser.add_argument("--parallel", default="auto", help="attempts judged at once (default auto, as a run's --parallel)")
+    parser.add_argument("--n-gpu-layers", type=int, default=-1, help="the judge's layers offloaded to the GPU (-1: all)")
+    parser.add_argument("--threads", type=int, help="llama.cpp's CPU threads (default: the CPUs this process may use)")
+    options = parser.parse_args(argv)
+    if options.parallel != "auto" and not (options.parallel.isdigit() and int(options.parallel) >= 1):
+        parser.error(f"--parallel must be auto or a number of at least 1, not {options.parallel!r}")
+    if options.threads is not None and options.threads < 1:
+        parser.error("--threads must be at least 1")
+    run_dir = options.run_dir.resolve()
+    if not (run_dir / "results.jsonl").is_file():
+        raise UsageError(f"judge: {run_dir} holds no results.jsonl: give a run directory made by pybench.py")
+    results, manifest = report.read_run(run_dir)
+    keys = {attempt_key(result) for result in results}
+    if options.judge_replay:
+        model, facts = ReplayModel(options.judge_replay, keys), {"file": f"replay:{options.judge_replay.name}",
+                                                                  "sha256": sha256_of(options.judge_replay)}
+    else:
+        path = options.judge_model or run_model(manifest) or default_model_path()
+        check_gguf(path, "--judge-model")
+        model = LlamaModel(path, options.n_gpu_layers, JUDGE_CTX, JUDGE_SEED, 0.0, 1.0, JUDGE_TOKENS, options.threads or usable_cpus()[0], GRAMMAR)
+        facts = {"file": path.name, "name": model.llm.metadata.get("general.name"), "sha256": sha256_of(path)}
+    return judge_run(run_dir, results, model, facts, options.force, None if options.parallel == "auto" else int(options.parallel),
+                     report.run_max_turns([manifest]))
+
+
+def run_model(manifest: dict) -> Path | None:
+    """The run's own model file, if the manifest names a GGUF that is still where it was."""
+    path = Path(str((manifest.get("model") or {}).get("path") or ""))
+    if not path.name or not path.is_file():
+        return None
+    with open(path, "rb") as handle:
+        return path if handle.read(4) == b"GGUF" else None
+
+
+def judge_run(run_dir: Path, results: list[Result], model: Model, facts: dict, force: bool, parallel: int | None, max_turns: int) -> int:
+    """Judge what is left to judge in run_dir, appending each record to judge.jsonl as it comes (fsync'd); then print
+    the judge's column (max_turns: the run's, for Table 3's average turns)."""
+    import fcntl
+
+    path, digest = run_dir / JUDGE_FILE, prompt_digest()
+    lock = open(run_dir / "judge.lock", "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise UsageError(f"judge: another judge is writing {path}; wait for it to end") from None
+    drop_torn_line(path)
+    earlier = read_judgements(run_dir)
+    materials = {(result.id, result.sample): material_of(result) for result in results}
+    done = {key for key, record in earlier.items() if not force and record.get("judge", {}).get("sha256") == facts["sha256"]
+            and record.get("prompt_sha256") == digest}
+    todo = [(result, None) for result in results if (result.id, result.sample) not in done and materials[result.id, result.sample]]
+    unreadable = sum(material is None for material in materials.values())
+    at_once = model.open(parallel, len(todo)) if todo else 0
+    print(f"judge: {facts['file']} on {model.device}; {len(todo)} attempt(s) to judge of {len(results)}"
+          + (f" ({len(done)} already judged by it)" if done else "") + (f"; {unreadable} without a request, not judged" if unreadable else "")
+          + (f", {at_once} at once ({model.choice})" if todo else "") + f"; verdicts in {path}", flush=True)
+
+    def judge_one(result: Result, _) -> dict:
+        judgement = judge_attempt(model, materials[result.id, result.sample], attempt_key(result))
+        return {"id": result.id, "sample": result.sample, **judgement, "check_passed": bool(result.passed),
+                "judge": facts, "prompt_sha256": digest}
+
+    started = time.monotonic()
+    try:
+        for number, (result, _, record, _) in enumerate(run_attempts(todo, max(at_once, 1), model, judge_one, lambda _: None), 1):
+            append_line(path, record)
+            verdict = (record["verdict"] or "no verdict").upper()
+            print(f"[{number}/{len(todo)}] {terminal_text(attempt_key(result))}: judge {verdict}, check {'pass' if result.passed else 'fail'} "
+                  f"({record['seconds']:.1f} s): {terminal_text(record['reason'])}", flush=True)
+    except KeyboardInterrupt:
+        print(f"interrupted: the verdicts so far are kept in {path}; the same command goes on", file=sys.stderr)
+        return 130
+    finally:
+        lock.close()
+    model.close()
+    if todo:
+        print(f"judged {len(todo)} attempt(s) in {time.monotonic() - started:.1f} s "
+              f"({(time.monotonic() - started) / len(todo):.1f} s an attempt, {at_once} at once)")
+    print(report.judge_text([("this run", results, max_turns)]))
+    return 0

@@ -1,0 +1,233 @@
+"""The judge's column (kit/judge.py): what the judge reads of an attempt, verdicts recorded beside a run's results and
+resumed, a random real model held to the verdict format by the grammar, the agreement statistics on hand-made tables;
+and, slow, the embedded model judging a replayed run twice with the same verdicts."""
+import hashlib
+import json
+import re
+import struct
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from kit import judge
+from kit.harness import Result, jsonl_records
+from kit.report import read_run
+from conftest import ROOT, run_pybench, write_jsonl
+
+SYSTEM = {"role": "system", "content": "You solve tasks with Python."}
+
+
+def png(width: int, height: int) -> bytes:
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + header + struct.pack(">I", zlib.crc32(b"IHDR" + header))
+
+
+def attempt(task_id: str, category: str, passed: bool, reason: str, steps: list[tuple[str, str | None, str | None]],
+            ended_by: str = "final answer") -> Result:
+    """A result as a run writes it: (reply, the code that ran, what it printed) per turn."""
+    messages = [SYSTEM, {"role": "user", "content": "I have uploaded these files: ./data/sales.csv"},
+                {"role": "user", "content": f"Task {task_id}: sum the units in ./data/sales.csv and save ./output/total.csv."}]
+    for reply, _, printed in steps:
+        messages.append({"role": "assistant", "content": reply})
+        if printed is not None:
+            messages.append({"role": "user", "content": "Output:\n" + printed})
+    return Result(task_id, category, passed=passed, reason=reason, turns=len(steps), ended_by=ended_by, messages=messages,
+                  code=[code for _, code, _ in steps], printed=[printed for _, _, printed in steps])
+
+
+def code_reply(source: str) -> str:
+    return f"Summing.\n```python\n{source}\n```"
+
+
+def make_run(folder: Path) -> Path:
+    """A run directory as a run leaves it: results.jsonl, each attempt's outputs/<id>/, a chart's figure record."""
+    results = [
+        attempt("sum-ok", "chart", True, "", [(code_reply("print(7)"), "print(7)", "7"), ("The total is 7, saved to ./output/total.csv.", None, None)]),
+        attempt("sum-wrong", "chart", False, "total is 8, expected 7", [(code_reply("print(8)"), "print(8)", "8"), ("The total is 8.", None, None)]),
+        attempt("no-final", "text", False, "./output/total.csv is missing",
+                [(code_reply(f"print({n})"), f"print({n})", str(n)) for n in range(10)], ended_by="turn limit"),
+        Result("ungraded", "text", passed=False, reason="not graded: the notebook does not parse"),
+    ]
+    for result in results:
+        (folder / result.output).mkdir(parents=True)
+    (folder / "outputs/sum-ok/total.csv").write_text("total\n7\n")
+    (folder / "outputs/sum-ok/chart.png").write_bytes(png(640, 480))
+    (folder / "outputs/sum-wrong/total.csv").write_text("total\n8\n")
+    (folder / "jails").mkdir()
+    (folder / "jails/sum-ok.figures.json").write_text(json.dumps([{"file": "/pybench/output/chart.png", "pixels": [640, 480], "axes": [
+        {"title": "Units by month", "xlabel": "month", "ylabel": "units", "bars": [{"n": 3}], "xticklabels": ["Jan", "Feb", "Mar"]}]}]))
+    write_jsonl(folder / "results.jsonl", [result.to_json() for result in results])
+    return folder
+
+
+VERDICTS = {"sum-ok": ["Verdict: PASS\nReason: The total 7 is right and the file is there. It also drew a chart."],
+            "sum-wrong": ["I think it is fine.", "Verdict: PASS\nReason: It saved the file asked for."],  # parsed on the retry
+            "no-final": ["verdict: fail\nreason: It never gave a final answer"]}
+
+
+def judge_lines(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "judge.jsonl").read_text().splitlines()]
+
+
+def pybench_cli(capsys, *args) -> tuple[int, str, str]:
+    """pybench.py's command line in this process (a child's start and imports cost a second or two a call)."""
+    import pybench
+
+    status = pybench.cli([str(arg) for arg in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_what_the_judge_reads_of_an_attempt(tmp_path):
+    results, _ = read_run(make_run(tmp_path / "run"))
+    prompt = judge.material_of(results[0]).prompt(None)
+    for expected in ("Task sum-ok: sum the units", "./data/sales.csv", "print(7)", "What it printed:\n7", "The total is 7, saved",
+                     "total.csv (CSV text, 8 B), its first 2 line(s):\n    total\n    7", "chart.png (PNG image 640x480, ",
+                     'title "Units by month", x label "month", y label "units", 3 bars, x ticks "Jan, Feb, Mar"', "ended by: final answer"):
+        assert expected in prompt
+    assert "Output:\n7" not in prompt  # the cell's printout, without the interpreter's prefix
+    no_final = judge.material_of(results[2])
+    assert "(none: the attempt ended without a final answer)" in no_final.prompt(None) and "ended by: turn limit" in no_final.prompt(None)
+    assert judge.material_of(results[3]) is None  # no request in its messages: nothing to judge
+    short = no_final.prompt(900)  # the middle steps go first, the first and the last kept, and the question at the end
+    assert len(short) <= 900 and "middle step(s) left out" in short and "## Step 1\n" in short and "## Step 10\n" in short
+    assert "## Step 5\n" not in short and short.endswith(judge.USER_PROMPT[-60:])
+    cut = judge.middle_cut("a" * 5000 + "b" * 5000, 1000)
+    assert cut.startswith("a" * 500) and cut.endswith("b" * 500) and "[... 9000 characters cut ...]" in cut
+
+
+def test_verdicts_are_recorded_beside_the_results_resumed_and_reported(tmp_path, capsys):
+    run = make_run(tmp_path / "run")
+    results_before = (run / "results.jsonl").read_bytes()
+    verdicts = write_jsonl(tmp_path / "verdicts.jsonl", [{"id": key, "replies": texts} for key, texts in VERDICTS.items()])
+    status, first, _ = pybench_cli(capsys, "judge", run, "--judge-replay", verdicts)
+    assert status == 0
+    records = {record["id"]: record for record in judge_lines(run)}
+    assert sorted(records) == ["no-final", "sum-ok", "sum-wrong"]  # the attempt without a request is not judged
+    assert {key: (record["verdict"], record["retried"]) for key, record in records.items()} == {
+        "sum-ok": ("pass", False), "sum-wrong": ("pass", True), "no-final": ("fail", False)}
+    assert records["sum-ok"]["reason"] == "The total 7 is right and the file is there."  # one sentence
+    assert {record["judge"]["sha256"] for record in records.values()} == {hashlib.sha256(verdicts.read_bytes()).hexdigest()}
+    assert {record["prompt_sha256"] for record in records.values()} == {judge.prompt_digest()}
+    assert (run / "results.jsonl").read_bytes() == results_before
+    assert "1 without a request, not judged" in first
+    assert ("agreement over 3 attempts: both pass 1, judge only 1, check only 0, both fail 1 (66.7% agree); "
+            "Cohen's kappa 0.40 (95% ") in first
+    assert "sum-wrong: check fail (total is 8, expected 7) | judge PASS (It saved the file asked for.)" in first
+
+    status, again, _ = pybench_cli(capsys, "judge", run, "--judge-replay", verdicts)
+    assert status == 0 and "0 attempt(s) to judge of 4 (3 already judged by it)" in again
+    assert len(judge_lines(run)) == 3
+    lines = (run / "judge.jsonl").read_text().splitlines(keepends=True)  # killed while writing its second verdict
+    (run / "judge.jsonl").write_text(lines[0] + lines[1][:40])
+    status, resumed, _ = pybench_cli(capsys, "judge", run, "--judge-replay", verdicts)
+    assert status == 0 and "2 attempt(s) to judge of 4 (1 already judged by it)" in resumed
+    assert sorted(record["id"] for record in judge_lines(run)) == ["no-final", "sum-ok", "sum-wrong"]
+    assert pybench_cli(capsys, "judge", run, "--judge-replay", verdicts, "--force")[0] == 0 and len(judge_lines(run)) == 6
+
+    status, shown, _ = pybench_cli(capsys, "report", run, "--out", tmp_path / "html")
+    assert status == 0
+    assert "The judge's column: replay:verdicts.jsonl" in shown and "Cohen's kappa 0.40" in shown
+    page = (tmp_path / "html" / "report.html").read_text()
+    assert "The judge's column: an LLM's verdicts" in page and 'href="tasks/sum-wrong.html"' in page and "It saved the file asked for." in page
+
+
+def test_a_random_real_model_is_held_to_the_verdict_format_and_repeats(tmp_path, capsys):
+    from tiny_gguf import write_tiny_gguf
+
+    run, model = make_run(tmp_path / "run"), write_tiny_gguf(tmp_path / "tiny.gguf")
+    (run / "results.jsonl").write_text((run / "results.jsonl").read_text().split("\n")[1] + "\n")  # one attempt: sum-wrong
+    for flags in ((), ("--force",)):
+        assert pybench_cli(capsys, "judge", run, "--judge-model", model, *flags)[0] == 0
+    first, second = judge_lines(run)
+    for record in (first, second):  # random weights, and still the two lines: the grammar holds llama.cpp's sampler to them
+        assert re.match(r"Verdict: (PASS|FAIL)\nReason: [^\n]+", record["reply"]) and record["verdict"] in ("pass", "fail")
+        assert record["judge"]["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest() and not record["retried"]
+    assert first["reply"] == second["reply"] and first["input_sha256"] == second["input_sha256"]  # greedy: judged again alike
+
+
+def test_judge_refuses_what_it_cannot_use(tmp_path, capsys):
+    status, _, missing = pybench_cli(capsys, "judge", tmp_path)
+    assert status == 2 and "holds no results.jsonl" in missing
+    run = make_run(tmp_path / "run")
+    (tmp_path / "not.gguf").write_text("hello")
+    status, _, wrong = pybench_cli(capsys, "judge", run, "--judge-model", tmp_path / "not.gguf")
+    assert status == 2 and "--judge-model:" in wrong and "is not a GGUF file" in wrong
+    assert not (run / "judge.jsonl").exists()
+
+
+def test_the_run_model_is_the_default_judge_where_it_is_a_gguf(tmp_path):
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF" + bytes(20))
+    assert judge.run_model({"model": {"path": str(model)}}) == model
+    assert judge.run_model({"model": {"replay": "checks/reference.jsonl"}}) is None
+    assert judge.run_model({"model": {"path": str(tmp_path / "gone.gguf")}}) is None
+
+
+@pytest.mark.parametrize(("text", "verdict", "reason"), [
+    ("Verdict: PASS\nReason: Right total. And more.", "pass", "Right total."),
+    ("VERDICT - fail\nreason: the file is missing", "fail", "the file is missing"),
+    ("Verdict: FAIL", "fail", ""),
+    ("The answer is no. The request is not fulfilled.", None, ""),  # SmolLM2's answer without the grammar
+    (None, None, ""),
+])
+def test_parse_verdict(text, verdict, reason):
+    assert judge.parse_verdict(text) == (verdict, reason)
+
+
+# Hand-made 2x2 tables (check pass/fail by judge pass/fail) and their kappa, standard error and 95% interval: the first
+# two are Wikipedia's worked examples of Cohen's kappa (0.4 and 0.1304); the standard errors and intervals are those
+# statsmodels 0.14.2 (stats.inter_rater.cohens_kappa) gives for the same tables.
+KNOWN = [((20, 5, 10, 15), 0.4, 0.126996, (0.151092, 0.648908)),
+         ((45, 15, 25, 15), 0.130435, 0.098662, (-0.062938, 0.323808)),
+         ((30, 3, 5, 2), 0.219512, 0.193385, (-0.159515, 0.598539)),
+         ((7, 1, 2, 6), 0.625, 0.193626, (0.245501, 1.0)),  # statsmodels' upper bound, 1.0045, clipped to 1
+         ((8, 0, 0, 8), 1.0, 0.0, (1.0, 1.0))]
+
+
+@pytest.mark.parametrize(("table", "kappa", "error", "interval"), KNOWN)
+def test_cohen_kappa_on_hand_made_tables(table, kappa, error, interval):
+    both, check_only, judge_only, neither = table
+    found = judge.cohen_kappa(both, judge_only, check_only, neither)
+    assert found[0] == pytest.approx(kappa, abs=1e-6)
+    assert (found[1], found[2]) == pytest.approx(interval, abs=1e-6)
+    if interval[1] < 1:
+        assert (found[2] - found[0]) / 1.959963984540054 == pytest.approx(error, abs=1e-6)
+
+
+def test_agreement_counts_the_two_by_two_table():
+    pairs = [(True, True)] * 20 + [(True, False)] * 5 + [(False, True)] * 10 + [(False, False)] * 15
+    figures = judge.agreement(pairs)
+    assert (figures["both"], figures["check_only"], figures["judge_only"], figures["neither"]) == (20, 5, 10, 15)
+    assert figures["agree"] == pytest.approx(0.7) and figures["kappa"] == pytest.approx(0.4)
+    assert judge.agreement([(True, True)] * 4)["kappa"] is None  # everyone passed: chance explains the agreement
+    assert judge.agreement([(False, True), (False, False)])["kappa"] == pytest.approx(0.0)  # a check that passes nothing
+    assert judge.agreement([])["agree"] is None
+
+
+@pytest.mark.slow
+def test_the_embedded_model_judges_a_replayed_run_twice_alike(tmp_path):
+    """A real run of two tasks, one solved (a reference replay) and one not (a wrong one), judged by the embedded
+    SmolLM2 twice: every attempt gets a record with the model's sha256, and the second judging (--force) gives the
+    same verdicts and the same text, whatever they are worth."""
+    reference = {record["id"]: record["replies"] for _, record in jsonl_records(ROOT / "checks" / "reference.jsonl")}
+    wrong = {record["id"]: record["replies"] for _, record in jsonl_records(ROOT / "checks" / "wrong.jsonl")}
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "tables-01", "replies": reference["tables-01"]},
+                                                     {"id": "tables-02", "replies": wrong["tables-02"]}])
+    run = tmp_path / "run"
+    made = run_pybench("--replay", replay, "--only", "tables-01,tables-02", "--out", run, timeout=300)
+    assert made.returncode == 0, made.stderr
+    started = time.monotonic()
+    for flags in ((), ("--force",)):
+        judged = run_pybench("judge", run, *flags, timeout=300)
+        assert judged.returncode == 0, judged.stderr
+        assert "The judge's column: SmolLM2-135M-Instruct.Q4_1.gguf" in judged.stdout and "agreement over 2 attempts" in judged.stdout
+    records = judge_lines(run)
+    assert len(records) == 4 and all(record["verdict"] in ("pass", "fail") for record in records)
+    assert len({record["judge"]["sha256"] for record in records}) == 1 and all(record["prompt_tokens"] > 300 for record in records)
+    first = {record["id"]: (record["verdict"], record["reply"]) for record in records[:2]}
+    second = {record["id"]: (record["verdict"], record["reply"]) for record in records[2:]}
+    assert first == second and sorted(first) == ["tables-01", "tables-02"]
+    print(f"judged 4 attempts in {time.monotonic() - started:.1f} s")
