@@ -412,7 +412,8 @@ def judge_command(argv: list[str], default_model_path, check_gguf) -> int:
     else:
         path = options.judge_model or run_model(manifest) or default_model_path()
         check_gguf(path, "--judge-model")
-        model = LlamaModel(path, options.n_gpu_layers, JUDGE_CTX, JUDGE_SEED, 0.0, 1.0, JUDGE_TOKENS, options.threads or usable_cpus()[0], GRAMMAR)
+        model = LlamaModel(path, options.n_gpu_layers, JUDGE_CTX, JUDGE_SEED, 0.0, 1.0, JUDGE_TOKENS, options.threads or usable_cpus()[0],
+                           grammar=GRAMMAR)
         facts = {"file": path.name, "name": model.llm.metadata.get("general.name"), "sha256": sha256_of(path)}
     return judge_run(run_dir, results, model, facts, options.force, None if options.parallel == "auto" else int(options.parallel),
                      report.run_max_turns([manifest]))
