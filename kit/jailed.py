@@ -943,7 +943,10 @@ class Outcome(Exception):
 
 
 # Put first on PATH for the script that run_bash traces: each runs the real interpreter of its name (the next one on
-# PATH) and leaves, in a folder of the jail's /tmp outside the task's files, a record of its arguments and exit status.
+# PATH) and leaves, in a folder of the jail's /tmp outside the task's files, a record of its arguments, its folder and
+# exit status, and, from inside the interpreter, which script it started: a Python through our sitecustomize (first on
+# PYTHONPATH; it chains to the environment's own) whose audit hook sees CPython start a file (cpython.run_file: never
+# for -c, -m, stdin or PYTHONSTARTUP), a bash through BASH_ENV (not for -c), the system's sh by the wrapper itself.
 TRACED_INTERPRETERS = ("python", "python3", "bash", "sh")
 TRACING_WRAPPER = """#!/bin/bash
 name=${0##*/}
@@ -951,56 +954,134 @@ real=$(PATH=${PATH//"%(bin)s:"/} type -P "$name")
 if [ -z "$real" ] || [ "$real" = "$0" ]; then echo "$name: command not found" >&2; exit 127; fi
 record=%(log)s/$$.$RANDOM$RANDOM
 printf '%%s\\0' "$name" "$@" > "$record.argv"
-"$real" "$@"
+pwd -P > "$record.cwd"
+case $name in
+    python*) PYBENCH_TRACE_RECORD=$record PYBENCH_TRACE_PYTHONPATH=${PYTHONPATH-} PYTHONPATH=%(site)s${PYTHONPATH:+:$PYTHONPATH} "$real" "$@";;
+    bash) PYBENCH_TRACE_RECORD=$record PYBENCH_BASH_ENV=${BASH_ENV-} BASH_ENV=%(site)s/bash_env "$real" "$@";;
+    *) case $real:${1-} in /bin/sh:[!-]*|/usr/bin/sh:[!-]*) readlink -f -- "$1" > "$record.started";; esac; "$real" "$@";;
+esac
 status=$?
 echo "$status" > "$record.status"
 exit "$status"
+"""
+TRACING_SITECUSTOMIZE = """import os, sys
+def _pybench_trace():
+    record = os.environ.pop("PYBENCH_TRACE_RECORD", None)
+    if record is None:
+        return
+    path = os.environ.pop("PYBENCH_TRACE_PYTHONPATH", "")
+    if path:
+        os.environ["PYTHONPATH"] = path
+    else:
+        os.environ.pop("PYTHONPATH", None)
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != here]
+    def started(event, arguments, record=record, realpath=os.path.realpath):
+        if event == "cpython.run_file":
+            with open(record + ".started", "w") as handle:
+                handle.write(realpath(arguments[0]))
+    sys.addaudithook(started)
+    ours = sys.modules.pop("sitecustomize")
+    try:
+        import sitecustomize  # the environment's own, if it has one: site's import then ends with it
+    except ImportError:
+        sys.modules["sitecustomize"] = ours
+_pybench_trace()
+del _pybench_trace
+"""
+TRACING_BASH_ENV = """if [ -n "${PYBENCH_TRACE_RECORD-}" ]; then
+    __pybench_record=$PYBENCH_TRACE_RECORD
+    unset PYBENCH_TRACE_RECORD
+    if [ -n "${PYBENCH_BASH_ENV-}" ]; then BASH_ENV=$PYBENCH_BASH_ENV; . "$PYBENCH_BASH_ENV"; else unset BASH_ENV; fi
+    unset PYBENCH_BASH_ENV
+    [ -z "${BASH_EXECUTION_STRING-}" ] && readlink -f -- "$0" > "$__pybench_record.started"
+    unset __pybench_record
+fi
 """
 
 
 def tracing_folder(path_first: str) -> tuple[str, str]:
     """A fresh folder holding the tracing wrappers (bin/, one per TRACED_INTERPRETERS name and per pythonX.Y in
-    path_first) and their records (log/): (bin, log)."""
+    path_first), what they start inside the interpreters (site/) and their records (log/): (bin, log)."""
     import re
     import tempfile
 
     top = tempfile.mkdtemp(prefix="pybench-trace-")
-    bin_folder, log_folder = os.path.join(top, "bin"), os.path.join(top, "log")
-    os.mkdir(bin_folder)
-    os.mkdir(log_folder)
+    bin_folder, site_folder, log_folder = (os.path.join(top, name) for name in ("bin", "site", "log"))
+    for folder in (bin_folder, site_folder, log_folder):
+        os.mkdir(folder)
+    for name, text in (("sitecustomize.py", TRACING_SITECUSTOMIZE), ("bash_env", TRACING_BASH_ENV)):
+        with open(os.path.join(site_folder, name), "w") as handle:
+            handle.write(text)
     names = set(TRACED_INTERPRETERS)
     for folder in filter(None, [path_first, "/usr/bin"]):
         names |= {name for name in os.listdir(folder) if re.fullmatch(r"python3\.\d+", name)} if os.path.isdir(folder) else set()
     for name in names:
         path = os.path.join(bin_folder, name)
         with open(path, "w") as handle:
-            handle.write(TRACING_WRAPPER % {"bin": bin_folder, "log": log_folder})
+            handle.write(TRACING_WRAPPER % {"bin": bin_folder, "log": log_folder, "site": site_folder})
         os.chmod(path, 0o555)
     return bin_folder, log_folder
 
 
+def script_argument(argv: list[str]) -> str | None:
+    """The script a python or bash command line runs: its first argument that is no option (nor an option's value);
+    None when it runs code given otherwise (-c, python's -m, stdin: "-" or no script)."""
+    python = argv[0].startswith("python")
+    arguments = iter(argv[1:])
+    for argument in arguments:
+        if argument in ("--", "-"):
+            return next(arguments, None) if argument == "--" else None
+        if argument.startswith("--"):
+            if argument in ("--check-hash-based-pycs", "--rcfile", "--init-file"):
+                next(arguments, None)
+            continue
+        if not argument.startswith("-") and (python or not argument.startswith("+")):
+            return argument
+        for at, letter in enumerate(argument[1:], 1):  # flags run together: python -uc CODE, bash -eo pipefail
+            if letter in ("cm" if python else "c"):
+                return None
+            if letter in ("WX" if python else "oO"):  # an option with a value, attached or next
+                if at == len(argument) - 1:
+                    next(arguments, None)
+                break
+    return None
+
+
 def task_runs(log_folder: str, values: list[str]) -> dict:
-    """What the tracing wrappers recorded, read for the task's own runs: an interpreter given a script (an argument
-    ending in .py or .sh) whose arguments, joined by spaces, hold every one of values, ignoring case (the record's
-    arguments, as ML-Bench's static check looks for them in the answer). {"runs": n, "failed": n (exited other than 0,
-    or still running when the script ended), "seen": n (all traced runs), "shown": up to 4 of the task's runs}."""
+    """What the tracing wrappers recorded, read for the task's own runs: an interpreter that ran a script (its
+    script_argument ends in .py or .sh) with arguments that, joined by spaces, hold every one of values, ignoring case
+    (the record's arguments, as ML-Bench's static check looks for them in the answer). Such a run succeeded when that
+    very script was seen starting from inside the interpreter and the interpreter exited 0. {"runs": n, "failed": n
+    (never started its script, exited other than 0, or still running when the script ended), "seen": n (all traced
+    runs), "shown": up to 4 of the task's runs}."""
     runs, seen = [], 0
     for name in sorted(os.listdir(log_folder)):
         if not name.endswith(".argv"):
             continue
         seen += 1
-        with open(os.path.join(log_folder, name), "rb") as handle:
-            argv = handle.read().decode("utf-8", "replace").split("\0")[:-1]
+        record = os.path.join(log_folder, name[:-5])
+        argv = read_record(record + ".argv").split("\0")[:-1]
+        script = script_argument(argv) if argv else None
+        if not (script and script.endswith((".py", ".sh")) and all(value.lower() in " ".join(argv).lower() for value in values)):
+            continue
         try:
-            with open(os.path.join(log_folder, name[:-5] + ".status")) as handle:
-                status = int(handle.read())
-        except (OSError, ValueError):
+            status = int(read_record(record + ".status"))
+        except ValueError:
             status = None
-        joined = " ".join(argv).lower()
-        if any(word.endswith((".py", ".sh")) for word in argv[1:]) and all(value.lower() in joined for value in values):
-            runs.append({"command": " ".join(argv)[:300], "status": status})
-    return {"runs": len(runs), "failed": sum(run["status"] != 0 for run in runs), "seen": seen,
-            "shown": sorted(runs, key=lambda run: run["status"] == 0)[:4]}
+        expected = os.path.realpath(os.path.join(read_record(record + ".cwd").strip(), script))
+        runs.append({"command": " ".join(argv)[:300], "status": status, "started": read_record(record + ".started").strip() == expected})
+    return {"runs": len(runs), "failed": sum(run["status"] != 0 or not run["started"] for run in runs), "seen": seen,
+            "shown": sorted(runs, key=lambda run: run["status"] == 0 and run["started"])[:4]}
+
+
+def read_record(path: str) -> str:
+    """A tracing record's text, "" if it is not there."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "", prefix: str = "",
