@@ -334,7 +334,7 @@ def run_agent(task: Task, model: Model, conversation: Conversation, output_dir: 
     return run
 
 
-# --- checks: each in a fresh jail that sees the check module, the inputs and the outputs, read-only ----------------
+# --- checks: each in a fresh jail given the check's modules as text, seeing the inputs and outputs read-only -------
 
 def check_modules(checks_dir: Path, module: str) -> list[str]:
     """The file names a check jail is given: the check's module and the modules of checks_dir it imports, transitively;
@@ -356,7 +356,8 @@ def check_modules(checks_dir: Path, module: str) -> list[str]:
 def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None = None, output_dir: Path | None = None) -> tuple[bool, str]:
     """(passed, reason). Our checks: the module and those of checks/ it imports are given to a new jail as text (no
     file of the jail holds them, so nothing an attempt leaves can read a hidden check's source back into its reason),
-    imported there and called with the final answer; AssertionError fails the task with its message, a crash or a hang fails it too, with that.
+    imported there and called with the final answer; AssertionError fails the task with its message, a crash or a
+    hang fails it too, with that.
     A trajectory test (task.trajectory_test: an original checkout's test_task_<index>(trajectory)) runs with the cwd
     laid out as its tests expect (task.check_binds, and output_dir as ./output/ (default this task's own), all
     read-only) and is given trajectory (default the run's messages); any exception fails it."""
