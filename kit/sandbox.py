@@ -132,6 +132,7 @@ class JailLimits:
     output_mib: int = 2048          # what ./output/ may hold: past it (or past output_files) the worker is killed and
     output_files: int = 10_000      # ./output/ emptied, so a disk fill cannot fill the host
     system_etc: bool = False        # the read-only /etc files repository code expects of Debian (REPOSITORY_ETC)
+    notebook: bool = False          # cells as Jupyter runs a notebook's (jailed.as_in_a_notebook): a student's, graded
 
 
 JAIL_ROOT = "/task"                 # the agent's cwd: data/ (read-only) and output/ (writable)
@@ -388,7 +389,8 @@ class Jail:
         self.result_read, result_write = os.pipe()
         self.command_fd = command_read  # the same number in the jail (nsjail passes fds as they are)
         arguments = json.dumps({"command_fd": command_read, "result_fd": result_write,
-                                "original_kernel": jail_environment(self.environment).original_kernel})
+                                "original_kernel": jail_environment(self.environment).original_kernel,
+                                "notebook": self.limits.notebook})
         log_path = self.log_dir / f"{self.name}.log"
         config = jail_config(self.limits, self.binds, [command_read, result_write], ["-I", "-c", jailed.WORKER_BOOT, arguments], log_path, self.environment)
         from nsjail.serializers import to_textproto

@@ -1,8 +1,10 @@
 """suite: our own benchmark format, a tasks.jsonl with files/ and checks/ beside it (the kit's 143 tasks, or a
-teacher's), and what teachers do with it: prove a suite (validate) and grade students' submissions (grade).
+teacher's), and what teachers do with it: prove a suite (validate); the classroom grades students' work against it.
 """
 
 import argparse
+import functools
+import importlib.machinery
 import json
 import re
 import shutil
@@ -12,10 +14,11 @@ import time
 from pathlib import Path
 
 from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                     append_result, functions_defined_in, jsonl_records, run_attempts, run_one, suite_digest, write_manifest)
-from kit.sandbox import JailLimits, terminal_text
+                         check_modules, functions_defined_in, imported_names, jsonl_records, run_attempts, run_one)
+from kit.sandbox import JailLimits, jail_python
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: runs/
+
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
 
@@ -53,8 +56,9 @@ def task_from_record(record, where: str, tasks_path: Path, defined: dict) -> Tas
     task_id = record["id"]
     if not TASK_ID.fullmatch(task_id):
         raise UsageError(f"{where}: field 'id' {task_id!r} must be letters, digits, '.', '_' or '-'")
-    if record["category"] not in CATEGORIES:
-        raise UsageError(f"{where}: field 'category' is {record['category']!r}, not one of {', '.join(CATEGORIES)}")
+    if not record["category"].strip() or len(record["category"]) > 60 or not record["category"].isprintable():
+        raise UsageError(f"{where}: field 'category' {record['category']!r} must be a name on one line, at most 60 characters "
+                         f"(the kit's suite uses the paper's five: {', '.join(CATEGORIES)})")
     inputs = {}
     for name in record["files"]:
         path = files_dir / name if isinstance(name, str) else None
@@ -79,7 +83,7 @@ def task_from_record(record, where: str, tasks_path: Path, defined: dict) -> Tas
                 points=float(points))
 
 
-# --- teachers: prove a suite (validate) and grade students' submissions against one task (grade) -------------------
+# --- teachers: prove a suite (validate) -------------------------------------------------------------------------
 
 def read_replays(path: Path, expect: str | None, task_id: str | None = None) -> list[dict]:
     """Replay lines of a suite's checks/ folder: {"id", "replies"} in reference.jsonl and wrong.jsonl (expect given),
@@ -146,6 +150,22 @@ def replay_records(tasks: dict[str, Task], records: list[dict], run_dir: Path, m
     return outcomes
 
 
+@functools.cache
+def unimportable_in(checks_dir: Path, module: str, environment: str) -> tuple[str, ...]:
+    """What a task's check modules import that its check jail could not: a name in none of the modules it mounts
+    (checks/, the kit's library pybench_checks), the standard library or the jail's Python (when that is built)."""
+    modules = check_modules(checks_dir, module)
+    site = [str(folder) for folder in jail_python(environment).parent.parent.glob("lib/python3*/site-packages")]
+    problems = []
+    for name, path in modules.items():
+        for imported in dict.fromkeys(imported_names(path)):
+            if not (f"{imported}.py" in modules or imported in sys.stdlib_module_names or not site
+                    or importlib.machinery.PathFinder.find_spec(imported, site)):
+                problems.append(f"checks/{name} imports {imported!r}, which the check jail cannot import (not in checks/, "
+                                "the kit's check library pybench_checks, or the jail's Python)")
+    return tuple(problems)
+
+
 def validate(tasks_path: Path, keep: Path | None) -> int:
     """Prove a suite: every task's line parses, its input files exist, its check function exists and has a docstring,
     its reference replays pass and its wrong replays fail (checks/reference.jsonl, checks/wrong.jsonl and, where
@@ -168,6 +188,7 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
             continue
         if not (defined[task.check_module][task.check_function] or "").strip():
             found.append(f"its check {task.check_module}:{task.check_function} has no docstring saying what it verifies")
+        found += unimportable_in(task.checks_dir, task.check_module, task.environment)
         tasks[task.id] = task
     records = read_replays(checks_dir / "reference.jsonl", "pass") + read_replays(checks_dir / "wrong.jsonl", "fail")
     for path in sorted((checks_dir / "solutions").glob("*.jsonl")):
@@ -184,6 +205,8 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
     run_dir = keep.resolve() if keep else Path(tempfile.mkdtemp(prefix="pybench-validate-"))
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dir.chmod(0o755)
+    results_path = run_dir / "validate.jsonl" if keep else ROOT / "runs" / f"validate-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    results_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         counts: dict[str, int] = {}
         for record, result in replay_records(tasks, playable, run_dir):
@@ -191,6 +214,13 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
             if result.passed != (record["expect"] == "pass"):
                 got = "passed" if result.passed else f"failed ({result.reason})"
                 problems[record["id"]].append(f"{record['source']} [{record['kind']}] should {record['expect']} but {got}")
+            unprinted = unprinted_numbers(result, tasks[record["id"]].query) if record["expect"] == "pass" and result.passed else []
+            if unprinted:
+                print(f"note  {record['id']}: {record['source']} [{record['kind']}] states {', '.join(unprinted)}, which none of its cells printed")
+            with open(results_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"id": record["id"], "replay": record["source"], "kind": record["kind"], "expect": record["expect"],
+                                         "got": "pass" if result.passed else "fail", "reason": result.reason,
+                                         "unprinted_numbers": unprinted}, ensure_ascii=False) + "\n")
     finally:
         if not keep:
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -199,83 +229,26 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
         print(f"FAIL  {task_id.ljust(width)}  {'; '.join(found)}" if found else
               f"ok    {task_id.ljust(width)}  {counts.get(task_id, 0)} replay(s) got the verdict they expect")
     failed = sum(bool(found) for found in problems.values())
-    print(f"validate: {len(problems) - failed} of {len(problems)} task(s) proven" + (f"; {failed} failed" if failed else ""))
+    print(f"validate: {len(problems) - failed} of {len(problems)} task(s) proven" + (f"; {failed} failed" if failed else "")
+          + (f"; each replay's verdict and reason: {results_path}" if playable else ""))
     return 1 if failed else 0
 
 
-def submission_replies(path: Path, task_id: str) -> list[tuple[str, list[str]]]:
-    """(name, replies) per submission in a file: a Jupyter notebook (its code cells in order as the agent's cells, its
-    last markdown cell as the final answer) or replay lines {"replies": [...]} (an "id", if any, must be the task's)."""
-    if not path.is_file():
-        raise UsageError(f"grade: submission {path} does not exist")
-    if path.suffix == ".ipynb":
-        import warnings
-
-        import nbformat
-
-        try:
-            with warnings.catch_warnings():  # MissingIDFieldWarning and the like are nbformat's business, not the teacher's
-                warnings.simplefilter("ignore")
-                notebook = nbformat.read(path, as_version=4)
-        except Exception as error:  # nbformat raises several kinds for a file that is not a notebook
-            raise UsageError(f"grade: {path} is not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
-        try:
-            code = [cell.source for cell in notebook.cells if cell.cell_type == "code" and cell.source.strip()]
-            markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown" and cell.source.strip()]
-        except (AttributeError, TypeError):  # a cell without a source or a type: grade a class (a folder) to go on past it
-            raise UsageError(f"grade: {path} has a cell without a text 'source' or 'cell_type'") from None
-        return [(path.name, [f"```python\n{source}\n```" for source in code] + [markdown[-1] if markdown else ""])]
-    records = read_replays(path, "pass", task_id) if path.suffix in (".jsonl", ".json") else None
-    if records is None:
-        raise UsageError(f"grade: {path} is neither a notebook (.ipynb) nor replay lines (.jsonl)")
-    if not records:
-        raise UsageError(f"grade: {path} holds no replay line")
-    return [(path.name if len(records) == 1 else f"{path.name}:{record['source'].rsplit(':', 1)[1]}", record["replies"]) for record in records]
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
 
 
-def grade(argv: list[str]) -> Path:
-    """Score submissions against one task, each in the jail with the task's check, as a run with a results file;
-    one line per submission: its name, pass or fail, and the reason. Returns the run directory."""
-    parser = argparse.ArgumentParser(prog="pybench.py grade", description="Grade student submissions (Jupyter notebooks or "
-                                     "replay lines) against one task of a suite, in the jail, with the task's check.")
-    parser.add_argument("--tasks", type=Path, default=ROOT / "tasks.jsonl", help="the suite's tasks.jsonl (files/ and checks/ beside it)")
-    parser.add_argument("--task", required=True, help="the task id the submissions answer")
-    parser.add_argument("--out", type=Path, help="run directory (default runs/grade-<task>-<timestamp>)")
-    parser.add_argument("--max-turns", type=int, default=10, help="at least this many cells run (more if a notebook has more)")
-    parser.add_argument("submissions", type=Path, nargs="+", metavar="SUBMISSION")
-    options = parser.parse_args(argv)
-    tasks_path = options.tasks.resolve()
-    task = next((task for task in load_tasks(tasks_path) if task.id == options.task), None)
-    if task is None:
-        raise UsageError(f"grade --task: no task with id {options.task!r} in {tasks_path}")
-    submissions = [entry for path in options.submissions for entry in submission_replies(path, task.id)]
-    run_dir = (options.out or ROOT / "runs" / f"grade-{task.id}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
-    if run_dir.exists() and any(run_dir.iterdir()):
-        raise UsageError(f"grade --out {run_dir} is not empty: give a new folder")
-    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
-    labels: list[str] = []
-    for name, _ in submissions:
-        label = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip("._-")[:70] or "submission"
-        labels.append(label if label not in labels else f"{label}-{len(labels) + 1}")
-    manifest = {"model": {"replay": "submissions"}, "model_sha256": None, "device": "none (grading)", "suite": str(tasks_path),
-                "suite_size": 1, "suite_sha256": suite_digest(tasks_path.parent, [tasks_path], [task]),
-                "flags": {"max_turns": options.max_turns, "samples": 1}, "grade": {"task": task.id, "submissions": labels},
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
-    write_manifest(run_dir, manifest)
-    records = [{"id": task.id, "replies": replies} for _, replies in submissions]
-    for number, ((name, _), label, record) in enumerate(zip(submissions, labels, records)):
-        replay = run_dir / f"submission{number}.jsonl"
-        replay.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-        result = run_one(task, number, len(submissions) + 1, 0, ReplayModel(replay, {task.id}), Conversation(), run_dir, JailLimits(),
-                         max(options.max_turns, len(record["replies"])))
-        result.id, result.task, result.submission, result.sample = label, task.id, name, 0
-        append_result(run_dir / "results.jsonl", result)
-        print(f"{terminal_text(name)}: {'pass' if result.passed else 'fail'}{': ' + terminal_text(result.reason, 300) if result.reason else ''}",
-              flush=True)
-    manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    write_manifest(run_dir, manifest)
-    print(f"results: {run_dir / 'results.jsonl'}")
-    return run_dir
+def unprinted_numbers(result: Result, query: str) -> list[str]:
+    """The numbers a passing replay's final answer states that none of its cells printed (nor its query holds),
+    allowing for rounding to the decimals the answer gives and for a share written as a percentage: a total added
+    up by hand and mis-added is caught here, where a check reading the answer with a tolerance may not catch it."""
+    final = result.messages[-1]["content"] if result.messages and result.messages[-1]["role"] == "assistant" else ""
+    seen = [float(text.replace(",", "")) for text in NUMBER.findall("\n".join(filter(None, result.printed or [])) + "\n" + query)]
+    missing = []
+    for text in dict.fromkeys(NUMBER.findall(final)):
+        value, decimals = float(text.replace(",", "")), len(text.partition(".")[2])
+        if not any(abs(shown * scale - value) <= 0.5 * 10 ** -decimals + 1e-9 for shown in seen for scale in (1, 100)):
+            missing.append(text)
+    return missing
 
 
 # --- the benchmark record --------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ its feedback pages and overview opened in headless Chromium."""
 import csv
 import html
 import json
+import os
 import re
 import subprocess
 import sys
@@ -70,6 +71,12 @@ def test_cells_are_read_without_their_saved_outputs_and_the_answer_rule(tmp_path
     assert classroom.notebook_answer(cells) is None  # a markdown cell before the last code cell is no answer
     assert classroom.notebook_answer(cells + [("markdown", "It is 4.")]) == "It is 4."
     assert classroom.notebook_answer([("markdown", "Answer: 3")]) == "Answer: 3"
+    marked = nbformat.v4.new_markdown_cell("The mean is 72.5.", metadata=classroom.ANSWER_MARK)
+    book.cells = [marked, nbformat.v4.new_code_cell("print('exploring')"), nbformat.v4.new_markdown_cell("Notes")]
+    nbformat.write(book, tmp_path / "marked.ipynb")
+    cells = classroom.notebook_cells(tmp_path / "marked.ipynb")
+    assert classroom.notebook_answer(cells) == "The mean is 72.5."  # the marked cell, wherever it sits
+    assert classroom.notebook_answer([("answer", classroom.ANSWER_PLACEHOLDER), ("code", "print(4)")]) is None  # left as handed out
     messages = [{}, {}, {}, {"role": "assistant", "content": "x"},
                 {"role": "user", "content": "Output:\n[grader] `%matplotlib inline` not needed\n4"}]
     assert classroom.printed_answer(messages) == "4"
@@ -91,9 +98,14 @@ def test_magics_and_shell_escapes_become_python_a_kernel_would_run():
     for cell in ("%%javascript\nalert(1)", "%%bash\npip install x"):
         compile(classroom.kernel_source(cell), "<cell>", "exec")
     assert classroom.kernel_source("print(1)\nprint('%d' % 2)") == "print(1)\nprint('%d' % 2)"
-    assert classroom.uses_display(["x = 1", "display(x)"]) and not classroom.uses_display(["from IPython.display import display\ndisplay(1)"])
-    shown = subprocess.run([sys.executable, "-c", f"{classroom.DISPLAY}\ndisplay(72.5, 'a')"], capture_output=True, text=True)
-    assert shown.stdout == "72.5\n'a'\n", shown.stderr
+
+
+def test_a_notebooks_jail_has_ipython_display_and_a_builtin_display_as_a_kernel_has():
+    shim = ("import sys\nsys.path.insert(0, 'kit')\nimport jailed\nend_of_cell = jailed.as_in_a_notebook()\ndisplay(72.5, 'a')\n"
+            "from IPython.display import display as shown, Markdown, HTML, Image\nimport IPython\n"
+            "shown(Markdown('**x**'), HTML('<b>y</b>'), Image(filename='a.png'))\nprint(IPython.get_ipython())\nend_of_cell()")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", shim], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout == "72.5\n'a'\n**x**\n<b>y</b>\n<IPython.core.display.Image object>\nNone\n", done.stderr
 
 
 def test_points_default_to_1_and_are_validated(make_suite):
@@ -118,7 +130,10 @@ def test_handout_writes_starter_notebooks_and_inputs_and_nothing_of_the_checks(t
         book = nbformat.read(out / f"{task.id}.ipynb", as_version=4)
         nbformat.validate(book)
         text = (out / f"{task.id}.ipynb").read_text()
-        assert task.query in book.cells[0].source and all(path in book.cells[0].source for path in task.paths)
+        assert book.metadata.kernelspec.name == "python3" and f"`<your name>/{task.id}.ipynb`" in book.cells[0].source
+        assert task.query in book.cells[1].source and all(path in book.cells[1].source for path in task.paths)
+        assert book.cells[-1].metadata == classroom.ANSWER_MARK
+        assert ("`./output/scores.png` as the task asks" in book.cells[1].source) == (task.id == "plot")
         assert not [secret for secret in secrets if secret in text]
     again = run_pybench("handout", "--tasks", COURSE, out, timeout=120)
     assert again.returncode == 2 and "not an empty folder" in again.stderr
@@ -139,6 +154,74 @@ def checks_text() -> list[str]:
                   for line in reply.splitlines()]
     own = {line.strip() for source in (MEAN, TOTAL, PLOT) for line in source.splitlines()}
     return [line.strip() for line in lines if len(line.strip()) > 12 and not line.startswith("```") and line.strip() not in own]
+
+
+# --- fast: the gradebook safe to open, names, the class list -------------------------------------------------------
+
+def test_formula_cells_of_the_gradebook_are_quoted(tmp_path):
+    tasks = load_tasks(COURSE)
+    book = [classroom.Graded(name, name, {task.id: 1.0 for task in tasks}, 3.0, {task.id: None for task in tasks})
+            for name in ("=HYPERLINK(\"http://x\")", "+1", "-2+3", "@SUM(A1)", "\tTab", "\rReturn", "alice", "50-50")]
+    classroom.write_grades(tmp_path / "grades.csv", tasks, book)
+    with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as handle:
+        names = [row[0] for row in csv.reader(handle)][1:]
+    assert names == ["'=HYPERLINK(\"http://x\")", "'+1", "'-2+3", "'@SUM(A1)", "\\x09Tab", "\\x0dReturn", "alice", "50-50"]
+
+
+def test_names_are_compared_after_nfc_and_pages_have_readable_names(tmp_path):
+    taken: set[str] = set()
+    names = [classroom.page_name(name, taken) for name in ("José", "Jose\u0301", "李雷", "", "../..", "Alice", "alice", "CON", "a/b")]
+    assert names == ["José", "José-2", "李雷", "student", "student-2", "Alice", "alice-2", "CON_", "a_b"]
+    assert classroom.student_key("Jose\u0301") == classroom.student_key("josé")
+
+
+def test_two_files_of_one_student_and_task_grade_the_newer_and_name_the_other(tmp_path):
+    tasks = load_tasks(COURSE)
+    old = notebook(tmp_path / "José" / "mean.ipynb", [("code", "print(1)")])
+    new = notebook(tmp_path / "Jose\u0301__mean.ipynb", [("code", "print(2)")])
+    other = notebook(tmp_path / "alice__mean.ipynb", [("code", "print(3)")])
+    os.utime(old, (1_000_000, 1_000_000))
+    found, unmatched = classroom.folder_submissions(tmp_path, tasks)
+    submissions, students, unrostered = classroom.one_each(found, ["Alice", "José", "Bob"])
+    assert students == ["Alice", "José", "Bob"] and unrostered == [] and not unmatched
+    jose = next(submission for submission in submissions if submission.student == "José")
+    assert jose.path == new and jose.older == ["José/mean.ipynb"] and len(submissions) == 2
+    notes = classroom.class_notes(unmatched, submissions, unrostered)
+    assert notes == ["duplicate: José handed in mean more than once: graded the newer Jose\u0301__mean.ipynb, not José/mean.ipynb"]
+
+
+def test_a_roster_is_lines_or_an_lms_csv_with_a_student_column(tmp_path):
+    (tmp_path / "lines.txt").write_text("alice\n\nJose\u0301\n", encoding="utf-8")
+    (tmp_path / "lms.csv").write_text("\ufeffEmail,Student,Group\na@x,alice,1\nb@x,bob,2\n", encoding="utf-8")
+    (tmp_path / "twice.txt").write_text("alice\nALICE\n")
+    assert classroom.read_roster(tmp_path / "lines.txt") == ["alice", "José"]
+    assert classroom.read_roster(tmp_path / "lms.csv") == ["alice", "bob"]
+    with pytest.raises(UsageError, match="lists 'alice' twice"):
+        classroom.read_roster(tmp_path / "twice.txt")
+
+
+def test_a_notebook_of_absurd_cell_count_is_refused_in_seconds(tmp_path):
+    old = {"nbformat": 3, "nbformat_minor": 0, "metadata": {},
+           "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "language": "python", "outputs": []}] * 20_000}]}
+    (tmp_path / "old.ipynb").write_text(json.dumps(old))
+    began = time.monotonic()
+    assert "20000 cells, over the 2000" in unreadable(tmp_path / "old.ipynb")
+    assert time.monotonic() - began < 5
+
+
+def test_a_students_markdown_is_rendered_under_a_size_and_time_bound():
+    budget = classroom.MarkdownBudget(seconds=1.0)
+    began = time.monotonic()
+    pages = [budget("a_" * 5000) for _ in range(200)]
+    assert time.monotonic() - began < 3
+    assert "<p>" in pages[0] and pages[-1].startswith('<pre class="as-text">a_a_')  # the rest as text
+    long = classroom.MarkdownBudget()("**bold** " + "x" * 30_000)
+    assert "<strong>bold</strong>" in long and long.endswith("x</pre>")
+
+
+def test_a_replay_is_a_notebook_its_code_blocks_cells_its_final_answer_markdown():
+    cells = classroom.replay_cells(["Let me look.\n```python\nprint(1)\n```", "```python\nx = 2\n```", "The answer is 2.", "never"])
+    assert cells == [("code", "print(1)\n"), ("code", "x = 2\n"), ("markdown", "The answer is 2.")]
 
 
 # --- slow: a class of 30 in the real jail ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ def expect_usage_error(result, out, *words):
 
 @pytest.mark.parametrize("tasks_line, words", [
     ("{not json", ["line 2", "not valid JSON"]),
-    (json.dumps({**GOOD, "id": "t2", "category": "poetry"}), ["line 2", "category"]),
+    (json.dumps({**GOOD, "id": "t2", "category": "two\nlines"}), ["line 2", "category"]),
     (json.dumps({**GOOD, "id": "t2", "files": ["missing.csv"]}), ["line 2", "missing.csv", "does not exist"]),
     (json.dumps({**GOOD, "id": "t2", "check": "suite:absent"}), ["line 2", "absent", "suite.py"]),
     (json.dumps({**GOOD, "id": "t2", "check": "nomodule:ok"}), ["line 2", "nomodule.py"]),

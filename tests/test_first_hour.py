@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT, hearing_ctrl_c, run_pybench
 
-SUBCOMMANDS = ("setup", "doctor", "report", "validate", "grade", "handout")
+SUBCOMMANDS = ("setup", "doctor", "report", "validate", "grade", "handout", "check")
 
 
 def readme_commands() -> list[list[str]]:
@@ -37,8 +37,8 @@ def nothing_runs(monkeypatch):
 
     from kit import classroom
 
-    for owner, name in ((pybench, "setup"), (pybench, "doctor"), (pybench, "run_suite"), (suite, "validate"), (classroom, "find_submissions"), (classroom, "load_tasks"),
-                        (suite, "submission_replies"), (report, "build_report"), (report, "summary_text")):
+    for owner, name in ((pybench, "setup"), (pybench, "doctor"), (pybench, "run_suite"), (suite, "validate"), (classroom, "folder_submissions"), (classroom, "load_tasks"),
+                        (classroom, "file_submissions"), (report, "build_report"), (report, "summary_text")):
         monkeypatch.setattr(owner, name, tripwire)
 
 

@@ -1,5 +1,9 @@
 """Teachers' commands: `validate` proves a suite (inputs, checks, docstrings, reference replays pass, wrong ones fail),
-`grade` scores students' notebooks and replay lines against one task, in the real jail with the real check."""
+`grade --task` grades students' notebooks and replay lines against one task as a class of one each, in the real
+jail with the real check."""
+import csv
+import json
+
 import pytest
 import nbformat
 
@@ -51,12 +55,17 @@ def test_validate_proves_a_good_suite(make_suite):
     tasks_path = suite_with_replays(make_suite, TASKS, REFERENCE, WRONG)
     (tasks_path.parent / "checks" / "solutions").mkdir()
     write_jsonl(tasks_path.parent / "checks" / "solutions" / "suite.jsonl",
-                [{"id": "square", "expect": "pass", "kind": "in words", "replies": ["Finished: one hundred and forty-four, 144"]}])
-    proven = run_pybench("validate", tasks_path)
+                [{"id": "square", "expect": "pass", "kind": "in words", "replies": ["Finished: one hundred and forty-four, 144"]},
+                 {"id": "square", "expect": "pass", "kind": "mis-added", "replies": [REFERENCE[0]["replies"][0], "144, and twice that is 298"]}])
+    proven = run_pybench("validate", tasks_path, "--keep", tasks_path.parent / "kept")
     assert proven.returncode == 0, proven.stdout + proven.stderr
     lines = [line.split() for line in proven.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
-    assert [(line[0], line[1], line[2]) for line in lines] == [("ok", "square", "3"), ("ok", "total", "2")]
+    assert [(line[0], line[1], line[2]) for line in lines] == [("ok", "square", "4"), ("ok", "total", "2")]
     assert "2 of 2 task(s) proven" in proven.stdout
+    assert "note  square: solutions/suite.jsonl:2 [mis-added] states 298, which none of its cells printed" in proven.stdout.splitlines()
+    verdicts = [json.loads(line) for line in (tasks_path.parent / "kept" / "validate.jsonl").read_text().splitlines()]
+    assert len(verdicts) == 6 and {"id": "square", "replay": "checks/wrong.jsonl:1", "kind": "wrong", "expect": "fail", "got": "fail",
+                                   "reason": "the answer does not say 144", "unprinted_numbers": []} in verdicts
 
 
 def test_validate_names_every_broken_task_and_exits_1(make_suite):
@@ -86,22 +95,180 @@ def notebook(path, cells):
     return path
 
 
-def test_grade_scores_notebooks_and_replay_lines_and_writes_a_run_and_a_report(make_suite, tmp_path):
+def test_grade_task_grades_files_as_a_class_of_one_each_through_the_class_grader(make_suite, tmp_path):
     tasks_path = suite_with_replays(make_suite, TASKS, REFERENCE, WRONG)
     alice = notebook(tmp_path / "alice.ipynb", [("markdown", "My work"), ("code", "numbers = open('./data/numbers.txt').read().split()"),
                                                ("code", "open('./output/total.txt', 'w').write(str(sum(map(int, numbers))))"),
                                                ("markdown", "The total is 10.")])
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text('{"cells": [')
     bob = notebook(tmp_path / "bob.ipynb", [("code", "open('./output/total.txt', 'w').write('1234')"), ("markdown", "Done")])
     carol = write_jsonl(tmp_path / "carol.jsonl", [{"replies": [SUM, "Finished"]}])
+    roster = tmp_path / "roster.csv"
+    roster.write_text("email,student\na@x,alice\nb@x,bob\nc@x,carol\nd@x,=dave\n")
+    (tasks_path.parent / "overrides.csv").write_text("student,task,points,why\nBob,total,0.5,the sum was right on paper\nzed,total,1,x\n")
     out = tmp_path / "graded"
-    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "total", alice, bob, carol, "--out", out)
-    assert graded.returncode == 0, graded.stderr
-    lines = graded.stdout.splitlines()
-    assert lines[0] == "alice.ipynb: pass" and lines[2] == "carol.jsonl: pass"
-    assert lines[1].startswith("bob.ipynb: fail") and "'1234', not 10" in lines[1]
-    results = read_results(out)
-    assert set(results) == {"alice.ipynb", "bob.ipynb", "carol.jsonl"} and results["alice.ipynb"]["task"] == "total"
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "total", alice, broken, bob, carol, "--roster", roster, "--out", out)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    lines = {line.split(": ", 1)[0]: line for line in graded.stdout.splitlines() if ": " in line}
+    assert lines["alice.ipynb"] == "alice.ipynb: pass 1/1" and lines["carol.jsonl"] == "carol.jsonl: pass 1/1"
+    assert lines["bob.ipynb"].startswith("bob.ipynb: fail 0/1") and "'1234', not 10" in lines["bob.ipynb"]
+    assert lines["broken.ipynb"].startswith("broken.ipynb: fail 0/1: not graded: the file is not JSON")
+    assert lines["not on the roster"] == "not on the roster: broken, graded under that name"
+    with open(out / "grades.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert "override from overrides.csv: bob, total: 0.5 points (the sum was right on paper)" in graded.stdout.splitlines()
+    assert "override from overrides.csv not applied: no student zed in this class" in graded.stdout.splitlines()
+    assert rows == [["student", "total", "total points"], ["alice", "1", "1"], ["bob", "0.5", "0.5"], ["carol", "1", "1"],
+                    ["'=dave", "0", "0"], ["broken", "0", "0"]]
+    results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert set(results) == {"alice.ipynb", "broken.ipynb", "bob.ipynb", "carol.jsonl"} and results["alice.ipynb"]["task"] == "total"
     assert results["alice.ipynb"]["messages"][-1]["content"] == "The total is 10." and results["alice.ipynb"]["cells"] == 2
-    assert (out / "report" / "report.html").is_file() and (out / "report" / "tasks" / "bob.ipynb.html").is_file()
+    assert sorted(page.name for page in (out / "feedback").iterdir()) == ["alice.html", "bob.html", "broken.html", "carol.html", "dave.html"]
+    overview = (out / "overview.html").read_text()
+    assert "not on the roster: broken, graded under that name" in overview and "1 &times; no submission" in overview
+    assert "set by your teacher: the sum was right on paper" in (out / "feedback" / "bob.html").read_text()
     unknown = run_pybench("grade", "--tasks", tasks_path, "--task", "absent", alice, "--out", tmp_path / "x")
     assert unknown.returncode == 2 and "no task with id 'absent'" in unknown.stderr
+    several = run_pybench("grade", "--tasks", tasks_path, alice, "--out", tmp_path / "y")
+    assert several.returncode == 2 and "give --task ID" in several.stderr and several.stderr.count("\n") == 1
+
+
+CHART_CHECK = '''
+def chart(answer, output, data):
+    """./output/chart.png shows a chart, not a blank figure."""
+    from PIL import Image
+
+    path = output / "chart.png"
+    assert path.is_file(), "there is no ./output/chart.png"
+    colours = Image.open(path).convert("L").getcolors(1 << 16)
+    assert colours is None or len(colours) > 2, "./output/chart.png is blank"
+'''
+BARS = "plt.bar(['a', 'b'], [1, 2])"
+
+
+def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
+    """Jupyter's semantics (checked with nbclient and ipykernel; shared/README.md): the inline backend closes each
+    figure at the end of the cell that drew it, and its show() closes what it shows, so a savefig after either writes
+    a blank picture; IPython.display
+    imports and display() is built in; here every cell runs after one raises, as autograders run them."""
+    tasks_path = make_suite([{"id": "chart", "category": "chart", "query": "Save a bar chart as ./output/chart.png",
+                              "files": [], "check": "suite:chart"}], CHART_CHECK)
+    plot = "import matplotlib.pyplot as plt\n"
+    notebook(tmp_path / "later.ipynb", [("code", plot + BARS + "\nplt.show()"), ("code", "plt.savefig('./output/chart.png')")])
+    notebook(tmp_path / "shown.ipynb", [("code", plot + BARS + "\nplt.show()\nplt.savefig('./output/chart.png')")])
+    notebook(tmp_path / "same.ipynb", [("code", plot + BARS + "\nplt.savefig('./output/chart.png')\nplt.show()")])
+    notebook(tmp_path / "display.ipynb", [("code", "from IPython.display import display, Markdown\n" + plot),
+                                          ("code", "1 / 0"), ("code", "display(Markdown('**drawing**'))\nshown = 7\ndisplay(shown)"),
+                                          ("code", BARS + "\nplt.savefig('./output/chart.png')"), ("code", "missing_name")])
+    out = tmp_path / "graded"
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "chart", *(tmp_path / f"{name}.ipynb" for name in ("later", "shown", "same", "display")),
+                         "--out", out)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    lines = {line.split(": ", 1)[0]: line for line in graded.stdout.splitlines() if ": " in line}
+    assert lines["later.ipynb"] == "later.ipynb: fail 0/1: ./output/chart.png is blank", lines
+    assert lines["shown.ipynb"] == "shown.ipynb: fail 0/1: ./output/chart.png is blank"  # show() closed it, as inline's does
+    assert lines["same.ipynb"] == "same.ipynb: pass 1/1" and lines["display.ipynb"] == "display.ipynb: pass 1/1"
+    results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert results["display.ipynb"]["printed"][2] == "**drawing**\n7"
+    assert '<img src="data:image/png;base64,' in (out / "feedback" / "same.html").read_text()  # the chart the check looked at
+    overview = (out / "overview.html").read_text()
+    assert ("passed, but 2 cells raised an error: cell 2: ZeroDivisionError: division by zero; "
+            "cell 5: NameError: name &#39;missing_name&#39; is not defined: display, chart") in overview
+
+
+LIBRARY_CHECKS = '''
+from pybench_checks import assert_number, saved_figure
+
+
+def bars(answer, output, data):
+    """./output/bars.png is a bar chart of a = 1 and b = 3, and the answer states the larger value, 3."""
+    ax = saved_figure(output, "bars.png").single_axes("bar chart")
+    shown = [ax.bar_value(bar) for bar in ax.bars_in_display_order()]
+    assert shown == [1, 3], f"the bars show {shown}, not 1 and 3"
+    assert_number(answer, 3)
+'''
+BROKEN_CHECKS = '''
+from common_helpers import nothing
+
+
+def uses_a_copy(answer, output, data):
+    """Imports a module nobody has."""
+'''
+DRAW = "```python\nimport matplotlib.pyplot as plt\nplt.bar(['a', 'b'], {values})\nplt.savefig('./output/bars.png')\n```"
+
+
+def test_a_teachers_suite_outside_the_kit_uses_the_check_library_and_validate_catches_a_module_that_cannot_import(make_suite):
+    tasks = [{"id": "bars", "category": "week 3: plotting", "query": "Draw a = 1, b = 3 as bars in ./output/bars.png; which is larger?",
+              "files": [], "check": "suite:bars"},
+             {"id": "copied", "category": "week 3: plotting", "query": "?", "files": [], "check": "broken:uses_a_copy"}]
+    tasks_path = make_suite(tasks, LIBRARY_CHECKS)
+    (tasks_path.parent / "checks" / "broken.py").write_text(BROKEN_CHECKS)
+    write_jsonl(tasks_path.parent / "checks" / "reference.jsonl", [{"id": "bars", "replies": [DRAW.format(values=[1, 3]), "b, 3"]},
+                                                                    {"id": "copied", "replies": ["x"]}])
+    write_jsonl(tasks_path.parent / "checks" / "wrong.jsonl", [{"id": "bars", "replies": [DRAW.format(values=[3, 1]), "a, 3"]},
+                                                                {"id": "copied", "replies": ["y"]}])
+    checked = run_pybench("validate", tasks_path)
+    verdicts = {line.split()[1]: line for line in checked.stdout.splitlines() if line.startswith(("ok", "FAIL"))}
+    assert checked.returncode == 1 and verdicts["bars"].startswith("ok    bars") and "2 replay(s)" in verdicts["bars"], checked.stdout
+    assert "checks/broken.py imports 'common_helpers', which the check jail cannot import" in verdicts["copied"]
+
+
+PARTS_CHECKS = '''
+from pybench_checks import assert_number, award, output_file
+
+
+def two_parts(answer, output, data):
+    """1 point for stating 144, 1 for ./output/square.txt holding it."""
+    def written():
+        assert output_file(output, "square.txt").read_text().strip() == "144", "./output/square.txt does not hold 144"
+    award(stated=(1, lambda: assert_number(answer, 144)), written=(1, written))
+'''
+
+
+def test_a_check_of_named_parts_gives_partial_credit(make_suite, tmp_path):
+    tasks_path = make_suite([{"id": "square", "category": "week 1", "query": "Say 12 squared and write it to ./output/square.txt",
+                              "files": [], "check": "suite:two_parts", "points": 2}], PARTS_CHECKS)
+    notebook(tmp_path / "dana.ipynb", [("code", "print(12 ** 2)"), ("markdown", "It is 144.")])
+    out = tmp_path / "graded"
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "square", tmp_path / "dana.ipynb", "--out", out)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    assert ("dana.ipynb: fail 1/2: parts: stated 1/1; written 0/1 (./output/square.txt was not written)"
+            in graded.stdout.splitlines()), graded.stdout
+    with open(out / "grades.csv", newline="") as handle:
+        assert list(csv.reader(handle))[1] == ["dana", "1", "1"]
+    page = (out / "feedback" / "dana.html").read_text()
+    assert "<td>written</td><td class=\"fail\">0 / 1</td><td>./output/square.txt was not written</td>" in page
+
+
+PUBLIC_CHECKS = '''
+from pybench_checks import numbers_in
+
+
+def square(answer, output, data):
+    """Public: the answer states a number (the hidden check wants the right one)."""
+    assert numbers_in(answer), "your answer states no number"
+'''
+
+
+def test_students_check_themselves_with_public_checks_and_never_see_the_hidden_ones(make_suite, tmp_path):
+    tasks_path = suite_with_replays(make_suite, TASKS, REFERENCE, WRONG)
+    (tasks_path.parent / "checks" / "public.py").write_text(PUBLIC_CHECKS)
+    handout = tmp_path / "handout"
+    made = run_pybench("handout", "--tasks", tasks_path, handout)
+    assert made.returncode == 0 and "public checks for 1 task(s)" in made.stdout, made.stdout + made.stderr
+    shipped = [path for path in handout.rglob("*") if path.is_file()]
+    assert "public.py" in {path.name for path in shipped} and "suite.py" not in {path.name for path in shipped}
+    assert not [path for path in shipped if "the answer does not say 144" in path.read_text(errors="replace")]
+    book = nbformat.read(handout / "square.ipynb", as_version=4)
+    book.cells[-1].source = "It is 124."  # wrong, but a number: the public check passes, the hidden one would not
+    nbformat.write(book, handout / "square.ipynb")
+    checked = run_pybench("check", handout / "square.ipynb")
+    assert checked.returncode == 0 and checked.stdout.splitlines() == ["square.ipynb: pass 1/1"], checked.stdout + checked.stderr
+    book.cells[-1].source = "I do not know."
+    nbformat.write(book, handout / "alice__square.ipynb")
+    checked = run_pybench("check", handout / "alice__square.ipynb")
+    assert checked.returncode == 1 and checked.stdout.splitlines() == ["alice__square.ipynb: fail 0/1: your answer states no number"]
+    (tasks_path.parent / "checks" / "public.py").write_text("from suite import square\n")
+    leaking = run_pybench("handout", "--tasks", tasks_path, tmp_path / "again")
+    assert leaking.returncode == 2 and "imports suite.py of the hidden checks" in leaking.stderr

@@ -42,7 +42,7 @@ def test_results_are_read_whole_lines_only_and_a_u2028_stays_inside_its_string(t
 
 
 @pytest.mark.parametrize("field, value, words", [
-    ("category", "poetry", "category"), ("files", ["../x"], "inside"), ("check", "nomodule", "module:function"),
+    ("category", "", "category"), ("files", ["../x"], "inside"), ("check", "nomodule", "module:function"),
     ("id", "a b", "letters"),
 ])
 def test_a_bad_task_line_names_its_field(field, value, words):
@@ -123,3 +123,11 @@ def test_importing_the_kit_makes_nothing_and_help_is_quick(tmp_path):
                             env=environment, timeout=60)
     assert helped.returncode == 0 and "usage" in helped.stdout.lower() and not list(tmp_path.iterdir())
     assert time.monotonic() - started < 5  # well under a second on a quiet machine; the bound leaves room for a busy one
+
+
+def test_category_selects_whatever_categories_the_tasks_have():
+    """--category is not PyBench's five: a benchmark's own categories select, an unknown one names those it has."""
+    tasks = [harness.Task(f"t{number}", category, "q", {}, [], "m", "f", ROOT) for number, category in enumerate(["week 1", "week 2", "week 1"])]
+    assert [task.id for task in harness.select_tasks(tasks, None, "week 1", None)] == ["t0", "t2"]
+    with pytest.raises(harness.UsageError, match="week 1, week 2"):
+        harness.select_tasks(tasks, None, "chart", None)
