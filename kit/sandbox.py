@@ -6,9 +6,11 @@ What runs inside a jail is jailed.py's; this module is the harness's side. It im
 jailed.py (whose source it sends to the jails).
 """
 
+import atexit
 import contextlib
 import ctypes
 import ctypes.util
+import errno
 import functools
 import importlib.util
 import json
@@ -70,15 +72,18 @@ def jail_environment(name: str) -> JailEnvironment:
 def usable_cpus(proc_cgroup: Path = Path("/proc/self/cgroup"), cgroup_root: Path = Path("/sys/fs/cgroup"),
                 environ=os.environ) -> tuple[int, str]:
     """How many CPUs this process may use, and which limit said so: its affinity mask (taskset, a container's or a
-    Slurm job's cpuset), capped by its cgroup's CPU quota (whole CPUs, at least one) and by Slurm's
-    SLURM_CPUS_PER_TASK. os.cpu_count() counts every core of the machine instead."""
+    Slurm job's cpuset), capped by its cgroup's CPU quota (whole CPUs, at least one) and by a Slurm job's
+    allocation (SLURM_CPUS_PER_TASK, SLURM_CPUS_ON_NODE, SLURM_JOB_CPUS_PER_NODE: a site whose task plugin sets no
+    cpuset still says how many CPUs the job has). os.cpu_count() counts every core of the machine instead."""
     limits = [(len(os.sched_getaffinity(0)), "its affinity mask")]
     quota = cgroup_cpu_quota(proc_cgroup, cgroup_root)
     if quota is not None:
         limits.append((max(1, int(quota)), f"its cgroup's CPU quota of {quota:g} CPUs"))
-    slurm = environ.get("SLURM_CPUS_PER_TASK", "")
-    if slurm.isdigit() and int(slurm) >= 1:
-        limits.append((int(slurm), f"SLURM_CPUS_PER_TASK={slurm}"))
+    for name in ("SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE", "SLURM_JOB_CPUS_PER_NODE"):  # a Slurm job's CPUs, whichever task plugin
+        value = environ.get(name, "")
+        count = re.fullmatch(r"(\d+)(\(x\d+\))?", value)  # SLURM_JOB_CPUS_PER_NODE: "4" or "4(x2)"; "4,2" (uneven nodes) says nothing here
+        if count and int(count[1]) >= 1:
+            limits.append((int(count[1]), f"{name}={value}"))
     return min(limits)
 
 
@@ -198,31 +203,74 @@ DESKTOP_OPENERS = ("xdg-open", "x-www-browser", "www-browser", "sensible-browser
 def cgroup_version() -> str:
     """"v1" or "v2" where per-jail cgroups can be made here (root, a writable hierarchy), "" where they cannot:
     then the jail falls back to rlimits (memory per process, processes per user), and says so once."""
-    root = Path("/sys/fs/cgroup")
+    return jail_cgroups()[0]
+
+
+@functools.cache
+def jail_cgroups(proc_cgroup: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")) -> tuple[str, dict]:
+    """Where nsjail makes each jail's cgroups: in a folder pybench-<pid> inside the cgroup this process runs in (as
+    /proc/self/cgroup names it), so that what limits that cgroup (a Slurm job's --mem, a container's) limits its
+    jails too. ("v1" or "v2", nsjail's fields naming that folder); ("", {}) where it cannot be made (not root, a
+    hierarchy not delegated), said once. The folders go when this process ends."""
+    name, made = f"pybench-{os.getpid()}", []
     try:
-        if (root / "cgroup.controllers").exists():  # the unified v2 hierarchy: our own parent, controllers enabled
-            (root / "pybench").mkdir(exist_ok=True)
-            for cgroup in (root, root / "pybench"):
-                (cgroup / "cgroup.subtree_control").write_text("+memory +pids")
-            return "v2"
-        for controller in ("memory", "pids"):
-            (root / controller / "NSJAIL").mkdir(exist_ok=True)
-        return "v1"
+        own = {controllers: path.strip("/") for _, controllers, path in (line.split(":", 2) for line in proc_cgroup.read_text().splitlines())}
+        if (root / "cgroup.controllers").exists():  # the unified v2 hierarchy
+            parent = v2_parent(root / own[""], name, made)
+            return "v2", {"use_cgroupv2": True, "cgroupv2_mount": str(parent)}
+        fields = {}
+        for controller, field in (("memory", "mem"), ("pids", "pids")):
+            mount = next(controllers for controllers in own if controller in controllers.split(","))
+            parent = root / mount / own[mount] / name
+            parent.mkdir(exist_ok=True)
+            made.append(parent)
+            fields |= {f"cgroup_{field}_mount": str(root / mount), f"cgroup_{field}_parent": str(parent.relative_to(root / mount))}
+        return "v1", fields
+    except (OSError, KeyError, StopIteration) as error:
+        where = f" ({error.strerror}: {error.filename})" if isinstance(error, OSError) else ""
+        print(f"warning: no cgroup can be made inside this process's own{where}; the jail falls back to rlimits: memory is limited "
+              "per process and processes per user, not per jail (run as root, or where the cgroup is delegated to you)", file=sys.stderr)
+        return "", {}
+    finally:
+        atexit.register(remove_cgroups, made)
+
+
+def v2_parent(own: Path, name: str, made: list[Path]) -> Path:
+    """own/name, with the memory and pids controllers for the jails' cgroups below it. A v2 cgroup holding processes
+    cannot hand controllers down (the no-internal-process rule): its processes (this one, a batch script's shell)
+    move into a leaf own/pybench-harness first, still inside own and its limits."""
+    try:
+        (own / "cgroup.subtree_control").write_text("+memory +pids")
     except OSError as error:
-        print(f"warning: cgroups are not usable here ({error.strerror}: {error.filename}); the jail falls back to rlimits: "
-              "memory is limited per process and processes per user, not per jail (run as root for cgroup limits)", file=sys.stderr)
-        return ""
+        if error.errno != errno.EBUSY:
+            raise
+        leaf = own / "pybench-harness"
+        leaf.mkdir(exist_ok=True)
+        for pid in (own / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):  # a process that has ended meanwhile
+                (leaf / "cgroup.procs").write_text(pid)
+        (own / "cgroup.subtree_control").write_text("+memory +pids")
+    parent = own / name
+    parent.mkdir(exist_ok=True)
+    made.append(parent)
+    (parent / "cgroup.subtree_control").write_text("+memory +pids")
+    return parent
+
+
+def remove_cgroups(folders: list[Path]) -> None:
+    """The jails' parent cgroups made by jail_cgroups, once this process ends (a Slurm step's cgroup with a child left
+    in it cannot be removed)."""
+    for folder in reversed(folders):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def cgroup_settings(limits: JailLimits) -> dict:
-    """nsjail's cgroup fields: the whole jail's memory and process count."""
-    version = cgroup_version()
+    """nsjail's cgroup fields: the whole jail's memory and process count, and where its cgroups are made."""
+    version, fields = jail_cgroups()
     if not version:
         return {}
-    settings = {"cgroup_mem_max": int((limits.memory_gib + 0.25) * 2**30), "cgroup_pids_max": limits.processes}
-    if version == "v2":
-        settings |= {"use_cgroupv2": True, "cgroupv2_mount": "/sys/fs/cgroup/pybench"}
-    return settings
+    return {"cgroup_mem_max": int((limits.memory_gib + 0.25) * 2**30), "cgroup_pids_max": limits.processes, **fields}
 
 
 def libnl_present() -> bool:

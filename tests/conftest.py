@@ -25,7 +25,7 @@ def chromium(profile: Path, *arguments: str) -> list[str]:
             "--disable-component-update", f"--user-data-dir={profile}", *arguments]
 
 
-SUBCOMMANDS = {"setup", "doctor", "report", "validate", "grade", "handout", "check"}
+SUBCOMMANDS = {"setup", "doctor", "report", "validate", "grade", "handout", "check", "slurm"}
 
 
 def run_pybench(*args, timeout=1800, report=False) -> subprocess.CompletedProcess:

@@ -1,0 +1,194 @@
+"""slurm: a run as a Slurm array job, one shard per element, and a merge job that waits for them all.
+
+`pybench.py slurm --shards N [run flags] [--dry-run] [-- sbatch options]` writes two batch scripts into the run
+folder and submits them: the array (`--array=1-N`, each element `--shard K/N` into DIR/shard-K, resources from the
+run's flags) and the merge (`report` over the shards into DIR/report, after every element has ended). An element
+that gets Slurm's early signal (`--signal=B:USR1@GRACE`, before its time limit) stops as Ctrl-C does, keeps its
+finished attempts and requeues itself; the requeued element resumes its shard. docs/runs.md has the whole story.
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from kit.harness import UsageError
+
+GRACE_SECONDS = 120          # --signal=B:USR1@GRACE: time to stop the attempts in flight and requeue, before Slurm's SIGTERM
+HARNESS_GIB = 1.0            # the harness itself (Python, the suite, the checks' records) beside its jails and the model
+MODEL_OVERHEAD = 1.2         # a model's memory against its file's size (its KV caches and buffers)
+MERGE_RESOURCES = ("--cpus-per-task=1", "--mem=2G")  # the report: plots and pages of every attempt
+
+# sbatch options that size or shape the shards' elements: the merge job keeps its own in their place
+SHARD_ONLY = {"--mem", "--mem-per-cpu", "--mem-per-gpu", "--cpus-per-task", "-c", "--gres", "--gpus", "-G", "--gpus-per-task",
+              "--gpus-per-node", "--array", "-a", "--signal", "--ntasks", "-n", "--output", "-o", "--error", "-e", "--job-name", "-J"}
+
+
+def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path) -> int:
+    """pybench.py slurm: write the scripts, submit them (or print them with --dry-run), say how to watch and resume."""
+    ours, extra = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
+    parser = argparse.ArgumentParser(prog="pybench.py slurm", description="Run the kit as a Slurm array job: one shard per element, "
+                                     "requeued on Slurm's early signal, then a job merging the shards' report. Any run flag may follow; "
+                                     "sbatch options (--partition, --account, --time, --qos, ...) go after `--` and win over the kit's.",
+                                     usage="pybench.py slurm --shards N [run flags] [--dry-run] [-- sbatch options]", allow_abbrev=False)
+    parser.add_argument("--shards", type=int, required=True, help="array elements, each running every N-th task")
+    parser.add_argument("--dry-run", action="store_true", help="print the scripts and the sbatch commands; submit and write nothing")
+    options, run_flags = parser.parse_known_args(ours)
+    if options.shards < 1:
+        parser.error("--shards must be at least 1")
+    args = parse_run_args(run_flags)
+    if args.shard:
+        raise UsageError("pybench.py slurm: leave out --shard, each array element gets its own (--shards N sets how many)")
+    run_dir = (args.out or default_run_dir(args, run_flags, options.shards, pybench.parent)).absolute()
+    folder = run_dir / "slurm"
+    scripts = {folder / "shards.sbatch": array_script(args, without_out(run_flags), run_dir, options.shards, default_model, pybench),
+               folder / "merge.sbatch": merge_script(run_dir, options.shards, pybench)}
+    shards_command = ["sbatch", "--parsable", *extra, str(folder / "shards.sbatch")]
+    merge_extra = [word for group in option_groups(extra) if option_name(group[0]) not in SHARD_ONLY for word in group]
+    if options.dry_run:
+        for path, text in scripts.items():
+            print(f"# {path}\n{text}")
+        print(f"{shlex.join(shards_command)}\n{shlex.join(['sbatch', '--parsable', '--dependency=afterany:ARRAY_JOB_ID', *merge_extra, str(folder / 'merge.sbatch')])}")
+        return 0
+    folder.mkdir(parents=True, exist_ok=True)
+    for path, text in scripts.items():
+        path.write_text(text)
+    array_id = sbatch(shards_command)
+    merge_id = sbatch(["sbatch", "--parsable", f"--dependency=afterany:{array_id}", *merge_extra, str(folder / "merge.sbatch")])
+    print(f"submitted: array job {array_id} ({options.shards} shard(s) into {run_dir}/shard-K), merge job {merge_id} "
+          f"(the report into {run_dir / 'report'} once every shard has ended)\n"
+          f"watch:   squeue -j {array_id},{merge_id}\n"
+          f"         sacct -j {array_id},{merge_id} --format=JobID,State,ExitCode,Elapsed,MaxRSS\n"
+          f"logs:    {folder}/shard-K.log, {folder}/merge.log\n"
+          f"resume:  {shlex.join([str(python_of(pybench)), str(pybench), 'slurm', *ours, *([] if args.out else ['--out', str(run_dir)]), *(['--', *extra] if extra else [])])}\n"
+          "         (after a failed or cancelled element: every finished attempt is kept and each shard resumes)", flush=True)
+    return 0
+
+
+def without_out(run_flags: list[str]) -> list[str]:
+    """The run flags less --out (each element gets its shard's folder)."""
+    kept, skip = [], False
+    for flag in run_flags:
+        if skip:
+            skip = False
+        elif flag == "--out":
+            skip = True
+        elif not flag.startswith("--out="):
+            kept.append(flag)
+    return kept
+
+
+def default_run_dir(args: argparse.Namespace, run_flags: list[str], shards: int, root: Path) -> Path:
+    """runs/slurm-<source>-<digest of the flags and the shard count>: the same command finds the same folder."""
+    source = args.replay.stem if args.replay else (args.model.stem if args.model else "default")
+    digest = hashlib.sha256(json.dumps([run_flags, shards]).encode()).hexdigest()[:12]
+    return root / "runs" / f"slurm-{source}-{digest}"
+
+
+def array_script(args: argparse.Namespace, run_flags: list[str], run_dir: Path, shards: int, default_model, pybench: Path) -> str:
+    """The array job: one element per shard, its resources from the run's flags, the kit exec'd so that Slurm's
+    signals reach it."""
+    cpus = args.threads or (int(args.parallel) if args.parallel.isdigit() else (1 if args.replay else 4))
+    at_once = int(args.parallel) if args.parallel.isdigit() else cpus
+    model_gib = 0.0 if args.replay else (args.model or default_model()).stat().st_size / 2**30 * MODEL_OVERHEAD
+    memory = math.ceil(at_once * (args.memory + 0.25) + model_gib + HARNESS_GIB)
+    options = [f"--job-name=pybench-{run_dir.name}", f"--array=1-{shards}", f"--cpus-per-task={cpus}", f"--mem={memory}G",
+               f"--output={run_dir}/slurm/shard-%a.log", "--open-mode=append", "--requeue", f"--signal=B:USR1@{GRACE_SECONDS}",
+               f"--chdir={Path.cwd()}"]
+    if not args.replay and args.n_gpu_layers != 0 and gpu_build():
+        options.append("--gres=gpu:1")
+    command = (shlex.join([str(python_of(pybench)), str(pybench), *run_flags, "--no-report", "--shard"]) + f' "$SLURM_ARRAY_TASK_ID/{shards}" --out '
+               + shlex.quote(f"{run_dir}/shard-") + '"$SLURM_ARRAY_TASK_ID"')
+    return batch_script(options, "# one shard; on USR1 the kit stops as on Ctrl-C, keeps its finished attempts and requeues this element", command)
+
+
+def merge_script(run_dir: Path, shards: int, pybench: Path) -> str:
+    """The merge job: `report` over every shard's folder, into DIR/report."""
+    options = [f"--job-name=pybench-merge-{run_dir.name}", *MERGE_RESOURCES, f"--output={run_dir}/slurm/merge.log", "--open-mode=append"]
+    shard_dirs = [str(run_dir / f"shard-{number}") for number in range(1, shards + 1)]
+    return batch_script(options, "# the shards as one run: Table 3 and the HTML report",
+                        shlex.join([str(python_of(pybench)), str(pybench), "report", *shard_dirs, "--out", str(run_dir / "report")]))
+
+
+def python_of(pybench: Path) -> Path:
+    """The checkout's venv Python (the interpreter running this where there is none beside pybench.py)."""
+    venv = pybench.parent / ".venv" / "bin" / "python"
+    return venv if venv.exists() else Path(sys.executable)
+
+
+def batch_script(options: list[str], comment: str, command: str) -> str:
+    """A batch script: its #SBATCH lines (sbatch options on the command line win over them) and the command, exec'd."""
+    return "\n".join(["#!/bin/bash", *(f"#SBATCH {option}" for option in options), comment, f"exec {command}", ""])
+
+
+def option_groups(words: list[str]) -> list[list[str]]:
+    """sbatch options as written, each with its values (`-p gpu`, `--time 1:00:00`, `--mem=8G`)."""
+    groups = []
+    for word in words:
+        if word.startswith("-") or not groups:
+            groups.append([word])
+        else:
+            groups[-1].append(word)
+    return groups
+
+
+def option_name(option: str) -> str:
+    """An option's name as written: `--mem` of `--mem=8G`, `-c` of `-c4`."""
+    return option.split("=", 1)[0] if option.startswith("--") else option[:2]
+
+
+def gpu_build() -> bool:
+    """Whether this llama.cpp was built with a GPU backend (a CPU build never asks Slurm for a GPU)."""
+    from kit import engine
+
+    return any(name not in ("CPU", "BLAS", "RPC") for name in engine.backends())
+
+
+def sbatch(command: list[str]) -> str:
+    """Submit; the job id (sbatch --parsable prints `ID` or `ID;CLUSTER`)."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise UsageError("pybench.py slurm: sbatch is not on PATH: run it where Slurm's clients are (or --dry-run to see the scripts)") from None
+    if done.returncode != 0:
+        raise UsageError(f"{shlex.join(command)} failed: {(done.stderr or done.stdout).strip()}")
+    return done.stdout.strip().split(";")[0]
+
+
+# --- inside an element: who we are, and the requeue on Slurm's early signal -----------------------------------------
+
+def job_facts(environ=os.environ) -> dict | None:
+    """For the manifest: the Slurm job this process runs in (array job and task ids, restarts), None outside one."""
+    if "SLURM_JOB_ID" not in environ:
+        return None
+    names = {"job_id": "SLURM_JOB_ID", "array_job_id": "SLURM_ARRAY_JOB_ID", "array_task_id": "SLURM_ARRAY_TASK_ID",
+             "restart_count": "SLURM_RESTART_COUNT", "cluster": "SLURM_CLUSTER_NAME", "node": "SLURMD_NODENAME"}
+    return {key: environ[name] for key, name in names.items() if name in environ}
+
+
+REQUEUE_WANTED = []  # set by the USR1 handler: the run stops as on Ctrl-C, then requeue_self()
+
+
+def stop_for_requeue(signum, frame):
+    """SIGUSR1, Slurm's early signal (--signal=B:USR1@GRACE): stop as Ctrl-C does, then requeue this element."""
+    REQUEUE_WANTED.append(signum)
+    raise KeyboardInterrupt
+
+
+def requeue_self(environ=os.environ) -> None:
+    """Ask Slurm to requeue the element (or job) this process runs in; said on stderr either way."""
+    if "SLURM_JOB_ID" not in environ:
+        print("USR1 outside a Slurm job: stopped, nothing to requeue", file=sys.stderr)
+        return
+    job = (f"{environ['SLURM_ARRAY_JOB_ID']}_{environ['SLURM_ARRAY_TASK_ID']}" if "SLURM_ARRAY_TASK_ID" in environ else environ["SLURM_JOB_ID"])
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the requeue ends this job with SIGTERM, maybe before scontrol answers
+    done = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True)
+    print(f"requeue of {job}: " + ("asked; the element resumes its shard when Slurm starts it again" if done.returncode == 0
+                                    else f"refused ({(done.stderr or done.stdout).strip()}); submit the same command again to resume"),
+          file=sys.stderr, flush=True)

@@ -1,0 +1,177 @@
+"""`pybench.py slurm` on a real single-node Slurm 22.05 started by the test (tests/slurm_cluster.py): a 4-shard array
+with one element preempted (Slurm's early signal, USR1) mid-run, requeued by the kit itself and resumed, merged by
+the dependent job; and a shard whose job --mem is smaller than what a cell allocates, the cell killed in its jail.
+The fast tests: the scripts as --dry-run prints them, the jails' cgroups inside the kit's own, Slurm's CPU counts."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, code, write_jsonl
+import slurm_cluster
+
+@pytest.fixture(scope="module")
+def cluster():
+    why = slurm_cluster.why_not_here()
+    if why:
+        pytest.skip(why)
+    folder = Path(tempfile.mkdtemp(prefix="pybench-slurm-"))  # not under pytest's folders: munged (user munge) must reach its own
+    folder.chmod(0o755)
+    began = time.monotonic()
+    try:
+        environment = slurm_cluster.start(folder)
+        print(f"cluster up in {time.monotonic() - began:.1f} s")
+        yield environment
+    finally:
+        slurm_cluster.stop(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def submit(environment: dict, *args) -> tuple[str, str]:
+    """pybench.py slurm as a user types it; the array's and the merge's job ids."""
+    done = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "slurm", *map(str, args)], capture_output=True, text=True,
+                          env=environment, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    array, merge = re.search(r"array job (\d+) .* merge job (\d+)", done.stdout).groups()
+    return array, merge
+
+
+def state(environment: dict, job: str) -> str:
+    """A job's state (an array's first element's for its id), as slurmctld has it."""
+    shown = subprocess.run(["scontrol", "-o", "show", "job", job], capture_output=True, text=True, env=environment).stdout
+    return (re.search(r"JobState=(\S+)", shown) or [None, "GONE"])[1]
+
+
+def batch_pid(environment: dict, shard: Path) -> int:
+    """The element's batch process (the kit, exec'd by its script), found through the job id its manifest records.
+    (scancel --signal retries while the element is being requeued, and so would signal its next run too.)"""
+    job = json.loads((shard / "manifest.json").read_text())["slurm"]["job_id"]
+    listed = subprocess.run(["scontrol", "listpids", job], capture_output=True, text=True, env=environment, check=True).stdout
+    return next(int(pid) for pid, _, step, local, *_ in (line.split() for line in listed.splitlines()[1:]) if step == "batch" and local == "0")
+
+
+def wait_for(condition, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+    return value
+
+
+def result_lines(run_dir: Path) -> list[dict]:
+    path = run_dir / "results.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.mark.slow
+def test_array_preempted_element_requeues_itself_and_the_merge_reports(cluster, tmp_path):
+    out = tmp_path / "run"
+    began = time.monotonic()
+    array, merge = submit(cluster, "--shards", 4, "--replay", "checks/reference.jsonl", "--limit", 16, "--out", out, "--", "--cpus-per-task=1")
+    wait_for(lambda: result_lines(out / "shard-1"), 120, "shard 1's first result")
+    signalled = time.monotonic()
+    os.kill(batch_pid(cluster, out / "shard-1"), signal.SIGUSR1)  # as slurmstepd does at --signal=B:USR1@GRACE
+    wait_for(lambda: state(cluster, merge) in ("COMPLETED", "FAILED", "CANCELLED"), 240, "the merge job")
+    print(f"array and merge: {time.monotonic() - began:.1f} s")
+    assert state(cluster, merge) == "COMPLETED", (out / "slurm" / "merge.log").read_text()
+    results = [line for shard in range(1, 5) for line in result_lines(out / f"shard-{shard}")]
+    assert len(results) == 16 and len({line["id"] for line in results}) == 16, sorted(line["id"] for line in results)
+    assert all(line["passed"] for line in results), [line["id"] for line in results if not line["passed"]]
+    assert (out / "report" / "report.html").is_file()
+    log = (out / "slurm" / "shard-1.log").read_text()
+    assert "interrupted:" in log and f"requeue of {array}_1: asked" in log, log
+    manifest = json.loads((out / "shard-1" / "manifest.json").read_text())
+    assert manifest["slurm"]["array_job_id"] == array and manifest["slurm"]["array_task_id"] == "1"
+    assert manifest["resumed"] and manifest["slurm"]["restart_count"] == "1", manifest
+    job = subprocess.run(["scontrol", "-o", "show", "job", f"{array}_1"], capture_output=True, text=True, env=cluster).stdout
+    times = dict(re.findall(r"(SubmitTime|EligibleTime|StartTime)=(\S+)", job))
+    print(f"requeue: signalled at {signalled - began:.1f} s; requeued at {times['SubmitTime']}, eligible at {times['EligibleTime']}, "
+          f"started again at {times['StartTime']}")
+
+
+@pytest.mark.slow
+def test_a_cell_over_the_jobs_memory_is_killed_in_its_jail(cluster, tmp_path):
+    """The job asks for 600 MiB, the jail allows 4 GiB: the cell (growing 50 MiB a step) dies at the job's limit,
+    inside its jail, and the kit goes on to write its result."""
+    task_id = json.loads((ROOT / "tasks.jsonl").read_text().splitlines()[0])["id"]
+    grow = "blocks = []\nfor step in range(1, 31):\n    blocks.append(bytearray(50 * 2**20))\n    print(step * 50, 'MiB', flush=True)"
+    replay = write_jsonl(tmp_path / "grow.jsonl", [{"id": task_id, "replies": [code(grow), "Done."]}])
+    out = tmp_path / "run"
+    array, _ = submit(cluster, "--shards", 1, "--replay", replay, "--only", task_id, "--memory", 4, "--out", out, "--",
+                      "--cpus-per-task=1", "--mem=600M")
+    wait_for(lambda: state(cluster, array) in ("COMPLETED", "FAILED", "CANCELLED", "OUT_OF_MEMORY"), 120, "the element")
+    result, = result_lines(out / "shard-1")
+    reached = [int(size) for size in re.findall(r"(\d+) MiB", result["printed"][0])]
+    print(f"the cell reached {max(reached, default=0)} MiB under the job's 600M")
+    assert result["worker_restarts"] == 1 and reached and max(reached) < 600, result["printed"]
+
+
+def test_dry_run_prints_an_array_that_requeues_and_a_merge_that_waits_for_it(tmp_path):
+    from conftest import run_pybench
+
+    done = run_pybench("slurm", "--shards", 3, "--replay", "checks/reference.jsonl", "--limit", 6, "--memory", 2, "--out", tmp_path / "run",
+                       "--dry-run", "--", "-p", "short", "--mem=9G", "-c", "2")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert f"#SBATCH --array=1-3" in text and "#SBATCH --requeue" in text and "#SBATCH --open-mode=append" in text
+    assert "#SBATCH --signal=B:USR1@120" in text and "#SBATCH --cpus-per-task=1" in text and "#SBATCH --mem=4G" in text  # 1 x (2 + 0.25) + 1
+    assert "gres" not in text  # a replay asks for no GPU
+    assert f'{ROOT / ".venv" / "bin" / "python"} {ROOT / "pybench.py"} --replay checks/reference.jsonl --limit 6 --memory 2 --no-report' in text
+    assert f'--shard "$SLURM_ARRAY_TASK_ID/3" --out {tmp_path}/run/shard-"$SLURM_ARRAY_TASK_ID"' in text
+    assert f"report {tmp_path}/run/shard-1 {tmp_path}/run/shard-2 {tmp_path}/run/shard-3 --out {tmp_path}/run/report" in text
+    assert f"sbatch --parsable -p short --mem=9G -c 2 {tmp_path}/run/slurm/shards.sbatch" in text  # the user's options win
+    assert f"sbatch --parsable --dependency=afterany:ARRAY_JOB_ID -p short {tmp_path}/run/slurm/merge.sbatch" in text
+    assert not (tmp_path / "run").exists()
+    refused = run_pybench("slurm", "--shards", 2, "--replay", "checks/reference.jsonl", "--shard", "1/2", "--dry-run")
+    assert refused.returncode == 2 and "leave out --shard" in refused.stderr
+
+
+def test_jails_cgroups_are_made_inside_the_kits_own(tmp_path):
+    from kit.sandbox import jail_cgroups
+
+    v1 = tmp_path / "v1"
+    (v1 / "memory" / "slurm" / "job_3" / "step_0").mkdir(parents=True)
+    (v1 / "pids").mkdir()
+    (v1 / "proc").write_text("8:pids:/\n4:memory:/slurm/job_3/step_0\n0::/\n")
+    version, fields = jail_cgroups(v1 / "proc", v1)
+    name = f"pybench-{os.getpid()}"
+    assert version == "v1" and fields == {"cgroup_mem_mount": str(v1 / "memory"), "cgroup_mem_parent": f"slurm/job_3/step_0/{name}",
+                                          "cgroup_pids_mount": str(v1 / "pids"), "cgroup_pids_parent": name}
+    assert (v1 / "memory" / "slurm" / "job_3" / "step_0" / name).is_dir()
+    v2 = tmp_path / "v2"
+    (v2 / "job_3" / "step_0").mkdir(parents=True)
+    (v2 / "cgroup.controllers").write_text("memory pids\n")
+    (v2 / "proc").write_text("0::/job_3/step_0\n")
+    assert jail_cgroups(v2 / "proc", v2) == ("v2", {"use_cgroupv2": True, "cgroupv2_mount": str(v2 / "job_3" / "step_0" / name)})
+    assert (v2 / "job_3" / "step_0" / name / "cgroup.subtree_control").read_text() == "+memory +pids"
+    nowhere = tmp_path / "none"
+    nowhere.mkdir()
+    (nowhere / "proc").write_text("4:memory:/gone\n")
+    assert jail_cgroups(nowhere / "proc", nowhere) == ("", {})  # said on stderr; the jail uses rlimits
+
+
+def test_threads_follow_slurms_allocation_whichever_task_plugin(tmp_path):
+    from kit.sandbox import usable_cpus
+
+    mask = len(os.sched_getaffinity(0))
+    none = tmp_path / "none"
+    for environ, expected in (({"SLURM_CPUS_ON_NODE": "1"}, (1, "SLURM_CPUS_ON_NODE=1")),
+                              ({"SLURM_JOB_CPUS_PER_NODE": "1(x2)"}, (1, "SLURM_JOB_CPUS_PER_NODE=1(x2)")),
+                              ({"SLURM_JOB_CPUS_PER_NODE": "1,4"}, (mask, "its affinity mask"))):
+        assert usable_cpus(none / "cgroup", none, environ) == expected
+
+
+def test_the_manifest_names_the_job_and_its_array_element():
+    from kit.slurm import job_facts
+
+    assert job_facts({}) is None
+    assert job_facts({"SLURM_JOB_ID": "42", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "2", "SLURM_RESTART_COUNT": "1"}) == {
+        "job_id": "42", "array_job_id": "40", "array_task_id": "2", "restart_count": "1"}
