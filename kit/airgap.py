@@ -204,6 +204,7 @@ def pack(options: argparse.Namespace) -> Path:
                 "environments": environments, "nltk": sorted(path.name for path in (staging / "nltk").iterdir()),
                 "system_packages": system, "carried": {folder: names for folder, names in carried.items()}, "files": files}
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    digest = sha256_of(staging / MANIFEST)
     total = sum(entry["size"] for entry in files.values())
     if options.tar:
         with tarfile.open(final.with_name(final.name + ".partial-tar"), "w") as archive:
@@ -212,8 +213,10 @@ def pack(options: argparse.Namespace) -> Path:
         shutil.rmtree(staging)
     else:
         staging.rename(final)
-    print(f"pack done: {final}: {len(files)} files, {total / 2**20:.0f} MiB, in {time.monotonic() - began:.0f} s. On the machine "
-          f"without network, beside a copy of this kit: python3.12 pybench.py setup{' --tests' if options.tests else ''} --from {final.name}")
+    print(f"pack done: {final}: {len(files)} files, {total / 2**20:.0f} MiB, in {time.monotonic() - began:.0f} s.\n"
+          f"sha256 of its {MANIFEST}: {digest}\nCarry that number apart from the pack (read it out, write it in the lab's log): "
+          f"it vouches for every file. On the machine without network, beside a copy of this kit: python3.12 pybench.py setup"
+          f"{' --tests' if options.tests else ''} --from {final.name} --expect {digest}")
     return final
 
 
@@ -354,11 +357,20 @@ class Pack:
         group = next(entry for entry in self.manifest["system_packages"] if entry["packages"] == list(packages))
         return [self.root / "debs" / name for name in group["debs"] if not deb_installed(name.split("_")[0])]
 
+    def checked_debs(self, files: list[Path]) -> list[Path]:
+        """files, once each passed deb_refusal; else UsageError, before any reaches dpkg."""
+        architecture = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip()
+        for path in files:
+            refusal = deb_refusal(path, self.manifest["files"][f"debs/{path.name}"], architecture)
+            if refusal:
+                raise UsageError(f"{self.source}: {refusal}; nothing was given to dpkg: copy the pack again from its maker")
+        return files
+
     def install_system_packages(self, packages: list[str], why: str, present) -> None:
         """setup()'s install_system_packages, from the pack's .deb files (open_pack made sure we are root where any is needed)."""
         if present():
             return
-        files = self.missing_debs(packages)
+        files = self.checked_debs(self.missing_debs(packages))
         print(f"installing {' '.join(packages)} ({why}) from the pack: dpkg -i {len(files)} package(s)", flush=True)
         ran = subprocess.run(["dpkg", "-i", *map(str, files)], env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
         if ran.returncode != 0:
@@ -384,6 +396,23 @@ class Pack:
         (venv / PACK_STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
 
 
+def deb_refusal(path: Path, entry: dict, architecture: str) -> str | None:
+    """Why a .deb of the pack may not go to `dpkg -i` (which runs its maintainer scripts as root), or None: it is still
+    the file PACK.json lists (size and sha256, read again just before dpkg reads it), and its control fields, read by
+    dpkg-deb, are the package, version and architecture its name gives (apt's PACKAGE_VERSION_ARCH.deb, a version's ':'
+    as '%3a'), that architecture this machine's or 'all'."""
+    if path.is_symlink() or not path.is_file() or path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
+        return f"debs/{path.name} has changed since the pack was checked (its size or sha256 differs from {MANIFEST})"
+    shown = subprocess.run(["dpkg-deb", "--show", "--showformat=${Package}_${Version}_${Architecture}", str(path)],
+                           capture_output=True, text=True)
+    named = path.name.removesuffix(".deb").replace("%3a", ":")
+    if shown.returncode or shown.stdout != named:
+        return f"debs/{path.name} holds {shown.stdout or 'no readable package'}, not the package, version and architecture its name gives"
+    if named.rsplit("_", 1)[1] not in (architecture, "all"):
+        return f"debs/{path.name} is for {named.rsplit('_', 1)[1]}, this machine is {architecture}"
+    return None
+
+
 def link_or_copy(source, target) -> None:
     try:
         os.link(source, target)
@@ -396,14 +425,15 @@ def deb_installed(package: str) -> bool:
     return ran.returncode == 0 and ran.stdout.endswith("install ok installed")
 
 
-def open_pack(source: Path, for_tests: bool) -> Pack:
-    """Check the pack (verified_pack), then what the system packages need; refuse it with one line (UsageError) before
-    anything is installed. Then pip, in this process and its children, reads the pack alone."""
+def open_pack(source: Path, for_tests: bool, expect: str | None = None) -> Pack:
+    """Check the pack (verified_pack, against the sha256 of PACK.json the user carried apart, expect), then what the
+    system packages need; refuse it with one line (UsageError) before anything is installed. Then pip, in this process
+    and its children, reads the pack alone."""
     source = source.resolve()
     if not source.exists():
         raise UsageError(f"--from {source}: no such folder or archive")
     root = unpack(source) if source.is_file() else source
-    manifest = verified_pack(root, source, for_tests)
+    manifest = verified_pack(root, source, for_tests, expect)
     listed = manifest["files"]
     pack = Pack(root, source, manifest)
     missing = [entry for packages, tests_only, present in SYSTEM_PACKAGES if (for_tests or not tests_only) and not present()
@@ -413,7 +443,7 @@ def open_pack(source: Path, for_tests: bool) -> Pack:
         raise UsageError(f"{names} are needed and the pack holds no Debian packages (it was made without apt-get): "
                          f"install them from your distribution and run setup --from again")
     if missing and not (os.geteuid() == 0 and shutil.which("dpkg")):
-        files = [path for entry in missing for path in pack.missing_debs(entry["packages"])]
+        files = pack.checked_debs([path for entry in missing for path in pack.missing_debs(entry["packages"])])
         where = (f"tar -xf {source} -C /tmp {root.name}/debs && cd /tmp/{root.name}/debs && " if source.is_file() else f"cd {root / 'debs'} && ")
         raise UsageError(f"{' '.join(name for entry in missing for name in entry['packages'])} are needed: install them from the pack "
                          f"as root ({where}sudo dpkg -i {' '.join(path.name for path in files)}) and run setup --from again")
@@ -421,29 +451,41 @@ def open_pack(source: Path, for_tests: bool) -> Pack:
         del os.environ[key]
     os.environ.update({"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(root / "wheels"),
                        "PIP_ONLY_BINARY": ":all:", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
-    print(f"pack {source}: {len(listed)} files checked (sha256 of {MANIFEST} {manifest['sha256'][:16]}), made {manifest['made']} "
+    vouched = ("the digest you carried" if expect else f"nothing: no --expect given, so whoever could write the pack chose it "
+               f"(compare {manifest['sha256']} with the number `pack` printed)")
+    print(f"pack {source}: {len(listed)} files checked against {MANIFEST}, whose sha256 matches {vouched}; made {manifest['made']} "
           f"with kit {manifest['kit_commit'] or '(not a git checkout)'}; installing from it alone", flush=True)
     return pack
 
 
-def verified_pack(root: Path, source: Path, for_tests: bool) -> dict:
-    """PACK.json, once the pack as a whole suits this machine and checkout (pack_refusal) and every file it lists is there
-    with its size and sha256, and no other file is; else UsageError naming what is wrong. Installs nothing."""
+def verified_pack(root: Path, source: Path, for_tests: bool, expect: str | None = None) -> dict:
+    """PACK.json, once its sha256 is expect (when given), the pack as a whole suits this machine and checkout
+    (pack_refusal), every name it gives is a plain name inside the pack (name_refusal), the pack holds no link, and
+    every file it lists is there with its size and sha256, and no other file is; else UsageError naming what is wrong.
+    Installs, creates and removes nothing."""
     manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
+    if manifest_path.is_symlink() or not manifest_path.is_file():
         raise UsageError(f"{source}: not a pack (no {MANIFEST} in it): make one with `python3.12 pybench.py pack DIR`")
+    data = manifest_path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if expect is not None and digest != expect.strip().lower():
+        raise UsageError(f"{source}: the sha256 of its {MANIFEST} is {digest}, not the {expect} you expect: this is not the pack "
+                         "that was made (or the number was copied wrong); copy the pack again from its maker")
     try:
-        manifest = json.loads(manifest_path.read_text())
+        manifest = json.loads(data)
     except ValueError as error:
         raise UsageError(f"{manifest_path}: not valid JSON ({error}): the pack is damaged") from None
-    manifest["sha256"] = sha256_of(manifest_path)
     try:
-        refusal = pack_refusal(manifest, for_tests)
+        manifest["sha256"] = digest
+        refusal = pack_refusal(manifest, for_tests) or names_refusal(manifest)
         listed = manifest["files"]
     except (KeyError, TypeError, AttributeError) as error:
         raise UsageError(f"{manifest_path}: not a PACK.json this kit reads ({type(error).__name__}: {error}): the pack is damaged") from None
     if refusal:
         raise UsageError(f"{source}: {refusal}")
+    links = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_symlink())
+    if links:
+        raise UsageError(f"{source}: {links[0]} is a link: a pack holds only files and folders; copy the pack again from its maker")
     for name in listed:
         if not (root / name).is_file():
             raise UsageError(f"{source}: {name} is missing from the pack (PACK.json lists it): copy the pack again")
@@ -458,6 +500,30 @@ def verified_pack(root: Path, source: Path, for_tests: bool) -> dict:
         raise UsageError(f"{source}: {extra[0]} is not listed in PACK.json" + (f" (nor {len(extra) - 1} more)" if len(extra) > 1 else "")
                          + ": remove it, or copy the pack again")
     return manifest
+
+
+def plain_name(name, parts: int | None = 1) -> bool:
+    """A name of at most `parts` parts, each a plain file or folder name: no absolute path, no "." or "..", no empty part."""
+    pieces = name.split("/") if isinstance(name, str) else []
+    return 1 <= len(pieces) <= (parts or len(pieces)) and all(piece not in ("", ".", "..") and "\0" not in piece for piece in pieces)
+
+
+def names_refusal(manifest: dict) -> str | None:
+    """Why a name PACK.json gives cannot be used as a path inside the pack or inside carried/, or None: each file is
+    FOLDER/.../NAME, each carried folder is one of USER_FILES's and its names plain names, each .deb a plain name listed
+    under debs/ (checked before anything is created or removed)."""
+    for name in manifest["files"]:
+        if not plain_name(name, parts=None):
+            return f"{MANIFEST} lists the file {name!r}, which is not a plain relative name inside the pack: the pack is damaged or forged"
+    for folder, names in manifest["carried"].items():
+        if folder not in USER_FILES or not all(plain_name(name) for name in names):
+            return (f"{MANIFEST} carries {folder!r}: {names!r}, not plain names inside carried/ (one of {', '.join(USER_FILES)}): "
+                    "the pack is damaged or forged")
+    for group in manifest["system_packages"]:
+        for name in group["debs"]:
+            if not (plain_name(name) and name.endswith(".deb") and f"debs/{name}" in manifest["files"]):
+                return f"{MANIFEST} names the Debian package {name!r}, not a .deb file it lists under debs/: the pack is damaged or forged"
+    return None
 
 
 def pack_refusal(manifest: dict, for_tests: bool) -> str | None:

@@ -361,13 +361,13 @@ def run_agent(task: Task, model: Model, conversation: Conversation, output_dir: 
     return run
 
 
-# --- checks: each in a fresh jail that sees the check module, the inputs and the outputs, read-only ----------------
+# --- checks: each in a fresh jail given the check's modules as text, seeing the inputs and outputs read-only -------
 
 KIT_CHECKS = Path(__file__).resolve().parent.parent / "checks"  # the kit's checks: its library, pybench_checks, serves any suite
 
 
 def check_modules(checks_dir: Path, module: str, library: Path | None = KIT_CHECKS) -> dict[str, Path]:
-    """The files a check jail mounts, by name: the check's module and the modules it imports, transitively, from
+    """The files a check jail is given as text, by name: the check's module and the modules it imports, transitively, from
     checks_dir or else from the kit's check library (pybench_checks and what it imports); never the replays, the
     other groups' modules or anything else in the folder."""
     shared = check_modules(library, "pybench_checks", None) if library else {}
@@ -395,8 +395,10 @@ def imported_names(module_path: Path) -> tuple[str, ...]:
 
 
 def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None = None, output_dir: Path | None = None) -> tuple[bool, str]:
-    """(passed, reason). Our checks: the module is imported from a read-only /checks inside a new jail and called with
-    the final answer; AssertionError fails the task with its message, a crash or a hang fails it too, with that.
+    """(passed, reason). Our checks: the module and those of checks/ it imports are given to a new jail as text (no
+    file of the jail holds them, so nothing an attempt leaves can read a hidden check's source back into its reason),
+    imported there and called with the final answer; AssertionError fails the task with its message, a crash or a
+    hang fails it too, with that.
     A trajectory test (task.trajectory_test: an original checkout's test_task_<index>(trajectory)) runs with the cwd
     laid out as its tests expect (task.check_binds, and output_dir as ./output/ (default this task's own), all
     read-only) and is given trajectory (default the run's messages); any exception fails it."""
@@ -410,10 +412,10 @@ def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None =
         # The figure records, kept with the jails' logs, lie beside output/ as figures.json in the check's jail (read-only).
         record = log_dir / f"{run.output_dir.name}.figures.json"
         record.write_text(json.dumps(run.figures), encoding="utf-8")
-        binds = (task.input_binds() + [output, (str(record), f"{JAIL_ROOT}/figures.json", False)]
-                 + [(str(path), f"/checks/{name}", False) for name, path in modules.items()])
-        call = {"answer": run.answer, "output": f"{JAIL_ROOT}/output", "data": f"{JAIL_ROOT}/data"}
-        path = "/checks"
+        binds = task.input_binds() + [output, (str(record), f"{JAIL_ROOT}/figures.json", False)]
+        call = {"answer": run.answer, "output": f"{JAIL_ROOT}/output", "data": f"{JAIL_ROOT}/data",
+                "sources": {name.removesuffix(".py"): path.read_text(encoding="utf-8") for name, path in modules.items()}}
+        path = ""
     jail = Jail(f"{run.output_dir.name}.check", binds, check_limits(), log_dir, environment=task.environment)
     try:
         cell = jail.call("check", path=path, module=task.check_module, function=task.check_function, **call)

@@ -635,7 +635,13 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
 
     for fd in (command_fd, result_fd):
         os.set_inheritable(fd, False)  # no program a cell runs starts with them
-    os.register_at_fork(after_in_child=lambda: [os.close(fd) for fd in (command_fd, result_fd)])  # nor a child it forks
+    channel = [command_fd, result_fd]
+
+    def close_channel_in_child() -> None:  # once: a grandchild inherits the emptied list, so never closes an fd reused since
+        while channel:
+            os.close(channel.pop())
+
+    os.register_at_fork(after_in_child=close_channel_in_child)  # nor a child it forks
     os.dup2(1, 2)
     sys.stdout.reconfigure(line_buffering=True)
     output_fd = os.dup(1)  # to put fds 1 and 2 back after a cell that closed or redirected them
@@ -717,114 +723,209 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
         os.write(1, marker.encode())  # after the result: the host takes the result once it has seen this
 
 
+# --- the unpickling guard: what a check's pickle may name, call, make and set -------------------------------------
+
+SAFE_BUILTINS = {"list", "dict", "set", "frozenset", "tuple", "bytearray", "bytes", "complex", "float", "int", "str", "bool", "slice",
+                 "range", "object", "NoneType", "Ellipsis", "NotImplemented"}
+SAFE_STDLIB = {"collections": {"OrderedDict", "defaultdict", "deque", "Counter"}, "copyreg": {"_reconstructor"},
+               "_codecs": {"encode"}, "datetime": {"date", "time", "datetime", "timedelta", "timezone"},
+               "decimal": {"Decimal"}, "fractions": {"Fraction"}}
+RECONSTRUCTORS = {"numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct", "numpy._core.multiarray.scalar",
+                  "numpy.core.multiarray.scalar", "numpy._core.numeric._frombuffer", "numpy.core.numeric._frombuffer",
+                  "numpy.ma.core._mareconstruct", "numpy.random._pickle.__bit_generator_ctor", "numpy.random._pickle.__generator_ctor",
+                  "numpy.random._pickle.__randomstate_ctor", "pandas._libs.internals._unpickle_block",
+                  "pandas._libs.tslibs.timedeltas._timedelta_unpickle", "pandas._libs.tslibs.timestamps._unpickle_timestamp",
+                  "pandas.core.indexes.base._new_Index", "pandas.core.indexes.datetimes._new_DatetimeIndex",
+                  "pandas.core.indexes.period._new_PeriodIndex",
+                  "pyarrow.lib._restore_array", "pyarrow.lib.py_buffer", "pyarrow.lib.type_for_alias",
+                  "sklearn.metrics._dist_metrics.newObj", "sklearn.neighbors._kd_tree.newObj", "sklearn.neighbors._ball_tree.newObj"}
+# The class (or the function) each reconstructor is given, by position, and what it must be: a reconstructor calls or
+# makes it, so it is bound to the classes it exists to rebuild (a class or a subclass) or to one function. "own" is X or
+# a subclass for Cython's __pyx_unpickle_X, a class of its own module for scikit-learn's newObj.
+# Any other argument (or value of a dict argument) that is a class or a function is refused.
+BOUND_ARGUMENTS = {"_reconstruct": {0: "numpy.ndarray"}, "_mareconstruct": {0: "numpy.ma.MaskedArray", 1: "numpy.ndarray"},
+                   "__bit_generator_ctor": {0: "numpy.random.BitGenerator"},
+                   "__generator_ctor": {0: "numpy.random.BitGenerator", 1: "numpy.random._pickle.__bit_generator_ctor"},
+                   "__randomstate_ctor": {0: "numpy.random.BitGenerator", 1: "numpy.random._pickle.__bit_generator_ctor"},
+                   "_new_Index": {0: "pandas.Index"}, "_new_DatetimeIndex": {0: "pandas.DatetimeIndex"},
+                   "_new_PeriodIndex": {0: "pandas.PeriodIndex"}, "newObj": {0: "own"}, "__pyx_unpickle_": {0: "own"}}
+NEVER_REBUILT = ("numpy.memmap",)  # a subclass of a bound class that opens a file: no reconstructor is given it
+PICKLING_PACKAGES = ("numpy", "pandas", "sklearn", "scipy", "pyarrow", "joblib.numpy_pickle")
+CLOSED_MODULES = ("pandas.io", "pandas.core.computation", "pandas._config", "pandas.plotting", "pandas.testing", "pandas._testing",
+                  "pandas.util", "pandas._libs.parsers", "numpy.f2py", "numpy.testing", "numpy.distutils", "numpy._pytesttester",
+                  "numpy.lib._datasource", "scipy._lib", "scipy.io", "sklearn.utils._testing", "sklearn.utils.parallel",
+                  "sklearn._config", "sklearn.externals")
+
+
+class Refused(Exception):
+    """What a gate refused, in words; restrict_unpickling raises it as UnpicklingError."""
+
+
+def under(module: str, roots) -> bool:
+    return any(module == root or module.startswith(root + ".") for root in roots)
+
+
+def named(value) -> str:
+    return f"{getattr(value, '__module__', None) or '?'}.{getattr(value, '__qualname__', type(value).__name__)}"
+
+
+def resolved(dotted: str):
+    """A loaded library's attribute by its public dotted name ("pandas.Index"), or None when the library is not loaded."""
+    module, _, name = dotted.rpartition(".")
+    return getattr(sys.modules.get(module), name, None)
+
+
+def admit_global(module: str, name: str, resolve) -> tuple[object, str]:
+    """The find_class gate: (the global, its kind: "data" a data class, "reconstructor", "value") for what a pickle may
+    name; resolve(module, name) is pickle's own lookup. Refused: a module, any other function, a mutable global."""
+    if module == "builtins" and name in SAFE_BUILTINS:
+        return resolve(module, name), "value"
+    if name in SAFE_STDLIB.get(module, ()):
+        found = resolve(module, name)
+        return found, "data" if isinstance(found, type) else "reconstructor"
+    loaded = sys.modules.get(module)  # a Cython module loaded under a name without its package (sklearn 1.5's "_loss")
+    module = loaded.__name__ if "." not in module and isinstance(getattr(loaded, "__name__", None), str) else module
+    if "." not in name and under(module, PICKLING_PACKAGES) and not under(module, CLOSED_MODULES):
+        try:
+            found = resolve(module, name)
+        except (ImportError, AttributeError):
+            found = None
+        home = getattr(found, "__module__", None) or module
+        home = getattr(sys.modules.get(home), "__name__", home)  # "_loss" is sklearn._loss._loss, as above
+        if isinstance(found, type) and under(home, PICKLING_PACKAGES) and not under(home, CLOSED_MODULES):
+            return found, "value"
+        if f"{module}.{name}" in RECONSTRUCTORS or (name.startswith("__pyx_unpickle_") and callable(found)):
+            return found, "reconstructor"
+        if isinstance(found, (int, float, complex, str, bytes)) or type(found).__name__ in ("NAType", "NaTType"):
+            return found, "value"  # constants and pandas' missing-value singletons, never a mutable global
+    raise Refused(f"{module}.{name}")
+
+
+def rebuilds(function, value, binding: str) -> bool:
+    """Whether a class or function given to a reconstructor is one it exists to be given (BOUND_ARGUMENTS's binding)."""
+    if not isinstance(value, type):
+        return named(value) == binding
+    if any(isinstance(never, type) and issubclass(value, never) for never in map(resolved, NEVER_REBUILT)):
+        return False
+    if binding == "own":  # Cython's __pyx_unpickle_X makes X.__new__(a subclass of X); newObj a class of its module
+        rebuilt = getattr(sys.modules.get(function.__module__), function.__name__.removeprefix("__pyx_unpickle_"), None)
+        return issubclass(value, rebuilt) if isinstance(rebuilt, type) else value.__module__ == function.__module__
+    base = resolved(binding)
+    return isinstance(base, type) and issubclass(value, base)
+
+
+def bound_arguments_refusal(function, arguments: tuple, data_classes=frozenset()) -> str | None:
+    """The reconstructor gate: why function may not be given these arguments, or None. A class or function among them
+    (or among the values of a dict argument) is refused unless it is one of data_classes (a defaultdict's list), or
+    at a position BOUND_ARGUMENTS binds and one of the classes bound there."""
+    name = getattr(function, "__name__", "")
+    bound = BOUND_ARGUMENTS.get("__pyx_unpickle_" if name.startswith("__pyx_unpickle_") else name, {})
+    for position, value in enumerate(arguments):
+        if position in bound and callable(value) and not rebuilds(function, value, bound[position]):
+            return f"{named(function)} given {named(value)} where it takes only {bound[position]}"
+    unbound = [value for position, value in enumerate(arguments) if position not in bound]
+    unbound += [value for argument in arguments if isinstance(argument, dict) for value in argument.values()]
+    chosen = [value for value in unbound if callable(value) and value not in data_classes]
+    return f"{named(function)} given {named(chosen[0])}: a class or function the pickle chose" if chosen else None
+
+
+def constructs_data(cls: type, data_classes: set) -> bool:
+    """Whether a class may be called (REDUCE) or made by __new__ (NEWOBJ) with the pickle's arguments: a builtins or
+    standard-library data class, a C or Cython class of the libraries (find_class admitted only theirs: numpy.dtype,
+    scikit-learn's Tree), or a pandas dtype or block manager; never a Python class, whose constructor does what it likes
+    (numpy's memmap opens a file)."""
+    if cls in data_classes:
+        return True
+    if not cls.__flags__ & (1 << 9):  # not a heap type: a C or Cython class
+        return True
+    pandas = resolved("pandas.core.dtypes.base.ExtensionDtype"), resolved("pandas.core.internals.managers.BaseBlockManager")
+    return issubclass(cls, tuple(base for base in pandas if base))
+
+
+def call_refusal(function, arguments: tuple, data_classes: set, reconstructors: set) -> str | None:
+    """The REDUCE gate (and INST/OBJ's): why the pickle may not call function with arguments, or None."""
+    import copyreg
+
+    if isinstance(function, type) and constructs_data(function, data_classes):
+        return bound_arguments_refusal(function, arguments, data_classes)
+    if function is copyreg._reconstructor:
+        bases = (object, list, dict, set, frozenset, tuple, bytearray, bytes, int, float, complex, str)
+        return None if len(arguments) == 3 and arguments[1] in bases else f"copyreg._reconstructor with base {named(arguments[1:2])}"
+    if function in reconstructors:
+        return bound_arguments_refusal(function, arguments, data_classes)
+    return f"a call of {named(function)}"
+
+
+def new_refusal(cls, arguments: tuple, keywords: dict, data_classes: set) -> str | None:
+    """The NEWOBJ gate: cls.__new__(cls, ...) takes arguments only where REDUCE may call cls; a Python class is made bare,
+    as every honest pickle of these libraries makes it."""
+    if not isinstance(cls, type):
+        return f"{named(cls)}.__new__"
+    if (arguments or keywords) and not constructs_data(cls, data_classes):
+        return f"{cls.__qualname__}.__new__ with the pickle's arguments"
+    return bound_arguments_refusal(cls, (*arguments, keywords), data_classes) if arguments or keywords else None
+
+
+def build_refusal(target, state) -> str | None:
+    """The BUILD gate: state is set on instances only, never on a class, module or function; attribute by attribute only
+    where the class keeps the plain object.__setattr__ (pandas' options wrapper sets a global option in its own)."""
+    import types
+
+    if isinstance(target, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return f"state set on {getattr(target, '__name__', type(target).__name__)}"
+    attributes = state[1] if isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict) else None
+    if attributes and getattr(target, "__setstate__", None) is None and type(target).__setattr__ is not object.__setattr__:
+        return f"attributes set through {type(target).__qualname__}.__setattr__"
+    return None
+
+
 def restrict_unpickling() -> None:
     """Runs in the check jail before any check code (see check): every unpickler (pickle.load/loads/Unpickler, the
     Python one, pickle._Unpickler, that joblib.load and pandas use, and the C one, replaced by it) only rebuilds data.
-    Three gates, each refusing with UnpicklingError naming what it refused, which fails the check:
-      find_class  a global is plain builtins data (containers, numbers, text, bytes), collections, datetime, decimal,
+    Each opcode that names, calls, makes or fills an object passes its gate, which refuses with UnpicklingError naming
+    what it refused, failing the check:
+      find_class  admit_global: plain builtins data (containers, numbers, text, bytes), collections, datetime, decimal,
                   fractions; a class defined in numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper
                   (outside their I/O, configuration, test and parallel modules); one of the reconstructor functions
-                  those libraries pickle with (`functions`, and Cython's __pyx_unpickle_* helpers); a constant, or
+                  those libraries pickle with (RECONSTRUCTORS, and Cython's __pyx_unpickle_* helpers); a constant, or
                   pandas.NA / pandas.NaT. Never a module, another function, or a mutable global such as a config dict.
-      REDUCE      (and the old INST/OBJ) calls only a reconstructor function, a builtins/stdlib data class, a C or
-                  Cython class of those libraries (numpy.dtype, sklearn's Tree: their constructors build data), or
-                  a pandas dtype or block manager class; never an instance (a callable object such as a test runner
-                  or a Parallel), nor a Python class's constructor with the pickle's arguments. copyreg's
-                  _reconstructor may call only object's or a builtins container's constructor. Python classes are
-                  made with NEWOBJ (cls.__new__(cls)) and filled by BUILD.
-      NEWOBJ      (cls.__new__(cls, ...)) passes arguments only to the classes REDUCE may call: a Python class (numpy's
-                  memmap, which would open a file) is made bare, as every honest pickle of these libraries makes it.
-      BUILD       sets state on instances only, never on a class, module or function (no class attribute or global
-                  replaced); attribute by attribute only where the class keeps the plain object.__setattr__ (pandas'
-                  options wrapper, whose setattr sets a global option, is refused)."""
+      REDUCE      (and the old INST/OBJ) call_refusal: only a reconstructor function, a builtins/stdlib data class, a C or
+                  Cython class of those libraries, or a pandas dtype or block manager class; never an instance (a
+                  callable object such as a test runner or a Parallel), nor a Python class's constructor with the
+                  pickle's arguments. copyreg's _reconstructor may call only object's or a builtins container's constructor.
+                  A reconstructor is given only the classes it exists to rebuild (bound_arguments_refusal: pandas'
+                  _new_Index an Index class, numpy's __generator_ctor a BitGenerator, never numpy.memmap), and no call
+                  is given any other class or function.
+      NEWOBJ      new_refusal: arguments only to the classes REDUCE may call: a Python class is made bare.
+      BUILD       build_refusal: state on instances only, attribute by attribute only through object.__setattr__."""
     import _compat_pickle
     import builtins
-    import copyreg
     import io
     import pickle
-    import types
 
-    safe_builtins = {"list", "dict", "set", "frozenset", "tuple", "bytearray", "bytes", "complex", "float", "int", "str",
-                     "bool", "slice", "range", "object", "NoneType", "Ellipsis", "NotImplemented"}
-    safe_stdlib = {"collections": {"OrderedDict", "defaultdict", "deque", "Counter"}, "copyreg": {"_reconstructor"},
-                   "_codecs": {"encode"}, "datetime": {"date", "time", "datetime", "timedelta", "timezone"},
-                   "decimal": {"Decimal"}, "fractions": {"Fraction"}}
-    functions = {"numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct", "numpy._core.multiarray.scalar",
-                 "numpy.core.multiarray.scalar", "numpy._core.numeric._frombuffer", "numpy.core.numeric._frombuffer",
-                 "numpy.ma.core._mareconstruct", "numpy.random._pickle.__bit_generator_ctor", "numpy.random._pickle.__generator_ctor",
-                 "numpy.random._pickle.__randomstate_ctor", "pandas._libs.internals._unpickle_block",
-                 "pandas._libs.tslibs.timedeltas._timedelta_unpickle", "pandas._libs.tslibs.timestamps._unpickle_timestamp",
-                 "pandas.core.indexes.base._new_Index", "pandas.core.indexes.datetimes._new_DatetimeIndex",
-                 "pandas.core.indexes.period._new_PeriodIndex",
-                 "pyarrow.lib._restore_array", "pyarrow.lib.py_buffer", "pyarrow.lib.type_for_alias",
-                 "sklearn.metrics._dist_metrics.newObj", "sklearn.neighbors._kd_tree.newObj", "sklearn.neighbors._ball_tree.newObj"}
-    packages = ("numpy", "pandas", "sklearn", "scipy", "pyarrow", "joblib.numpy_pickle")
-    closed = ("pandas.io", "pandas.core.computation", "pandas._config", "pandas.plotting", "pandas.testing", "pandas._testing",
-              "pandas.util", "pandas._libs.parsers", "numpy.f2py", "numpy.testing", "numpy.distutils", "numpy._pytesttester",
-              "numpy.lib._datasource", "scipy._lib", "scipy.io", "sklearn.utils._testing", "sklearn.utils.parallel",
-              "sklearn._config", "sklearn.externals")
+    # What find_class admitted so far: the data classes (builtins' from the start) and the reconstructor functions.
+    data_classes = {getattr(builtins, name) for name in SAFE_BUILTINS if isinstance(getattr(builtins, name, None), type)}
+    reconstructors = set()
     resolve = pickle._Unpickler.find_class
-    reconstructors = set()  # the reconstructor functions resolved so far: what REDUCE may call besides data classes
-    data_classes = {getattr(builtins, name) for name in safe_builtins if isinstance(getattr(builtins, name, None), type)}
-    builtin_bases = (object, list, dict, set, frozenset, tuple, bytearray, bytes, int, float, complex, str)
 
-    def under(module: str, roots) -> bool:
-        return any(module == root or module.startswith(root + ".") for root in roots)
-
-    def refuse(what: str):
-        raise pickle.UnpicklingError(f"refused to load {what}: a check loads only numpy, pandas, scikit-learn "
-                                     "and plain Python data from pickles")
+    def refuse(what: str | None) -> None:
+        if what:
+            raise pickle.UnpicklingError(f"refused to load {what}: a check loads only numpy, pandas, scikit-learn "
+                                         "and plain Python data from pickles")
 
     def find_class(self, module: str, name: str):
         if getattr(self, "proto", 3) < 3 and getattr(self, "fix_imports", True):  # Python 2 names, as pickle maps them
             module, name = _compat_pickle.NAME_MAPPING.get((module, name), (_compat_pickle.IMPORT_MAPPING.get(module, module), name))
-        if module == "builtins" and name in safe_builtins:
-            return resolve(self, module, name)
-        if name in safe_stdlib.get(module, ()):
-            found = resolve(self, module, name)
-            if isinstance(found, type):
-                data_classes.add(found)
-            elif found is not copyreg._reconstructor:
-                reconstructors.add(found)
-            return found
-        loaded = sys.modules.get(module)  # a Cython module loaded under a name without its package (sklearn 1.5's "_loss")
-        module = loaded.__name__ if "." not in module and isinstance(getattr(loaded, "__name__", None), str) else module
-        if "." not in name and under(module, packages) and not under(module, closed):
-            try:
-                found = resolve(self, module, name)
-            except (ImportError, AttributeError):
-                found = None
-            home = getattr(found, "__module__", None) or module
-            home = getattr(sys.modules.get(home), "__name__", home)  # "_loss" is sklearn._loss._loss, as above
-            if isinstance(found, type) and under(home, packages) and not under(home, closed):
-                return found
-            if f"{module}.{name}" in functions or (name.startswith("__pyx_unpickle_") and callable(found)):
-                reconstructors.add(found)
-                return found
-            if isinstance(found, (int, float, complex, str, bytes)) or type(found).__name__ in ("NAType", "NaTType"):
-                return found  # constants and pandas' missing-value singletons, never a mutable global
-        refuse(f"{module}.{name}")
-
-    def constructs_data(cls: type) -> bool:
-        """Whether REDUCE may call this class with the pickle's arguments."""
-        if cls in data_classes:
-            return True
-        if not cls.__flags__ & (1 << 9):  # not a heap type: a C or Cython class (find_class admitted only the libraries')
-            return True
-        import sys as modules_of
-
-        pandas = modules_of.modules.get("pandas.core.dtypes.base"), modules_of.modules.get("pandas.core.internals.managers")
-        bases = tuple(base for base in (getattr(pandas[0], "ExtensionDtype", None), getattr(pandas[1], "BaseBlockManager", None)) if base)
-        return issubclass(cls, bases)
+        try:
+            found, kind = admit_global(module, name, lambda module, name: resolve(self, module, name))
+        except Refused as refusal:
+            refuse(str(refusal))
+        (data_classes if kind == "data" else reconstructors if kind == "reconstructor" else set()).add(found)
+        return found
 
     def call(function, arguments: tuple):
-        if isinstance(function, type) and constructs_data(function):
-            return function(*arguments)
-        if function is copyreg._reconstructor and len(arguments) == 3 and arguments[1] in builtin_bases:
-            return function(*arguments)
-        if function in reconstructors:
-            return function(*arguments)
-        refuse(f"a call of {getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', type(function).__name__)}")
+        refuse(call_refusal(function, arguments, data_classes, reconstructors))
+        return function(*arguments)
 
     def load_reduce(self):
         arguments = self.stack.pop()
@@ -833,7 +934,11 @@ def restrict_unpickling() -> None:
     def instantiate(self, klass, arguments):  # INST and OBJ, protocols 0 and 1
         self.append(call(klass, tuple(arguments)) if arguments or not isinstance(klass, type) else klass.__new__(klass))
 
-    def load_newobj(self):  # cls.__new__(cls, *arguments): arguments only for classes REDUCE may call
+    def new(cls, arguments, keywords):
+        refuse(new_refusal(cls, arguments, keywords, data_classes))
+        return cls.__new__(cls, *arguments, **keywords)
+
+    def load_newobj(self):
         arguments = self.stack.pop()
         self.stack[-1] = new(self.stack[-1], arguments, {})
 
@@ -842,20 +947,10 @@ def restrict_unpickling() -> None:
         arguments = self.stack.pop()
         self.stack[-1] = new(self.stack[-1], arguments, keywords)
 
-    def new(cls, arguments, keywords):
-        if not isinstance(cls, type) or ((arguments or keywords) and not constructs_data(cls)):
-            refuse(f"{getattr(cls, '__qualname__', type(cls).__name__)}.__new__ with the pickle's arguments")
-        return cls.__new__(cls, *arguments, **keywords)
-
     build = pickle._Unpickler.load_build
 
     def load_build(self):
-        target, state = self.stack[-2], self.stack[-1]
-        if isinstance(target, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
-            refuse(f"state set on {getattr(target, '__name__', type(target).__name__)}")
-        attributes = state[1] if isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict) else None
-        if attributes and getattr(target, "__setstate__", None) is None and type(target).__setattr__ is not object.__setattr__:
-            refuse(f"attributes set through {type(target).__qualname__}.__setattr__")
+        refuse(build_refusal(self.stack[-2], self.stack[-1]))
         build(self)
 
     class Unpickler(pickle._Unpickler):
@@ -877,19 +972,47 @@ def restrict_unpickling() -> None:
 # --- what the harness runs in a jail, its arguments passed as data -------------------------------------------------
 
 def check(path: str, module: str, function: str, answer: str | None = None, output: str | None = None, data: str | None = None,
-          trajectory: list | None = None) -> None:
-    """A task's check, under the unpickling guard: function of the module in folder path, called with the final
-    answer and the output and data folders (our checks), or with the message list (an original checkout's
-    test_task_<index>). It passes by returning; whatever it raises is its verdict."""
+          trajectory: list | None = None, sources: dict[str, str] | None = None) -> None:
+    """A task's check, under the unpickling guard: function of the module, called with the final answer and the output
+    and data folders (our checks, whose modules come as text in sources), or with the message list (an original
+    checkout's test_task_<index>, its module in folder path). It passes by returning; whatever it raises is its verdict."""
     from pathlib import Path
 
     restrict_unpickling()
-    sys.path.insert(0, path)
+    if sources:
+        import_from_text(sources)
+    else:
+        sys.path.insert(0, path)
     checked = getattr(__import__(module), function)
     if trajectory is not None:
         checked(trajectory)
     else:
         checked(answer, Path(output), Path(data))
+
+
+def import_from_text(sources: dict[str, str]) -> None:
+    """Make the modules in sources ({name: text}) importable by name, each compiled as /checks/NAME.py (its tracebacks
+    show its lines) though no such file exists in the jail."""
+    import importlib.util
+    import linecache
+
+    class TextFinder:
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            return importlib.util.spec_from_loader(name, cls, origin=f"/checks/{name}.py") if name in sources else None
+
+        @staticmethod
+        def create_module(spec):
+            return None
+
+        @staticmethod
+        def exec_module(module):
+            text, filename = sources[module.__name__], f"/checks/{module.__name__}.py"
+            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+            module.__file__ = filename
+            exec(compile(text, filename, "exec"), module.__dict__)
+
+    sys.meta_path.insert(0, TextFinder)
 
 
 def probe_imports(libraries: list[str], nltk_resources: list[str]) -> None:
@@ -918,7 +1041,10 @@ class Outcome(Exception):
 
 
 # Put first on PATH for the script that run_bash traces: each runs the real interpreter of its name (the next one on
-# PATH) and leaves, in a folder of the jail's /tmp outside the task's files, a record of its arguments and exit status.
+# PATH) and leaves, in a folder of the jail's /tmp outside the task's files, a record of its arguments, its folder and
+# exit status, and, from inside the interpreter, which script it started: a Python through our sitecustomize (first on
+# PYTHONPATH; it chains to the environment's own) whose audit hook sees CPython start a file (cpython.run_file: never
+# for -c, -m, stdin or PYTHONSTARTUP), a bash through BASH_ENV (not for -c), the system's sh by the wrapper itself.
 TRACED_INTERPRETERS = ("python", "python3", "bash", "sh")
 TRACING_WRAPPER = """#!/bin/bash
 name=${0##*/}
@@ -926,56 +1052,134 @@ real=$(PATH=${PATH//"%(bin)s:"/} type -P "$name")
 if [ -z "$real" ] || [ "$real" = "$0" ]; then echo "$name: command not found" >&2; exit 127; fi
 record=%(log)s/$$.$RANDOM$RANDOM
 printf '%%s\\0' "$name" "$@" > "$record.argv"
-"$real" "$@"
+pwd -P > "$record.cwd"
+case $name in
+    python*) PYBENCH_TRACE_RECORD=$record PYBENCH_TRACE_PYTHONPATH=${PYTHONPATH-} PYTHONPATH=%(site)s${PYTHONPATH:+:$PYTHONPATH} "$real" "$@";;
+    bash) PYBENCH_TRACE_RECORD=$record PYBENCH_BASH_ENV=${BASH_ENV-} BASH_ENV=%(site)s/bash_env "$real" "$@";;
+    *) case $real:${1-} in /bin/sh:[!-]*|/usr/bin/sh:[!-]*) readlink -f -- "$1" > "$record.started";; esac; "$real" "$@";;
+esac
 status=$?
 echo "$status" > "$record.status"
 exit "$status"
+"""
+TRACING_SITECUSTOMIZE = """import os, sys
+def _pybench_trace():
+    record = os.environ.pop("PYBENCH_TRACE_RECORD", None)
+    if record is None:
+        return
+    path = os.environ.pop("PYBENCH_TRACE_PYTHONPATH", "")
+    if path:
+        os.environ["PYTHONPATH"] = path
+    else:
+        os.environ.pop("PYTHONPATH", None)
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != here]
+    def started(event, arguments, record=record, realpath=os.path.realpath):
+        if event == "cpython.run_file":
+            with open(record + ".started", "w") as handle:
+                handle.write(realpath(arguments[0]))
+    sys.addaudithook(started)
+    ours = sys.modules.pop("sitecustomize")
+    try:
+        import sitecustomize  # the environment's own, if it has one: site's import then ends with it
+    except ImportError:
+        sys.modules["sitecustomize"] = ours
+_pybench_trace()
+del _pybench_trace
+"""
+TRACING_BASH_ENV = """if [ -n "${PYBENCH_TRACE_RECORD-}" ]; then
+    __pybench_record=$PYBENCH_TRACE_RECORD
+    unset PYBENCH_TRACE_RECORD
+    if [ -n "${PYBENCH_BASH_ENV-}" ]; then BASH_ENV=$PYBENCH_BASH_ENV; . "$PYBENCH_BASH_ENV"; else unset BASH_ENV; fi
+    unset PYBENCH_BASH_ENV
+    [ -z "${BASH_EXECUTION_STRING-}" ] && readlink -f -- "$0" > "$__pybench_record.started"
+    unset __pybench_record
+fi
 """
 
 
 def tracing_folder(path_first: str) -> tuple[str, str]:
     """A fresh folder holding the tracing wrappers (bin/, one per TRACED_INTERPRETERS name and per pythonX.Y in
-    path_first) and their records (log/): (bin, log)."""
+    path_first), what they start inside the interpreters (site/) and their records (log/): (bin, log)."""
     import re
     import tempfile
 
     top = tempfile.mkdtemp(prefix="pybench-trace-")
-    bin_folder, log_folder = os.path.join(top, "bin"), os.path.join(top, "log")
-    os.mkdir(bin_folder)
-    os.mkdir(log_folder)
+    bin_folder, site_folder, log_folder = (os.path.join(top, name) for name in ("bin", "site", "log"))
+    for folder in (bin_folder, site_folder, log_folder):
+        os.mkdir(folder)
+    for name, text in (("sitecustomize.py", TRACING_SITECUSTOMIZE), ("bash_env", TRACING_BASH_ENV)):
+        with open(os.path.join(site_folder, name), "w") as handle:
+            handle.write(text)
     names = set(TRACED_INTERPRETERS)
     for folder in filter(None, [path_first, "/usr/bin"]):
         names |= {name for name in os.listdir(folder) if re.fullmatch(r"python3\.\d+", name)} if os.path.isdir(folder) else set()
     for name in names:
         path = os.path.join(bin_folder, name)
         with open(path, "w") as handle:
-            handle.write(TRACING_WRAPPER % {"bin": bin_folder, "log": log_folder})
+            handle.write(TRACING_WRAPPER % {"bin": bin_folder, "log": log_folder, "site": site_folder})
         os.chmod(path, 0o555)
     return bin_folder, log_folder
 
 
+def script_argument(argv: list[str]) -> str | None:
+    """The script a python or bash command line runs: its first argument that is no option (nor an option's value);
+    None when it runs code given otherwise (-c, python's -m, stdin: "-" or no script)."""
+    python = argv[0].startswith("python")
+    arguments = iter(argv[1:])
+    for argument in arguments:
+        if argument in ("--", "-"):
+            return next(arguments, None) if argument == "--" else None
+        if argument.startswith("--"):
+            if argument in ("--check-hash-based-pycs", "--rcfile", "--init-file"):
+                next(arguments, None)
+            continue
+        if not argument.startswith("-") and (python or not argument.startswith("+")):
+            return argument
+        for at, letter in enumerate(argument[1:], 1):  # flags run together: python -uc CODE, bash -eo pipefail
+            if letter in ("cm" if python else "c"):
+                return None
+            if letter in ("WX" if python else "oO"):  # an option with a value, attached or next
+                if at == len(argument) - 1:
+                    next(arguments, None)
+                break
+    return None
+
+
 def task_runs(log_folder: str, values: list[str]) -> dict:
-    """What the tracing wrappers recorded, read for the task's own runs: an interpreter given a script (an argument
-    ending in .py or .sh) whose arguments, joined by spaces, hold every one of values, ignoring case (the record's
-    arguments, as ML-Bench's static check looks for them in the answer). {"runs": n, "failed": n (exited other than 0,
-    or still running when the script ended), "seen": n (all traced runs), "shown": up to 4 of the task's runs}."""
+    """What the tracing wrappers recorded, read for the task's own runs: an interpreter that ran a script (its
+    script_argument ends in .py or .sh) with arguments that, joined by spaces, hold every one of values, ignoring case
+    (the record's arguments, as ML-Bench's static check looks for them in the answer). Such a run succeeded when that
+    very script was seen starting from inside the interpreter and the interpreter exited 0. {"runs": n, "failed": n
+    (never started its script, exited other than 0, or still running when the script ended), "seen": n (all traced
+    runs), "shown": up to 4 of the task's runs}."""
     runs, seen = [], 0
     for name in sorted(os.listdir(log_folder)):
         if not name.endswith(".argv"):
             continue
         seen += 1
-        with open(os.path.join(log_folder, name), "rb") as handle:
-            argv = handle.read().decode("utf-8", "replace").split("\0")[:-1]
+        record = os.path.join(log_folder, name[:-5])
+        argv = read_record(record + ".argv").split("\0")[:-1]
+        script = script_argument(argv) if argv else None
+        if not (script and script.endswith((".py", ".sh")) and all(value.lower() in " ".join(argv).lower() for value in values)):
+            continue
         try:
-            with open(os.path.join(log_folder, name[:-5] + ".status")) as handle:
-                status = int(handle.read())
-        except (OSError, ValueError):
+            status = int(read_record(record + ".status"))
+        except ValueError:
             status = None
-        joined = " ".join(argv).lower()
-        if any(word.endswith((".py", ".sh")) for word in argv[1:]) and all(value.lower() in joined for value in values):
-            runs.append({"command": " ".join(argv)[:300], "status": status})
-    return {"runs": len(runs), "failed": sum(run["status"] != 0 for run in runs), "seen": seen,
-            "shown": sorted(runs, key=lambda run: run["status"] == 0)[:4]}
+        expected = os.path.realpath(os.path.join(read_record(record + ".cwd").strip(), script))
+        runs.append({"command": " ".join(argv)[:300], "status": status, "started": read_record(record + ".started").strip() == expected})
+    return {"runs": len(runs), "failed": sum(run["status"] != 0 or not run["started"] for run in runs), "seen": seen,
+            "shown": sorted(runs, key=lambda run: run["status"] == 0 and run["started"])[:4]}
+
+
+def read_record(path: str) -> str:
+    """A tracing record's text, "" if it is not there."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "", prefix: str = "",

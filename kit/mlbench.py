@@ -466,14 +466,15 @@ def task_values(task: MLBenchTask, answer_is_code: bool) -> list[str]:
 
 def honest_verdict(outcome: str, runs: dict | None, what: str) -> tuple[bool, str]:
     """Ours: the command exited 0, the task's own script ran with the record's arguments (jailed.task_runs saw at
-    least one such run), and every such run exited 0. (passed, reason)."""
+    least one such run), and every such run was seen starting its script and exited 0. (passed, reason)."""
     if outcome != "exit 0":
         return False, f"{what}: {outcome}"
     if runs is None or not runs["runs"]:
         return False, f"{what}: exit 0, but no run of the task's script with the record's arguments was seen"
     if runs["failed"]:
-        failed = next(run for run in runs["shown"] if run["status"] != 0)
-        ended = "still running" if failed["status"] is None else f"exit {failed['status']}"
+        failed = next(run for run in runs["shown"] if run["status"] != 0 or not run["started"])
+        ended = ("still running" if failed["status"] is None else f"exit {failed['status']}") + (
+            "" if failed["started"] else ", its script never seen starting inside the interpreter")
         return False, f"{what}: exit 0, but {runs['failed']} of {runs['runs']} runs of the task's script failed: {failed['command']} ({ended})"
     return True, ""
 

@@ -144,6 +144,9 @@ class JailLimits:
 JAIL_ROOT = "/task"                 # the agent's cwd: data/ (read-only) and output/ (writable)
 
 
+TASK_HEADROOM = 8                   # threads and processes a jail must have free after a cell (a BLAS pool, a subprocess)
+
+
 INTERRUPT_GRACE = 5.0               # seconds a SIGINT'd cell gets to stop before the worker is killed
 
 
@@ -519,6 +522,16 @@ class Jail:
             return None
         return int(children[0]) if children else None
 
+    def exhausted(self) -> bool:
+        """Whether what a cell left running (threads it started and never ended, processes it forked) leaves the jail
+        fewer than TASK_HEADROOM of its limit of threads and processes: every later cell would then fail to start a
+        thread, a BLAS pool or a subprocess, so the worker is restarted instead."""
+        tasks = 0
+        for pid in jailed_pids(self.process.pid):
+            with contextlib.suppress(OSError):
+                tasks += len(os.listdir(f"/proc/{pid}/task"))
+        return self.limits.processes - tasks < TASK_HEADROOM
+
     def fence_leftovers(self) -> None:
         """Kill every jailed process but the worker that holds an end of the worker's pipes (a process a cell forked
         and left running, which could read a later cell's command or answer for it). The worker closes them in the
@@ -626,6 +639,9 @@ class Jail:
             return self.restart(output, "The Python worker died during this cell (" + self.death_cause() + "); it was restarted, "
                                         "so all variables are gone.")
         self.fence_leftovers()
+        if self.exhausted():
+            return self.restart(output, f"The cell left the jail at its limit of {self.limits.processes} threads and processes, so no "
+                                        "later cell could start one; the Python worker was restarted, so all variables are gone.")
         if self.output_dir and self.output_over_cap():
             return self.restart(output, f"The cell's {self.over_cap}; all variables are gone.")
         figures = figure_records(result.get("figures", ""))

@@ -100,14 +100,16 @@ def test_setup_from_pack_offline_equals_online():
         (missing / gone).unlink()
         other_python = damaged_copy(pack, work / "other-python")
         rewrite(other_python / airgap.MANIFEST, json.dumps(manifest | {"python": "3.11"}).encode())
-        for bad, named in [(changed, last), (missing, gone), (other_python, "Python 3.11")]:
-            refused = offline(BASE_PYTHON, kit / "pybench.py", "setup", "--from", bad, cwd=kit, timeout=300)
+        digest = pybench.sha256_of(pack / airgap.MANIFEST)
+        for bad, named, expect in [(changed, last, []), (missing, gone, []), (other_python, "Python 3.11", []),
+                                   (pack, f"not the {'0' * 64} you expect", ["--expect", "0" * 64])]:
+            refused = offline(BASE_PYTHON, kit / "pybench.py", "setup", "--from", bad, *expect, cwd=kit, timeout=300)
             assert refused.returncode == 2 and refused.stdout == "", refused.stdout[-2000:] + refused.stderr[-2000:]
             assert len(refused.stderr.strip().splitlines()) == 1 and named in refused.stderr, refused.stderr
         assert not (kit / ".venv").exists() and not (kit / ".jail").exists()
 
         began = time.monotonic()
-        set_up = offline(BASE_PYTHON, kit / "pybench.py", "setup", "--from", pack, cwd=kit)
+        set_up = offline(BASE_PYTHON, kit / "pybench.py", "setup", "--from", pack, "--expect", digest, cwd=kit)
         assert set_up.returncode == 0, set_up.stdout[-3000:] + set_up.stderr[-3000:]
         assert set_up.stdout.strip().splitlines()[-1].startswith(f"setup done: {kit / '.venv'}")
         print(f"setup --from: {time.monotonic() - began:.0f} s")
@@ -148,7 +150,7 @@ def tiny_pack(folder: Path, **changes) -> Path:
     manifest = {"pack_format": airgap.PACK_FORMAT, "made": "now", "kit_commit": "abc", "pins": airgap.pins(), "platform": airgap.platform_facts(),
                 "python": airgap.python_minor(), "cpu_features": airgap.cpu_features(),
                 "llama_cpp_python": {"wheel": "a.whl", "CMAKE_ARGS": "", "native": True, "same_as_venv": True},
-                "flags": {"tests": False}, "files": files} | changes
+                "flags": {"tests": False}, "carried": {}, "system_packages": [], "files": files} | changes
     (folder / airgap.MANIFEST).write_text(json.dumps(manifest))
     return folder
 
@@ -184,3 +186,92 @@ def test_a_changed_missing_or_unlisted_file_is_named(tmp_path):
     (pack / "wheels" / "c.whl").write_bytes(b"another wheel")
     with pytest.raises(pybench.UsageError, match="wheels/c.whl is not listed in PACK.json"):
         airgap.verified_pack(pack, pack, for_tests=False)
+
+
+# --- a pack the user can verify (issue 30, point 4) ---------------------------------------------------------------
+
+def forge(pack: Path, **changes) -> None:
+    """Rewrite PACK.json with changes, listing every file again with its size and sha256: a tampered pack re-hashed
+    consistently, which only the digest carried apart can tell from the one that was made."""
+    manifest = json.loads((pack / airgap.MANIFEST).read_text()) | changes
+    manifest["files"] = {path.relative_to(pack).as_posix(): {"size": path.stat().st_size, "sha256": pybench.sha256_of(path)}
+                         for path in sorted(pack.rglob("*")) if path.is_file() and path.name != airgap.MANIFEST} | changes.get("files", {})
+    (pack / airgap.MANIFEST).write_text(json.dumps(manifest))
+
+
+def test_only_the_pack_whose_digest_was_carried_apart_is_accepted(tmp_path):
+    pack = tiny_pack(tmp_path)
+    made = pybench.sha256_of(pack / airgap.MANIFEST)
+    assert airgap.verified_pack(pack, pack, for_tests=False, expect=made.upper())["sha256"] == made
+    (pack / "wheels" / "a.whl").write_bytes(b"a wheel with a payload")
+    forge(pack)
+    assert airgap.verified_pack(pack, pack, for_tests=False)  # consistent: nothing in the pack itself tells
+    with pytest.raises(pybench.UsageError, match=f"sha256 of its PACK.json is {pybench.sha256_of(pack / airgap.MANIFEST)}, not the {made}"):
+        airgap.verified_pack(pack, pack, for_tests=False, expect=made)
+
+
+def test_setup_expect_goes_with_from():
+    with pytest.raises(pybench.UsageError, match="--expect SHA256 goes with --from"):
+        pybench.main(["setup", "--expect", "0" * 64])
+
+
+@pytest.mark.parametrize("carried", [{"models": ["/etc/passwd"]}, {"models": ["../../outside"]}, {"mlbench": ["a/b.jsonl"]},
+                                     {"repos": [".."]}, {"/tmp/x": ["y"]}, {"../carried": ["y"]}, {"models": [""]}])
+def test_carried_names_are_plain_names_inside_carried(tmp_path, carried):
+    pack = tiny_pack(tmp_path)
+    forge(pack, carried=carried)
+    with pytest.raises(pybench.UsageError, match="not plain names inside carried/"):
+        airgap.verified_pack(pack, pack, for_tests=False)
+
+
+@pytest.mark.parametrize("name", ["/etc/hostname", "../outside.whl", "wheels/../../outside.whl", "wheels//a.whl"])
+def test_listed_files_are_plain_names_inside_the_pack(tmp_path, name):
+    pack = tiny_pack(tmp_path)
+    forge(pack, files={name: {"size": 1, "sha256": "0" * 64}})
+    with pytest.raises(pybench.UsageError, match="not a plain relative name inside the pack"):
+        airgap.verified_pack(pack, pack, for_tests=False)
+
+
+def test_a_link_in_the_pack_is_refused(tmp_path):
+    pack = tiny_pack(tmp_path / "pack")
+    (tmp_path / "outside").write_text("a file of the target machine")
+    (pack / "models").mkdir()
+    (pack / "models" / "m.gguf").symlink_to(tmp_path / "outside")
+    forge(pack, carried={"models": ["m.gguf"]})
+    with pytest.raises(pybench.UsageError, match="models/m.gguf is a link"):
+        airgap.verified_pack(pack, pack, for_tests=False)
+
+
+def test_a_deb_named_but_not_listed_is_refused(tmp_path):
+    pack = tiny_pack(tmp_path)
+    forge(pack, system_packages=[{"packages": ["ffmpeg"], "debs": ["../../x.deb"]}])
+    with pytest.raises(pybench.UsageError, match="names the Debian package '../../x.deb'"):
+        airgap.verified_pack(pack, pack, for_tests=False)
+
+
+def built_deb(folder: Path, package: str, version: str, architecture: str) -> Path:
+    """A real (empty) Debian package, built by dpkg-deb."""
+    tree = folder / f"{package}-{architecture}-tree"
+    (tree / "DEBIAN").mkdir(parents=True)
+    (tree / "DEBIAN" / "control").write_text(f"Package: {package}\nVersion: {version}\nArchitecture: {architecture}\n"
+                                             "Maintainer: nobody <nobody@example.org>\nDescription: a test package\n")
+    deb = folder / "built.deb"
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(tree), str(deb)], check=True, capture_output=True)
+    return deb
+
+
+@pytest.mark.skipif(not shutil.which("dpkg-deb"), reason="no dpkg-deb here")
+def test_a_deb_is_what_its_listed_name_and_hash_say_before_dpkg(tmp_path):
+    deb = built_deb(tmp_path, "pybench-probe", "1:2.0-1", "all")
+    entry = {"size": deb.stat().st_size, "sha256": pybench.sha256_of(deb)}
+    right = deb.rename(tmp_path / "pybench-probe_1%3a2.0-1_all.deb")
+    assert airgap.deb_refusal(right, entry, "amd64") is None
+    older = right.rename(tmp_path / "pybench-probe_1%3a1.0-1_all.deb")  # a listed name with another version
+    assert "holds pybench-probe_1:2.0-1_all, not the package, version and architecture its name gives" in \
+        airgap.deb_refusal(older, entry, "amd64")
+    older.rename(right)
+    right.write_bytes(right.read_bytes() + b"\0")
+    assert "has changed since the pack was checked" in airgap.deb_refusal(right, entry, "amd64")
+    other = built_deb(tmp_path, "pybench-probe", "2.0", "arm64").rename(tmp_path / "pybench-probe_2.0_arm64.deb")
+    entry = {"size": other.stat().st_size, "sha256": pybench.sha256_of(other)}
+    assert airgap.deb_refusal(other, entry, "amd64") == "debs/pybench-probe_2.0_arm64.deb is for arm64, this machine is amd64"

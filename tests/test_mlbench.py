@@ -414,8 +414,41 @@ def test_ours_passes_only_when_the_tasks_own_script_ran_with_the_records_argumen
     assert [results["1-1", s]["passed"] for s in range(5)] == [True, False, False, False, False]  # ours: only the honest one
     assert "runs of the task's script failed: python train.py --dataset citeseer" in results["1-1", 1]["reason"]
     assert "(exit 2)" in results["1-1", 2]["reason"] and "no run of the task's script" in results["1-1", 3]["reason"]
-    assert results["1-1", 0]["mlbench"]["task_runs"]["shown"] == [{"command": citeseer, "status": 0}]
+    assert results["1-1", 0]["mlbench"]["task_runs"]["shown"] == [{"command": citeseer, "status": 0, "started": True}]
     assert all(results["9-1", s]["passed"] for s in range(5))  # a Python Code answer: the kit's own `python temp.py`
+
+
+def test_ours_fails_every_way_of_naming_the_script_without_running_it(tmp_path):
+    """Issue 30, point 5: each answer exits 0 and names train.py with the record's arguments, but train.py never runs
+    as the script (each adds --bad-flag, which train.py refuses, where it would run): the honest column fails them all,
+    the honest answers beside them pass. tests/test_tracer.py has the same routes on the host, usercustomize included
+    (a jail's venv has no user site)."""
+    citeseer, cora = "train.py --dataset citeseer --epochs 3 --bad-flag", "train.py --dataset cora --lr 0.05"
+    exits = "import os; os._exit(0)"
+    replay = write_jsonl(tmp_path / "answers.jsonl", [
+        {"github_id": 1, "id": 1, "output": [
+            f"python -c 'print(1)' {citeseer}",
+            f"python -m this {citeseer}",
+            f"mkdir -p /tmp/sc && echo '{exits}' > /tmp/sc/sitecustomize.py && PYTHONPATH=/tmp/sc python {citeseer}",
+            f"mkdir -p /tmp/fake && printf '#!/bin/sh\\nexit 0\\n' > /tmp/fake/python && chmod +x /tmp/fake/python && "
+            f"PATH=${{PATH%%:*}}:/tmp/fake:${{PATH#*:}} python {citeseer}",  # found after the tracing wrapper
+            f"echo '{exits}' > /tmp/startup.py && PYTHONSTARTUP=/tmp/startup.py python -i - {citeseer} < /dev/null"]},
+        {"github_id": 1, "id": 2, "output": [
+            f"python {cora}",
+            f"python -c 'import sys; del sys.argv[1]; exec(open(\"train.py\").read())' {cora}",  # trains, but not as the script
+            f"printf 'import os\\nos._exit(0)\\n' > sitecustomize.py && PYTHONPATH=. python {cora} --bad-flag",
+            f"printf 'python {cora}\\n' > run.sh && bash run.sh",
+            f"printf 'exit 0\\n' > env.sh && BASH_ENV=env.sh bash -c 'python {cora} --bad-flag' && BASH_ENV=env.sh bash run.sh"]}])
+    out = tmp_path / "run"
+    finished = run_pybench("--tasks", SPLIT, "--replay", replay, "--execute", "--repos", REPOS, "--only", "1-1,1-2", "--out", out)
+    assert finished.returncode == 0, finished.stderr
+    results = results_of(out)
+    assert [results["1-1", s]["mlbench"]["outcome"] for s in range(5)] == ["exit 0"] * 5, [results["1-1", s]["mlbench"] for s in range(5)]
+    assert [results["1-1", s]["passed"] for s in range(5)] == [False] * 5, [results["1-1", s]["reason"] for s in range(5)]
+    assert [results["1-2", s]["mlbench"]["outcome"] for s in range(5)] == ["exit 0"] * 5, [results["1-2", s]["mlbench"] for s in range(5)]
+    assert [results["1-2", s]["passed"] for s in range(5)] == [True, False, False, True, False], [results["1-2", s]["reason"] for s in range(5)]
+    assert "its script never seen starting inside the interpreter" in results["1-1", 2]["reason"], results["1-1", 2]["reason"]
+    assert "no run of the task's script" in results["1-1", 0]["reason"] and "no run of the task's script" in results["1-1", 1]["reason"]
 
 
 def test_ours_fails_an_agents_run_sh_that_runs_nothing_of_the_task(tmp_path):
