@@ -6,14 +6,13 @@ it printed (cut by the rule below to fit the judge's context), the final answer,
 sentence why, held to that format by a llama.cpp grammar. Each verdict is a line of RUN_DIR/judge.jsonl (results.jsonl
 stays as it was), keyed by the attempt, with the judge model's sha256 and the prompt's digest: greedy decoding and a fixed
 seed make it repeatable, and a killed judge resumes. report.py sets the judge's pass rate beside the checks' and measures
-their agreement (agreement() below: the 2x2 table and Cohen's kappa). It reads results generically: any benchmark whose
+their agreement (report.agreement: the 2x2 table and Cohen's kappa). It reads results generically: any benchmark whose
 result records hold the messages (our suite, an original checkout, ML-Bench's agent mode, a graded class) can be judged.
 """
 
 import argparse
 import hashlib
 import json
-import math
 import os
 import re
 import stat
@@ -24,18 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit import report
+from kit.report import JUDGE_FILE, read_judgements
 from kit.engine import LlamaModel, Model
-from kit.harness import Result, ReplayModel, UsageError, Z95, append_line, drop_torn_line, run_attempts, sha256_of
+from kit.harness import Result, ReplayModel, UsageError, append_line, drop_torn_line, run_attempts, sha256_of
 from kit.sandbox import safe_text, terminal_text, usable_cpus, walk_tree
 
-JUDGE_FILE = "judge.jsonl"
 JUDGE_CTX = 8192        # the judge's context window in tokens (at most its model's own)
 JUDGE_TOKENS = 64       # new tokens per verdict: the verdict line and one sentence
 JUDGE_SEED = 0          # with temperature 0 (greedy) the seed changes nothing; fixed all the same
 CHARS_PER_TOKEN = 3     # a conservative guess for English, code and tables, to fit the prompt before llama.cpp counts it
 
-# The paper's judge column (GPT-4o judging each trajectory), overall pass rate (%), for the rows we hold.
-PAPER_JUDGE = {"GPT-4o": 81.8, "Llama3-Instruct 8B": 49.7, "PyLlama3 8B": 73.4}
 
 # --- the prompt: ours, written from the paper's description of its GPT-4o evaluator (the original repository has no
 # evaluator code): the evaluator reads the whole trajectory and decides whether the user's query was fulfilled ---------
@@ -311,71 +308,6 @@ def judge_attempt(model: Model, material: Material, key: str) -> dict:
 def attempt_key(result: Result) -> str:
     """An attempt's name in the judge's records: its output folder's (the task id, with .sK for K samples)."""
     return Path(result.output).name
-
-
-def read_judgements(run_dir: Path) -> dict[tuple[str, int], dict]:
-    """(id, sample) -> the last judge record of a run directory; a torn last line is left out."""
-    path = run_dir / JUDGE_FILE
-    records = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")[:-1] if path.is_file() else [], 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg}): remove the line, or judge again with --force") from None
-        if isinstance(record, dict) and "id" in record:
-            records[record["id"], record.get("sample", 0)] = record
-    return records
-
-
-def judged(results: list[Result]) -> list[tuple[Result, dict]]:
-    """Each result with its judge record (from its own run directory), for those that have one with a verdict."""
-    by_run: dict[Path, dict] = {}
-    pairs = []
-    for result in results:
-        if result.run_dir not in by_run:
-            by_run[result.run_dir] = read_judgements(result.run_dir) if result.run_dir else {}
-        record = by_run[result.run_dir].get((result.id, result.sample))
-        if record and record.get("verdict") in ("pass", "fail"):
-            pairs.append((result, record))
-    return pairs
-
-
-# --- agreement with the checks: the 2x2 table and Cohen's kappa ----------------------------------------------------
-
-def agreement(pairs: list[tuple[bool, bool]]) -> dict:
-    """(check passed, judge passed) per attempt: the 2x2 table, the share that agree, and Cohen's kappa with its 95%
-    interval (None where kappa is undefined: both said the same of every attempt, so chance explains it all)."""
-    both = sum(check and judge for check, judge in pairs)
-    judge_only = sum(judge and not check for check, judge in pairs)
-    check_only = sum(check and not judge for check, judge in pairs)
-    neither = len(pairs) - both - judge_only - check_only
-    kappa = cohen_kappa(both, judge_only, check_only, neither)
-    return {"attempts": len(pairs), "both": both, "judge_only": judge_only, "check_only": check_only, "neither": neither,
-            "agree": (both + neither) / len(pairs) if pairs else None, "kappa": kappa[0] if kappa else None,
-            "low": kappa[1] if kappa else None, "high": kappa[2] if kappa else None}
-
-
-def cohen_kappa(both: int, judge_only: int, check_only: int, neither: int) -> tuple[float, float, float] | None:
-    """Cohen's kappa of two raters on pass/fail, and its 95% interval from the large-sample standard error of Fleiss,
-    Cohen and Everitt (1969), clipped to [-1, 1]; None where the chance agreement is 1."""
-    n = both + judge_only + check_only + neither
-    if n == 0:
-        return None
-    table = [[both / n, check_only / n], [judge_only / n, neither / n]]  # rows: the check pass/fail; columns: the judge
-    rows = [sum(row) for row in table]
-    columns = [table[0][j] + table[1][j] for j in range(2)]
-    observed = table[0][0] + table[1][1]
-    chance = rows[0] * columns[0] + rows[1] * columns[1]
-    if chance >= 1:
-        return None
-    kappa = (observed - chance) / (1 - chance)
-    diagonal = sum(table[i][i] * (1 - (rows[i] + columns[i]) * (1 - kappa)) ** 2 for i in range(2))
-    off = (1 - kappa) ** 2 * sum(table[i][j] * (columns[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j)
-    variance = max(0.0, diagonal + off - (kappa - chance * (1 - kappa)) ** 2) / (n * (1 - chance) ** 2)
-    half = Z95 * math.sqrt(variance)
-    return kappa, max(-1.0, kappa - half), min(1.0, kappa + half)
 
 
 # --- `pybench.py judge RUN_DIR` --------------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ import urllib.parse
 from datetime import datetime
 from pathlib import Path
 
-from kit.harness import (CATEGORIES, RESUME_KEYS, Conversation, Result, UsageError, attempts_by_task, first_attempts, pass_at_k,
-                     percent_interval, read_results, wilson)
+from kit.harness import (CATEGORIES, RESUME_KEYS, Z95, Conversation, Result, UsageError, attempts_by_task, first_attempts,
+                         pass_at_k, percent_interval, read_results, wilson)
 
 HERE = Path(__file__).resolve().parent
 
@@ -928,17 +928,84 @@ def summary_text(run_dirs: list[Path], paper_rows: list[str], tables_of) -> str:
 
 # === the judge's column (judge.py's records, RUN_DIR/judge.jsonl): its pass rate beside the checks', their agreement ===
 
+JUDGE_FILE = "judge.jsonl"  # a line per judged attempt, written by judge.py, the last line of an attempt winning
+# The paper's judge column (GPT-4o judging each trajectory), overall pass rate (%), for the rows we hold.
+PAPER_JUDGE = {"GPT-4o": 81.8, "Llama3-Instruct 8B": 49.7, "PyLlama3 8B": 73.4}
+
+
+def read_judgements(run_dir: Path) -> dict[tuple[str, int], dict]:
+    """(id, sample) -> the last judge record of a run directory; a torn last line is left out."""
+    path = run_dir / JUDGE_FILE
+    records = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")[:-1] if path.is_file() else [], 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg}): remove the line, or judge again with --force") from None
+        if isinstance(record, dict) and "id" in record:
+            records[record["id"], record.get("sample", 0)] = record
+    return records
+
+
+def judged(results: list[Result]) -> list[tuple[Result, dict]]:
+    """Each result with its judge record (from its own run directory), for those that have one with a verdict."""
+    by_run: dict[Path, dict] = {}
+    pairs = []
+    for result in results:
+        if result.run_dir not in by_run:
+            by_run[result.run_dir] = read_judgements(result.run_dir) if result.run_dir else {}
+        record = by_run[result.run_dir].get((result.id, result.sample))
+        if record and record.get("verdict") in ("pass", "fail"):
+            pairs.append((result, record))
+    return pairs
+
+
+def agreement(pairs: list[tuple[bool, bool]]) -> dict:
+    """(check passed, judge passed) per attempt: the 2x2 table, the share that agree, and Cohen's kappa with its 95%
+    interval (None where kappa is undefined: both said the same of every attempt, so chance explains it all)."""
+    both = sum(check and judge for check, judge in pairs)
+    judge_only = sum(judge and not check for check, judge in pairs)
+    check_only = sum(check and not judge for check, judge in pairs)
+    neither = len(pairs) - both - judge_only - check_only
+    kappa = cohen_kappa(both, judge_only, check_only, neither)
+    return {"attempts": len(pairs), "both": both, "judge_only": judge_only, "check_only": check_only, "neither": neither,
+            "agree": (both + neither) / len(pairs) if pairs else None, "kappa": kappa[0] if kappa else None,
+            "low": kappa[1] if kappa else None, "high": kappa[2] if kappa else None}
+
+
+def cohen_kappa(both: int, judge_only: int, check_only: int, neither: int) -> tuple[float, float, float] | None:
+    """Cohen's kappa of two raters on pass/fail, and its 95% interval from the large-sample standard error of Fleiss,
+    Cohen and Everitt (1969), clipped to [-1, 1]; None where the chance agreement is 1."""
+    n = both + judge_only + check_only + neither
+    if n == 0:
+        return None
+    table = [[both / n, check_only / n], [judge_only / n, neither / n]]  # rows: the check pass/fail; columns: the judge
+    rows = [sum(row) for row in table]
+    columns = [table[0][j] + table[1][j] for j in range(2)]
+    observed = table[0][0] + table[1][1]
+    chance = rows[0] * columns[0] + rows[1] * columns[1]
+    if chance >= 1:
+        return None
+    kappa = (observed - chance) / (1 - chance)
+    diagonal = sum(table[i][i] * (1 - (rows[i] + columns[i]) * (1 - kappa)) ** 2 for i in range(2))
+    off = (1 - kappa) ** 2 * sum(table[i][j] * (columns[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j)
+    variance = max(0.0, diagonal + off - (kappa - chance * (1 - kappa)) ** 2) / (n * (1 - chance) ** 2)
+    half = Z95 * math.sqrt(variance)
+    return kappa, max(-1.0, kappa - half), min(1.0, kappa + half)
+
+
+
 def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | None:
     """For runs (name, results, max_turns): Table 3's rows of the checks and of the judge over the attempts judged,
     the agreement over all of them together, where they disagree (link(run number, result) -> its page, for the HTML),
     and the judge models and prompts the records name; None when no attempt of these runs is judged."""
     import dataclasses
 
-    from kit import judge  # judge.py imports this module: imported here, when a report asks for the judge's column
-
     view = {"runs": [], "pairs": [], "disagreements": [], "judged": 0, "attempts": 0, "models": [], "prompts": []}
     for number, (name, results, max_turns) in enumerate(runs):
-        pairs = judge.judged(results)
+        pairs = judged(results)
         view["attempts"] += len(results)
         if not pairs:
             continue
@@ -956,10 +1023,10 @@ def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | N
     if not view["judged"]:
         return None
     view["models"], view["prompts"] = distinct(view["models"]), distinct(view["prompts"])
-    view["agreement"] = judge.agreement(view["pairs"])
+    view["agreement"] = agreement(view["pairs"])
     view["table"] = table3_rows(view["runs"], [])
     view["max_turns"] = max(max_turns for _, _, max_turns in runs)
-    view["paper"] = " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in judge.PAPER_JUDGE.items())
+    view["paper"] = " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in PAPER_JUDGE.items())
     view["agreement_text"] = judge_agreement_text(view["agreement"])
     return view
 

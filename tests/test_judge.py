@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kit import judge
+from kit import report
 from kit.harness import Result, jsonl_records
 from kit.report import read_run
 from conftest import ROOT, run_pybench, write_jsonl
@@ -190,7 +191,7 @@ KNOWN = [((20, 5, 10, 15), 0.4, 0.126996, (0.151092, 0.648908)),
 @pytest.mark.parametrize(("table", "kappa", "error", "interval"), KNOWN)
 def test_cohen_kappa_on_hand_made_tables(table, kappa, error, interval):
     both, check_only, judge_only, neither = table
-    found = judge.cohen_kappa(both, judge_only, check_only, neither)
+    found = report.cohen_kappa(both, judge_only, check_only, neither)
     assert found[0] == pytest.approx(kappa, abs=1e-6)
     assert (found[1], found[2]) == pytest.approx(interval, abs=1e-6)
     if interval[1] < 1:
@@ -199,12 +200,12 @@ def test_cohen_kappa_on_hand_made_tables(table, kappa, error, interval):
 
 def test_agreement_counts_the_two_by_two_table():
     pairs = [(True, True)] * 20 + [(True, False)] * 5 + [(False, True)] * 10 + [(False, False)] * 15
-    figures = judge.agreement(pairs)
+    figures = report.agreement(pairs)
     assert (figures["both"], figures["check_only"], figures["judge_only"], figures["neither"]) == (20, 5, 10, 15)
     assert figures["agree"] == pytest.approx(0.7) and figures["kappa"] == pytest.approx(0.4)
-    assert judge.agreement([(True, True)] * 4)["kappa"] is None  # everyone passed: chance explains the agreement
-    assert judge.agreement([(False, True), (False, False)])["kappa"] == pytest.approx(0.0)  # a check that passes nothing
-    assert judge.agreement([])["agree"] is None
+    assert report.agreement([(True, True)] * 4)["kappa"] is None  # everyone passed: chance explains the agreement
+    assert report.agreement([(False, True), (False, False)])["kappa"] == pytest.approx(0.0)  # a check that passes nothing
+    assert report.agreement([])["agree"] is None
 
 
 @pytest.mark.slow
