@@ -73,11 +73,16 @@ class Task:
 TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 
 
-def jsonl_records(path: Path) -> list[tuple[str, object]]:
+def jsonl_records(path: Path, finished_only: bool = False, advice: str = "") -> list[tuple[str, object]]:
     """(where, parsed JSON) per non-blank line of a JSONL file, where = "FILE, line N"; a line that is not JSON is a
-    UsageError naming it. Lines are split on "\n" only (str.splitlines() would also cut at a U+2028 inside a string)."""
+    UsageError naming it (and the advice, if any). Lines are split on "\n" only (str.splitlines() would also cut at a
+    U+2028 inside a string). finished_only: a file the kit appends to (results, judge records), which may not exist
+    yet: the text after the last newline (a line still being written, or cut short by a crash) is left out."""
+    if finished_only and not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+    for number, line in enumerate(lines[:-1] if finished_only else lines, 1):
         if not line.strip():
             continue
         where = f"{path}, line {number}"
@@ -85,7 +90,7 @@ def jsonl_records(path: Path) -> list[tuple[str, object]]:
             records.append((where, json.loads(line)))
         except json.JSONDecodeError as error:
             at = f"{error.msg} column {error.colno}" if error.msg.endswith(" at") else f"{error.msg} at column {error.colno}"
-            raise UsageError(f"{where}: not valid JSON: {at}") from None
+            raise UsageError(f"{where}: not valid JSON: {at}{advice}") from None
     return records
 
 
@@ -547,18 +552,12 @@ def append_line(path: Path, record: dict) -> None:
 
 def read_results(path: Path) -> list[Result]:
     """The finished attempts in a results.jsonl; a last line still being written, or cut short by a crash, is left
-    out. Lines are split on "\n" only: str.splitlines() would also cut at a U+2028 a model wrote inside a string."""
+    out (jsonl_records' finished lines)."""
     results = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")[:-1] if path.exists() else [], 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+    for where, record in jsonl_records(path, finished_only=True):
         if not isinstance(record, dict):
-            raise UsageError(f"{path}, line {number}: not a result line of pybench (expected a JSON object)")
-        results.append(Result.from_json(record, f"{path}, line {number}"))
+            raise UsageError(f"{where}: not a result line of pybench (expected a JSON object)")
+        results.append(Result.from_json(record, where))
     return results
 
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kit.harness import (CATEGORIES, RESUME_KEYS, Z95, Conversation, Result, UsageError, attempts_by_task, first_attempts,
-                         pass_at_k, percent_interval, read_results, wilson)
+                         jsonl_records, pass_at_k, percent_interval, read_results, wilson)
 
 HERE = Path(__file__).resolve().parent
 
@@ -935,15 +935,8 @@ PAPER_JUDGE = {"GPT-4o": 81.8, "Llama3-Instruct 8B": 49.7, "PyLlama3 8B": 73.4}
 
 def read_judgements(run_dir: Path) -> dict[tuple[str, int], dict]:
     """(id, sample) -> the last judge record of a run directory; a torn last line is left out."""
-    path = run_dir / JUDGE_FILE
     records = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")[:-1] if path.is_file() else [], 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{path}, line {number}: not valid JSON ({error.msg}): remove the line, or judge again with --force") from None
+    for _, record in jsonl_records(run_dir / JUDGE_FILE, finished_only=True, advice=": remove the line, or judge again with --force"):
         if isinstance(record, dict) and "id" in record:
             records[record["id"], record.get("sample", 0)] = record
     return records
