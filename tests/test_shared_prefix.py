@@ -46,9 +46,14 @@ def test_a_shared_prefix_gives_the_tokens_of_a_fresh_evaluation(tiny, together):
     assert [reply.text for reply in shared] == [reply.text for reply in fresh] and all(reply.text for reply in shared)
     assert [reply.prompt_evaluated for reply in fresh] == [reply.prompt_tokens for reply in fresh]
     assert [reply.prompt_shared for reply in fresh] == [0, 0, 0]
+    assert all(reply.prompt_evaluated + reply.prompt_shared == reply.prompt_tokens for reply in shared)
     first, sample, other = shared
-    assert first.prompt_shared == 0 and first.prompt_evaluated == first.prompt_tokens
-    assert other.prompt_shared > 60 and other.prompt_evaluated == other.prompt_tokens - other.prompt_shared
+    if together:  # the threads reach the model in any order and times: one evaluates the system prompt, the others copy it
+        assert [reply.prompt_shared == 0 for reply in shared].count(True) == 1
+        assert all(reply.prompt_shared > 60 for reply in shared if reply.prompt_shared)
+        return
+    assert first.prompt_shared == 0
+    assert other.prompt_shared > 60
     assert sample.prompt_shared == sample.prompt_tokens - 1 and sample.prompt_evaluated == 1  # only its last token
 
 
