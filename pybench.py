@@ -74,7 +74,7 @@ from kit import original_pybench
 from kit import report
 from kit import slurm
 from kit import suite
-from kit.airgap import DEFAULT_MODEL_PIN, PACK_STAMP
+from kit.airgap import DEFAULT_MODEL_PIN, PACK_STAMP, SYSTEM_PACKAGES
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (RESUME_KEYS, Benchmark, OneLineParser, Prepared, Progress, Result, Tables, UsageError, append_result,
                          check_output_folder, drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of,
@@ -148,13 +148,10 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         for name in JAIL_ENVIRONMENTS:
             stages.run(f"the jail's {name} environment, .jail/{name} ({JAIL_ENVIRONMENTS[name].requirements})",
                        lambda name=name: "built" if build_jail_environment(name, python, pack) else "unchanged")
-        stages.run("system packages libnl-3-200, libnl-route-3-200", lambda: installed(
-            system_packages(["libnl-3-200", "libnl-route-3-200"], "nsjail links them", libnl_present)))
-        stages.run("system package ffmpeg", lambda: installed(
-            system_packages(["ffmpeg"], "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg"))))
-        if for_tests:
-            stages.run("system package chromium", lambda: installed(
-                system_packages(["chromium"], "the report test opens report.html in it", lambda: shutil.which("chromium"))))
+        for packages, tests_only, why, present in SYSTEM_PACKAGES:
+            if for_tests or not tests_only:
+                stages.run(f"system package{'s' * (len(packages) > 1)} {', '.join(packages)}",
+                           lambda packages=packages, why=why, present=present: installed(system_packages(list(packages), why, present)))
         if pack:
             stages.run("the pack's files beside the kit", lambda: pack.finish(venv))
         else:
@@ -274,7 +271,7 @@ def install_gpu_build(backend: str, python: Path) -> None:
     cache, which holds the CPU wheel), installed before the requirements so that their pin is met by it."""
     from kit import gpu
 
-    llama = next(line.split()[0] for line in (HERE / "requirements.txt").read_text().splitlines() if line.startswith("llama-cpp-python=="))
+    llama = f"llama-cpp-python=={airgap.requirement_pins()['llama-cpp-python']}"
     try:
         wheel, _ = gpu.build_wheel(backend, llama, python, install_system_packages)
     except gpu.BuildError as error:
@@ -529,13 +526,11 @@ def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prep
 
     suite = prepared.tasks
     packages = {}
-    for line in (HERE / "requirements.txt").read_text().splitlines():
-        name = line.split("==")[0].strip()
-        if name and not name.startswith("#"):
-            try:
-                packages[name] = importlib.metadata.version(name)
-            except importlib.metadata.PackageNotFoundError:
-                packages[name] = None
+    for name in airgap.requirement_pins():
+        try:
+            packages[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            packages[name] = None
     if model_path and model_path.stat().st_size > 2**30:
         print(f"hashing {model_path.name} ({model_path.stat().st_size / 2**30:.1f} GiB) for the manifest...", flush=True)
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}

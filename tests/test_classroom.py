@@ -179,7 +179,7 @@ def test_two_files_of_one_student_and_task_grade_the_newer_and_name_the_other(tm
     tasks = load_tasks(COURSE)
     old = notebook(tmp_path / "José" / "mean.ipynb", [("code", "print(1)")])
     new = notebook(tmp_path / "Jose\u0301__mean.ipynb", [("code", "print(2)")])
-    other = notebook(tmp_path / "alice__mean.ipynb", [("code", "print(3)")])
+    notebook(tmp_path / "alice__mean.ipynb", [("code", "print(3)")])
     os.utime(old, (1_000_000, 1_000_000))
     found, unmatched = classroom.folder_submissions(tmp_path, tasks)
     submissions, students, unrostered = classroom.one_each(found, ["Alice", "José", "Bob"])

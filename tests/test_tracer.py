@@ -28,7 +28,7 @@ ANSWERS = {  # answer: whether the honest column passes it
     "PYTHONSTARTUP": (f"echo '{EXITS}' > st.py && PYTHONSTARTUP=st.py python3 -i - {ARGS} < /dev/null", False),
     "an interpreter after the wrapper": ("mkdir fake && printf '#!/bin/sh\\nexit 0\\n' > fake/python3 && chmod +x fake/python3 && "
                                          f"PATH=${{PATH%%:*}}:$PWD/fake:${{PATH#*:}} python3 {ARGS}", False),
-    "a script that never starts": (f"python3 missing.py --dataset cora --lr 0.05; exit 0", False),
+    "a script that never starts": ("python3 missing.py --dataset cora --lr 0.05; exit 0", False),
     "BASH_ENV exiting first": (f"printf 'python3 {ARGS} --bad\\n' > run.sh && printf 'exit 0\\n' > env.sh && "
                                "BASH_ENV=env.sh bash run.sh --dataset cora --lr 0.05", False),
     "bash -c naming the script": ("bash -c 'exit 0' run.sh --dataset cora --lr 0.05", False),
