@@ -1,10 +1,11 @@
 """jailed: the code that runs inside pybench's jails, a module of its own (standard library only).
 
-The harness (sandbox.py) copies this file, compiled, into a private folder when it is first imported (so a file
+The harness (sandbox.py) copies this file, compiled, into a private folder when the first jail is configured (so a file
 edited during a run does not change the jails' worker), mounts that folder read-only in every jail at /pybench, and
 starts the jail's Python with WORKER_BOOT, which imports this module and calls main() with its arguments as JSON:
 
     jail_worker          the persistent interpreter: runs a task's cells one by one and answers on a pipe
+                         (its parts: worker_channel, run_cell, failure_report, restore_output)
     figure_hook          a post-import hook that installs figure_recorder once a cell imports matplotlib
     figure_recorder      the figure record: what every saved or shown matplotlib figure holds
     original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its warnings)
@@ -15,6 +16,8 @@ starts the jail's Python with WORKER_BOOT, which imports this module and calls m
 
 Tests import it as a plain module.
 """
+import _ast
+import _signal
 import json
 import os
 import sys
@@ -608,10 +611,48 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
 
     The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal; the Python
     halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a cell fails."""
-    import _ast
-    import _signal
     import resource
 
+    receive, send = worker_channel(command_fd, result_fd)
+    os.dup2(1, 2)
+    sys.stdout.reconfigure(line_buffering=True)
+    output_fd = os.dup(1)  # to put fds 1 and 2 back after a cell that closed or redirected them
+    _signal.signal(_signal.SIGXCPU, cpu_limit_reached)
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    sources = {}  # every cell's source, for tracebacks through functions defined in earlier cells
+    worker_pid = os.getpid()
+    take_figures = figure_hook()
+    send("ready", status="ready")
+    while True:
+        token, code, marker, cpu_seconds, call = receive()
+        name = display.cell_name(code) if display is not None else f"<cell {len(sources) + 1}>"
+        sources[name] = code
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        resource.setrlimit(resource.RLIMIT_CPU, (int(usage.ru_utime + usage.ru_stime) + int(cpu_seconds), resource.RLIM_INFINITY))
+        error = run_cell(code, name, call, namespace, display, worker_pid)
+        if end_of_cell is not None:  # a notebook's cell ends as Jupyter ends it (as_in_a_notebook)
+            try:
+                end_of_cell()
+            except Exception:
+                pass
+        report = {"status": "ok"} if error is None else failure_report(error, sources)
+        restore_output(output_fd)
+        if display is not None and display.exit_asked():
+            report["exit_asked"] = "yes"
+        send(token, **report, figures=take_figures())
+        os.write(1, marker.encode())  # after the result: the host takes the result once it has seen this
+
+
+
+def cpu_limit_reached(signum, frame):
+    raise TimeoutError("the cell used up its CPU time")
+
+
+def worker_channel(command_fd: int, result_fd: int):
+    """The worker's ends of its two pipes, as receive() (one command's fields) and send(token, **fields); neither fd
+    is inherited by a program a cell runs, and a child the cell forks closes both (once: a grandchild inherits the
+    emptied list, so it never closes an fd reused since)."""
     def read_exactly(size: int) -> bytes:
         data = b""
         while len(data) < size:
@@ -630,97 +671,87 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
         while payload:
             payload = payload[os.write(result_fd, payload):]
 
-    def cpu_limit_reached(signum, frame):
-        raise TimeoutError("the cell used up its CPU time")
-
     for fd in (command_fd, result_fd):
-        os.set_inheritable(fd, False)  # no program a cell runs starts with them
+        os.set_inheritable(fd, False)
     channel = [command_fd, result_fd]
 
-    def close_channel_in_child() -> None:  # once: a grandchild inherits the emptied list, so never closes an fd reused since
+    def close_channel_in_child() -> None:
         while channel:
             os.close(channel.pop())
 
-    os.register_at_fork(after_in_child=close_channel_in_child)  # nor a child it forks
-    os.dup2(1, 2)
-    sys.stdout.reconfigure(line_buffering=True)
-    output_fd = os.dup(1)  # to put fds 1 and 2 back after a cell that closed or redirected them
-    _signal.signal(_signal.SIGXCPU, cpu_limit_reached)
-    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
-    sources = {}  # every cell's source, for tracebacks through functions defined in earlier cells
-    worker_pid = os.getpid()
-    take_figures = figure_hook()
-    send("ready", status="ready")
-    while True:
-        token, code, marker, cpu_seconds, call = receive()
-        name = display.cell_name(code) if display is not None else f"<cell {len(sources) + 1}>"
-        sources[name] = code
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        resource.setrlimit(resource.RLIMIT_CPU, (int(usage.ru_utime + usage.ru_stime) + int(cpu_seconds), resource.RLIM_INFINITY))
-        error = None
+    os.register_at_fork(after_in_child=close_channel_in_child)
+    return receive, send
+
+
+def run_cell(code: str, name: str, call: str, namespace: dict, display, worker_pid: int) -> BaseException | None:
+    """One command in the namespace: a cell (its last expression's value shown, as a notebook shows it) or, when call
+    is given, the harness's own function with its arguments as data. What it raised, if anything (SystemExit and
+    KeyboardInterrupt too: they end the cell, not the worker)."""
+    error = None
+    try:
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+        if call:
+            asked = json.loads(call)
+            KIT_CALLS[asked["function"]](**asked["arguments"])
+        else:
+            tree = compile(code, name, "exec", _ast.PyCF_ONLY_AST)
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], _ast.Expr) else None
+            exec(compile(tree, name, "exec"), namespace)
+            if last is not None:
+                value = eval(compile(_ast.Expression(last.value), name, "eval"), namespace)
+                if display is not None:  # an original checkout's original_kernel()
+                    display(value, code)
+                elif value is not None:
+                    print(repr(value))
+    except BaseException as caught:
+        error = caught
+    finally:
+        if os.getpid() != worker_pid:
+            os._exit(0)  # a process the cell forked must not go on as a second worker
+        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+    return error
+
+
+def failure_report(error: BaseException, sources: dict[str, str]) -> dict:
+    """A failed cell's result fields: status, type, message and trace (through earlier cells' functions, never the
+    worker's own frames), each bounded, and "unprintable" where the exception refuses to print."""
+    import linecache
+    import traceback
+
+    for cell_name, cell_code in sources.items():
+        linecache.cache[cell_name] = (len(cell_code), None, cell_code.splitlines(True), cell_name)
+
+    def traced() -> str:
+        trace = traceback.TracebackException(type(error), error, error.__traceback__, max_group_width=8, max_group_depth=4)
+        trace.stack = traceback.StackSummary.from_list([entry for entry in trace.stack if entry.filename not in ("<string>", __file__)])
+        return "".join(trace.format())
+
+    return {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
+            "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), 2000),
+            "trace": bounded(traced, 20000)}
+
+
+def bounded(make, keep: int) -> str:
+    """make()'s text, its middle cut beyond keep characters; a cell's exception may be huge, or fail to print at all."""
+    try:
+        text = make()
+    except BaseException as failure:
+        return f"<unprintable: {type(failure).__name__}>"
+    return text if len(text) <= keep else f"{text[:keep // 2]}\n[... {len(text) - keep} characters cut ...]\n{text[-keep // 2:]}"
+
+
+def restore_output(output_fd: int) -> None:
+    """After a cell: its buffered output flushed, fds 1 and 2 and sys.stdout/stderr put back, whatever the cell did to them."""
+    for stream in (sys.stdout, sys.stderr):
         try:
-            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
-            if call:  # the harness's own function, with its arguments as data
-                asked = json.loads(call)
-                KIT_CALLS[asked["function"]](**asked["arguments"])
-            else:
-                tree = compile(code, name, "exec", _ast.PyCF_ONLY_AST)
-                last = tree.body.pop() if tree.body and isinstance(tree.body[-1], _ast.Expr) else None
-                exec(compile(tree, name, "exec"), namespace)
-                if last is not None:
-                    value = eval(compile(_ast.Expression(last.value), name, "eval"), namespace)
-                    if display is not None:  # an original checkout's original_kernel()
-                        display(value, code)
-                    elif value is not None:
-                        print(repr(value))
-        except BaseException as caught:  # SystemExit and KeyboardInterrupt too: they end the cell, not the worker
-            error = caught
-        finally:
-            if os.getpid() != worker_pid:
-                os._exit(0)  # a process the cell forked must not go on as a second worker
-            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-        if end_of_cell is not None:  # a notebook's cell ends as Jupyter ends it (as_in_a_notebook)
-            try:
-                end_of_cell()
-            except Exception:
-                pass
-        report = {"status": "ok"}
-        if error is not None:
-            import linecache
-            import traceback
-
-            for cell_name, cell_code in sources.items():
-                linecache.cache[cell_name] = (len(cell_code), None, cell_code.splitlines(True), cell_name)
-            def bounded(make, keep: int) -> str:  # a cell's exception may be huge, or fail to print at all
-                try:
-                    text = make()
-                except BaseException as failure:
-                    return f"<unprintable: {type(failure).__name__}>"
-                return text if len(text) <= keep else f"{text[:keep // 2]}\n[... {len(text) - keep} characters cut ...]\n{text[-keep // 2:]}"
-
-            def traced() -> str:
-                trace = traceback.TracebackException(type(error), error, error.__traceback__, max_group_width=8, max_group_depth=4)
-                trace.stack = traceback.StackSummary.from_list([entry for entry in trace.stack if entry.filename not in ("<string>", __file__)])  # not the worker's own
-                return "".join(trace.format())
-
-            report = {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
-                      "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), 2000),
-                      "trace": bounded(traced, 20000)}
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os.dup2(output_fd, 1)
-        os.dup2(output_fd, 2)
-        if sys.__stdout__.closed or sys.__stderr__.closed:
-            sys.__stdout__ = sys.__stderr__ = open(1, "w", buffering=1, closefd=False)
-        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-        if display is not None and display.exit_asked():
-            report["exit_asked"] = "yes"
-        send(token, **report, figures=take_figures())
-        os.write(1, marker.encode())  # after the result: the host takes the result once it has seen this
+            stream.flush()
+        except Exception:
+            pass
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    if sys.__stdout__.closed or sys.__stderr__.closed:
+        sys.__stdout__ = sys.__stderr__ = open(1, "w", buffering=1, closefd=False)
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
 
 
 # --- the unpickling guard: what a check's pickle may name, call, make and set -------------------------------------

@@ -1,6 +1,7 @@
 """The fast tier's pure functions, in process: the worker channel's frames, the result record, task lines, output
 links, the Wilson interval, the registry's choice of benchmark, the jailed module's kit calls."""
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,66 @@ def test_category_selects_whatever_categories_the_tasks_have():
     assert [task.id for task in harness.select_tasks(tasks, None, "week 1", None)] == ["t0", "t2"]
     with pytest.raises(harness.UsageError, match="week 1, week 2"):
         harness.select_tasks(tasks, None, "chart", None)
+
+
+def test_the_workers_parts_run_a_cell_show_its_value_and_report_a_failure_bounded(capfd):
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    assert jailed.run_cell("x = 6\nx * 7", "<cell 1>", "", namespace, None, os.getpid()) is None
+    assert capfd.readouterr().out == "42\n" and namespace["x"] == 6
+    assert jailed.run_cell("None", "<cell 2>", "", namespace, None, os.getpid()) is None and capfd.readouterr().out == ""
+    sources = {"<cell 3>": "def f():\n    return 1 / 0\n", "<cell 4>": "f()"}
+    jailed.run_cell(sources["<cell 3>"], "<cell 3>", "", namespace, None, os.getpid())
+    error = jailed.run_cell(sources["<cell 4>"], "<cell 4>", "", namespace, None, os.getpid())
+    report = jailed.failure_report(error, sources)
+    assert report["status"] == "error" and report["type"] == "ZeroDivisionError" and report["message"] == "division by zero"
+    assert "<cell 3>" in report["trace"] and "return 1 / 0" in report["trace"] and "jailed.py" not in report["trace"]
+    assert jailed.failure_report(jailed.run_cell("raise KeyboardInterrupt", "<cell 5>", "", namespace, None, os.getpid()),
+                                 {})["status"] == "interrupted"
+    assert isinstance(jailed.run_cell("raise SystemExit(3)", "<cell 6>", "", namespace, None, os.getpid()), SystemExit)
+
+
+def test_bounded_cuts_the_middle_and_names_an_unprintable_exception():
+    assert jailed.bounded(lambda: "abc", 10) == "abc"
+    cut = jailed.bounded(lambda: "a" * 50 + "b" * 50, 20)
+    assert cut.startswith("a" * 10) and cut.endswith("b" * 10) and "[... 80 characters cut ...]" in cut
+
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("no")
+
+    assert jailed.bounded(lambda: str(Unprintable()), 100) == "<unprintable: RuntimeError>"
+
+
+WORKER_CHANNEL_PROBE = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from kit import jailed, sandbox
+command_read, command_write = os.pipe()
+result_read, result_write = os.pipe()
+receive, send = jailed.worker_channel(command_read, result_write)
+assert not os.get_inheritable(command_read) and not os.get_inheritable(result_write)
+os.write(command_write, jailed.frame("token", "print(1)", "marker", "5", ""))
+assert receive() == ["token", "print(1)", "marker", "5", ""]
+send("token", status="ok")
+assert sandbox.parse_frame(os.read(result_read, 1000)) == (["token", "status", "ok"], b"")
+child = os.fork()
+if child == 0:  # a process a cell forks holds neither end
+    closed = []
+    for fd in (command_read, result_write):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+    os._exit(0 if len(closed) == 2 else 1)
+assert os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0
+os.fstat(command_read)  # the worker's own ends stay open
+print("ok")
+"""
+
+
+def test_the_worker_channel_carries_a_command_and_a_result_and_no_child_holds_it():
+    import subprocess
+    import sys
+
+    probe = subprocess.run([sys.executable, "-c", WORKER_CHANNEL_PROBE, str(ROOT)], capture_output=True, text=True, timeout=60)
+    assert probe.stdout == "ok\n", probe.stderr
