@@ -473,10 +473,10 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
             why = [part for part in (result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
                                      failed_cells(conversation.failed)) if part]
             result.reason = "" if result.passed else safe_text("; ".join(why), 2000)
-            result.task, result.submission = task.id, submission.name
+            result.own |= {"task": task.id, "submission": submission.name}
             return result
     return Result(submission.label, task.category, passed=False, reason=safe_text(f"not graded: {submission.problem}", 2000),
-                  ended_by="not graded", task=task.id, submission=submission.name)
+                  ended_by="not graded", own={"task": task.id, "submission": submission.name})
 
 
 PART = re.compile(r"(\w+) (\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?: \((.*?)\))?(?=; \w+ \d+(?:\.\d+)?/|$)", re.DOTALL)

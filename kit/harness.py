@@ -445,15 +445,17 @@ class Verdict:
     passed: bool
     reason: str = ""
     caveats: list[str] = field(default_factory=list)  # why this attempt cannot fairly count, beyond its task's
-    corrected: dict | None = None                      # an original task's verdict by our corrected check
-    own_output: dict | None = None                     # an original task's test over its own ./output/ only, where that differs
+    own: dict = field(default_factory=dict)            # the benchmark's own fields for the result line (see Result.own)
 
 
 @dataclass
 class Result:
     """One finished attempt: one line of results.jsonl, written by every benchmark and read by the report and grade.
     Fields an older or hand-made line lacks take their defaults; the optional fields at the end are written only
-    when set."""
+    when set. A benchmark's own fields live in `own`, written as keys of the same line after the core's and read back
+    into `own` (every key the core does not name): the original PyBench's "corrected" (our corrected check's verdict)
+    and "own_output" (its test seeing only the attempt's own ./output/), ML-Bench's "mlbench" (its answer, static
+    verdict, outcome and its own verdict), grade's "task" and "submission" (id is then the submission's label)."""
     id: str
     category: str
     sample: int = 0
@@ -473,38 +475,35 @@ class Result:
     messages: list[dict] = field(default_factory=list)
     code: list[str | None] | None = None     # per reply, the code that ran (None: none)
     printed: list[str | None] | None = None  # per reply, what its cell showed (None: no code); absent in older runs
-    corrected: dict | None = None     # an original task with a defective test: our corrected check's verdict
-    own_output: dict | None = None    # an original task: its test's verdict seeing only its own ./output/ (the honest figures')
-    mlbench: dict | None = None       # an ML-Bench attempt: its answer, static verdict, outcome, ML-Bench's own verdict
-    task: str | None = None           # grade: the task a submission answers (id is then the submission's label)
-    submission: str | None = None     # grade: the submission's file name
     prompt_tokens_evaluated: int | None = None  # a model run: prompt tokens llama.cpp decoded (the others were in its KV cache)
     prompt_tokens_shared: int | None = None     # ... and those copied from a shared prefix (what sharing saved)
+    own: dict = field(default_factory=dict)  # the benchmark's own fields (see above)
     run_dir: Path | None = None       # the run directory it was read from (the report's; never written)
 
     def __post_init__(self):
         self.output = self.output or f"outputs/{self.id}"
 
-    KEY_ORDER = ("id", "category", "sample", "seed", "passed", "reason", "caveats", "corrected", "turns", "ended_by", "cells",
+    KEY_ORDER = ("id", "category", "sample", "seed", "passed", "reason", "caveats", "turns", "ended_by", "cells",
                  "worker_restarts", "seconds", "prompt_tokens", "completion_tokens", "prompt_tokens_evaluated",
-                 "prompt_tokens_shared", "output", "removed_from_output",
-                 "messages", "code", "printed", "mlbench", "task", "submission", "own_output")
+                 "prompt_tokens_shared", "output", "removed_from_output", "messages", "code", "printed")
 
     def to_json(self) -> dict:
         values = vars(self)
-        return {key: values[key] for key in self.KEY_ORDER if values[key] is not None}
+        core = {key: values[key] for key in self.KEY_ORDER if values[key] is not None}
+        return core | {key: value for key, value in self.own.items() if key not in core and key != "run_dir" and value is not None}
 
     @classmethod
     def from_json(cls, record: dict, where: str = "results.jsonl") -> "Result":
         known = {name: record[name] for name in cls.KEY_ORDER if name in record}
+        own = {name: value for name, value in record.items() if name not in cls.KEY_ORDER and name not in ("own", "run_dir")}
         try:
-            return cls(**known)
+            return cls(**known, own=own)
         except TypeError as error:
             raise UsageError(f"{where}: not a result line of pybench ({error})") from None
 
     def get(self, name: str, default=None):
-        """A field by name, for the report's templates."""
-        value = getattr(self, name, default)
+        """A field by name, the core's or the benchmark's own, for the report's templates."""
+        value = self.own.get(name) if name in self.own else getattr(self, name, default)
         return default if value is None else value
 
 
@@ -530,8 +529,8 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
     verdict = score(task, run, log_dir) if score else Verdict(*run_check(task, run, log_dir))
     return Result(task.id, task.category, sample, seed, verdict.passed, safe_text(verdict.reason, 2000), task.caveats + verdict.caveats,
                   run.turns, run.ended_by, run.cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
-                  run.completion_tokens, str(output), removed, run.messages, run.code, run.printed, corrected=verdict.corrected,
-                  own_output=verdict.own_output, prompt_tokens_evaluated=run.prompt_evaluated or None,
+                  run.completion_tokens, str(output), removed, run.messages, run.code, run.printed,
+                  own=verdict.own, prompt_tokens_evaluated=run.prompt_evaluated or None,
                   prompt_tokens_shared=run.prompt_shared if run.prompt_evaluated else None)
 
 

@@ -761,7 +761,7 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     return Result(task.id, task.category, sample, seed, passed, ours_reason, task.caveats,
                   sum(message["role"] == "assistant" for message in messages) or 1, ended_by, sum(piece is not None for piece in code),
                   restarts, round(time.monotonic() - started, 3), prompt_tokens, completion_tokens, str(output), removed, messages, code,
-                  printed, mlbench=facts)
+                  printed, own={"mlbench": facts})
 
 
 # --- tables: ML-Bench's pass@1/2/5 and the unbiased pass@k, per repository and overall ---------------------------
@@ -782,9 +782,9 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     """The ML-Bench tables, one per verdict (ML-Bench's; and ours, where answers were executed): (title, columns, rows),
     and the notes beneath."""
     tasks = attempts_by_task(results)
-    executed = any("outcome" in (result.mlbench or {}) for result in results)
+    executed = any("outcome" in result.own.get("mlbench", {}) for result in results)
     verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
-                 lambda r: bool((r.mlbench or {}).get("mlbench_passed", r.passed)))]
+                 lambda r: bool(r.own.get("mlbench", {}).get("mlbench_passed", r.passed)))]
     if executed:
         verdicts.append(("ours (exit 0, and the task's own script traced exiting 0)", lambda r: bool(r.passed)))
     columns = ["tasks"] + [f"pass@{k}" for k in PASS_AT] + [f"unbiased@{k}" for k in PASS_AT]
@@ -794,7 +794,7 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     fair = [attempts for attempts in tasks.values() if not attempts[0].caveats]
     chosen = [*sorted(groups.items()), ("overall", list(tasks.values())), ("overall, honest", fair)]
     # ML-Bench's evaluator drops a record of its output format that holds other than 5 samples: so does its count here
-    counted = lambda attempts: (attempts[0].mlbench or {}).get("samples_in_file", SAMPLES) == SAMPLES  # noqa: E731
+    counted = lambda attempts: attempts[0].own.get("mlbench", {}).get("samples_in_file", SAMPLES) == SAMPLES  # noqa: E731
     blocks = []
     for number, (title, key) in enumerate(verdicts):
         rows = []
@@ -814,7 +814,7 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     if executed:
         outcomes = {}
         for result in results:
-            outcome = (result.mlbench or {}).get("outcome", "not run (static check failed)")
+            outcome = result.own.get("mlbench", {}).get("outcome", "not run (static check failed)")
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         notes.append("Outcomes of the samples: " + ", ".join(f"{name} {count}" for name, count in sorted(outcomes.items(), key=lambda item: -item[1])))
     return blocks, notes
@@ -864,7 +864,7 @@ def prepare(args, split: Path) -> Prepared:
 
 # ML-Agent-Bench makes one attempt per task (samples 1); ML-LLM-Bench five (pass@1/2/5).
 BENCHMARK = Benchmark("mlbench", claims=is_split, prepare=prepare, tables=tables,
-                      made=lambda results, manifests: any(result.mlbench is not None for result in results),
+                      made=lambda results, manifests: any("mlbench" in result.own for result in results),
                       flags={"mlbench_checkout": None, "repos": None, "repo_python": None, "model_cache": None, "execute": False,
                              "mlbench_agent": False, "mlbench_setting": "oracle", "mlbench_tmp": None,
                              "as_openhands": False},

@@ -246,7 +246,8 @@ def score(task: Task, run: TaskRun, log_dir: Path, saved: SavedRecord | None, ea
         corrected_passed, corrected_reason = (False, reason) if saved and not saved.tested else run_check(ours, run, log_dir)
         corrected = {"passed": corrected_passed, "reason": safe_text(corrected_reason, 2000), "check": f"original:{task.corrected}",
                      "caveats": [caveat for caveat in task.caveats if caveat != ORIGINAL_CAVEATS.get(task.id)]}
-    return Verdict(passed, reason, [saved.caveat] if saved else [], corrected, own_output)
+    fields = {"corrected": corrected, "own_output": own_output}
+    return Verdict(passed, reason, [saved.caveat] if saved else [], {name: value for name, value in fields.items() if value})
 
 
 def entries(folder: Path) -> set[str]:
@@ -287,7 +288,7 @@ def prepare(args: argparse.Namespace, checkout: Path) -> Prepared:
 
 def own(result: Result) -> bool:
     """An original task's verdict with its test seeing its own ./output/ only (see score)."""
-    return result.own_output["passed"] if result.own_output else result.passed
+    return result.own["own_output"]["passed"] if result.own.get("own_output") else result.passed
 
 
 def figures(results: list[Result], suite_size: int) -> list[dict]:
@@ -298,13 +299,13 @@ def figures(results: list[Result], suite_size: int) -> list[dict]:
     results = list(first_attempts(results).values())
     passed = sum(result.passed for result in results)
     fair = [result for result in results if not result.caveats]
-    corrected = [(result.corrected["passed"] if result.corrected else own(result))
-                 for result in results if not (result.corrected["caveats"] if result.corrected else result.caveats)]
+    corrected = [(result.own["corrected"]["passed"] if result.own.get("corrected") else own(result))
+                 for result in results if not (result.own["corrected"]["caveats"] if result.own.get("corrected") else result.caveats)]
     rows = [("original way", "published", passed, suite_size, "the original's tests over all its tasks, over one shared ./output/"),
             ("honest way", "honest", sum(map(own, fair)), len(fair),
              f"{len(results) - len(fair)} task(s) set aside, not counted as model failures"),
             ("corrected way", "corrected", sum(map(bool, corrected)), len(corrected),
-             f"our corrected checks for {sum(bool(result.corrected) for result in results)} defective test(s); "
+             f"our corrected checks for {sum(bool(result.own.get('corrected')) for result in results)} defective test(s); "
              f"{len(results) - len(corrected)} task(s) still set aside")]
     return [{"label": label, "name": name, "passed": count, "total": total, "rate": 100 * count / max(total, 1),
              "interval": percent_interval(wilson(count, total)), "note": note} for label, name, count, total, note in rows]
@@ -314,7 +315,7 @@ def figures_text(results: list[Result], suite_size: int) -> str:
     lines = [f"{(figure['label'] + ':').ljust(14)}{figure['passed']}/{figure['total']} = {figure['rate']:.1f}% "
              f"(95% {figure['interval']}; {figure['note']})" for figure in figures(results, suite_size)]
     aside = [f"  {result.id}: {'; '.join(result.caveats)}"
-             + (f" [corrected check: {'pass' if result.corrected['passed'] else 'fail'}]" if result.corrected else "")
+             + (f" [corrected check: {'pass' if result.own['corrected']['passed'] else 'fail'}]" if result.own.get("corrected") else "")
              for result in results if result.caveats]
     return "\n".join(lines + aside)
 
@@ -327,7 +328,7 @@ def tables(results: list[Result], manifests: list[dict]) -> Tables:
 def made(results: list[Result], manifests: list[dict]) -> bool:
     """A run of an original checkout: its suite is a folder (ours is a tasks.jsonl), or its results carry caveats."""
     return (any(manifest.get("suite") and Path(str(manifest["suite"])).is_dir() for manifest in manifests)
-            or any(result.caveats or result.corrected for result in results))
+            or any(result.caveats or result.own.get("corrected") for result in results))
 
 
 BENCHMARK = Benchmark("original", claims=Path.is_dir, prepare=prepare, tables=tables, made=made)

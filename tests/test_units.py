@@ -31,6 +31,11 @@ def test_the_result_record_names_its_fields_once_and_round_trips():
     assert harness.Result.from_json(json.loads(json.dumps(line))) == result
     with pytest.raises(harness.UsageError, match="not a result line"):
         harness.Result.from_json({"id": "t1"}, "x.jsonl, line 1")
+    own = harness.Result("t2", "math", own={"mlbench": {"outcome": "exit 0"}, "task": "mean"})  # a benchmark's own fields
+    line = own.to_json()
+    assert line["mlbench"] == {"outcome": "exit 0"} and line["task"] == "mean" and "own" not in line and list(line)[-2:] == ["mlbench", "task"]
+    again = harness.Result.from_json(json.loads(json.dumps(line)))
+    assert again == own and again.get("task") == "mean" and again.get("category") == "math" and again.get("corrected") is None
 
 
 def test_results_are_read_whole_lines_only_and_a_u2028_stays_inside_its_string(tmp_path):
