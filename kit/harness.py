@@ -59,11 +59,8 @@ class Task:
     checks_dir: Path
     caveats: list[str] = field(default_factory=list)  # why the task cannot fairly count (set aside in the honest figure)
     environment: str = "suite"  # which of sandbox.JAIL_ENVIRONMENTS its cells and its check run in
-    trajectory_test: bool = False  # its check is called with the message list (an original checkout's test_task_<index>)
-    check_binds: list[tuple[str, str, bool]] = field(default_factory=list)  # what else its check's jail mounts, read-only
-    check_path: str = "/checks"  # where its check module lies inside the check's jail
-    corrected: str | None = None  # our own check for it, in checks/original.py, where its own test is defective
     points: float = 1.0  # what passing it is worth in a teacher's assignment (a tasks.jsonl line's "points")
+    own: dict = field(default_factory=dict)  # what its benchmark alone knows of it (an original task's test, e.g.)
 
     def input_binds(self) -> list[tuple[str, str, bool]]:
         """The inputs as read-only jail binds, at their paths in the task's cwd."""
@@ -399,42 +396,35 @@ def imported_names(module_path: Path) -> tuple[str, ...]:
     return tuple(names)
 
 
-def run_check(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None = None, output_dir: Path | None = None) -> tuple[bool, str]:
+def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
     """(passed, reason). Our checks: the module and those of checks/ it imports are given to a new jail as text (no
     file of the jail holds them, so nothing an attempt leaves can read a hidden check's source back into its reason),
     imported there and called with the final answer; AssertionError fails the task with its message, a crash or a
-    hang fails it too, with that.
-    A trajectory test (task.trajectory_test: an original checkout's test_task_<index>(trajectory)) runs with the cwd
-    laid out as its tests expect (task.check_binds, and output_dir as ./output/ (default this task's own), all
-    read-only) and is given trajectory (default the run's messages); any exception fails it."""
-    output = (str(output_dir or run.output_dir), f"{JAIL_ROOT}/output", False)
-    if task.trajectory_test:
-        binds = task.check_binds + [output]
-        call = {"trajectory": run.messages if trajectory is None else trajectory}
-        path = task.check_path
-    else:
-        modules = check_modules(task.checks_dir, task.check_module)
-        # The figure records, kept with the jails' logs, lie beside output/ as figures.json in the check's jail (read-only).
-        record = log_dir / f"{run.output_dir.name}.figures.json"
-        record.write_text(json.dumps(run.figures), encoding="utf-8")
-        binds = task.input_binds() + [output, (str(record), f"{JAIL_ROOT}/figures.json", False)]
-        call = {"answer": run.answer, "output": f"{JAIL_ROOT}/output", "data": f"{JAIL_ROOT}/data",
-                "sources": {name.removesuffix(".py"): path.read_text(encoding="utf-8") for name, path in modules.items()}}
-        path = ""
-    jail = Jail(f"{run.output_dir.name}.check", binds, check_limits(), log_dir, environment=task.environment)
-    try:
-        cell = jail.call("check", path=path, module=task.check_module, function=task.check_function, **call)
-    finally:
-        jail.kill()
+    hang fails it too, with that."""
+    modules = check_modules(task.checks_dir, task.check_module)
+    # The figure records, kept with the jails' logs, lie beside output/ as figures.json in the check's jail (read-only).
+    record = log_dir / f"{run.output_dir.name}.figures.json"
+    record.write_text(json.dumps(run.figures), encoding="utf-8")
+    binds = task.input_binds() + [(str(run.output_dir), f"{JAIL_ROOT}/output", False), (str(record), f"{JAIL_ROOT}/figures.json", False)]
+    cell = check_in_jail(task, run, log_dir, binds, path="", answer=run.answer, output=f"{JAIL_ROOT}/output", data=f"{JAIL_ROOT}/data",
+                         sources={name.removesuffix(".py"): path.read_text(encoding="utf-8") for name, path in modules.items()})
     if cell.status == "ok":
         return True, ""
     if cell.status in ("interrupted", "restarted", "dead"):
         return False, f"the check did not finish: {cell.error_message}"
-    if task.trajectory_test:
-        return False, f"{cell.error_type}: {cell.error_message}" if cell.error_message else cell.error_type
     if cell.error_type == "AssertionError":
         return False, cell.error_message or "the check's assertion failed"
     return False, f"the check crashed: {cell.error_type}: {cell.error_message}"
+
+
+def check_in_jail(task: Task, run: TaskRun, log_dir: Path, binds: list[tuple[str, str, bool]], **call) -> CellResult:
+    """A task's check function called in a jail of its own (the task's environment, the check's limits, these
+    read-only binds); the call's cell, whatever became of it."""
+    jail = Jail(f"{run.output_dir.name}.check", binds, check_limits(), log_dir, environment=task.environment)
+    try:
+        return jail.call("check", module=task.check_module, function=task.check_function, **call)
+    finally:
+        jail.kill()
 
 
 # --- one attempt: the agent, then the check; one result ------------------------------------------------------------

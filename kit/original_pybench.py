@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.harness import (TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
-                     Verdict, first_attempts, functions_defined_in, percent_interval, run_check, run_one, wilson)
+                     Verdict, check_in_jail, first_attempts, functions_defined_in, percent_interval, run_check, run_one, wilson)
 from kit.sandbox import JAIL_ROOT, JailLimits, remove_tree, safe_text
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
@@ -107,8 +107,7 @@ def load_original(checkout: Path) -> list[Task]:
         guard = ORIGINAL_CORRECTED.get(index)
         corrected = f"task_{index}" if guard and guard in re.sub(r"\s", "", record["user"]) else None
         tasks.append(Task(index, category, record["user"], inputs, paths, "tests", f"test_task_{index}", checkout / "data/unit_test",
-                          caveats=caveats, environment="original", trajectory_test=True, check_binds=binds,
-                          check_path=f"{JAIL_ROOT}/data/unit_test", corrected=corrected))
+                          caveats=caveats, environment="original", own={"test_binds": binds, "corrected": corrected}))
     if not tasks:
         raise UsageError(f"{path} holds no tasks")
     return tasks
@@ -215,6 +214,20 @@ def shared_output(own: Path, into: Path, only: set[str] | None = None) -> Path:
     return into
 
 
+def run_test(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None, output_dir: Path) -> tuple[bool, str]:
+    """(passed, reason) of the checkout's test_task_<index>(trajectory), run as its tests.py expects: the checkout's
+    data/, ref/ and gpt4_output/ and output_dir as ./output/ in the cwd, all read-only, the trajectory the run's
+    messages unless a saved run's stand-in is given; any exception fails it, named with its message."""
+    binds = task.own["test_binds"] + [(str(output_dir), f"{JAIL_ROOT}/output", False)]
+    cell = check_in_jail(task, run, log_dir, binds, path=f"{JAIL_ROOT}/data/unit_test",
+                         trajectory=run.messages if trajectory is None else trajectory)
+    if cell.status == "ok":
+        return True, ""
+    if cell.status in ("interrupted", "restarted", "dead"):
+        return False, f"the check did not finish: {cell.error_message}"
+    return False, f"{cell.error_type}: {cell.error_message}" if cell.error_message else cell.error_type
+
+
 def score(task: Task, run: TaskRun, log_dir: Path, saved: SavedRecord | None, earlier_agents: list[threading.Event]) -> Verdict:
     """An original task's verdict as the original scored it: its test, once the agents of the attempts before it are
     done, over the run's shared ./output/ (see shared_output), given the saved record's stand-in where the saved run
@@ -233,18 +246,18 @@ def score(task: Task, run: TaskRun, log_dir: Path, saved: SavedRecord | None, ea
         scored = shared_output(run.output_dir, log_dir / f"{run.output_dir.name}.output")
         alone = shared_output(run.output_dir, log_dir / f"{run.output_dir.name}.own", ORIGINAL_READS_OTHERS.get(task.id, set()))
         try:
-            passed, reason = run_check(task, run, log_dir, trajectory=stand_in, output_dir=scored)
+            passed, reason = run_test(task, run, log_dir, stand_in, scored)
             if entries(alone) != entries(scored):  # the honest figures' verdict: the test sees this task's output alone
-                own_passed, own_reason = run_check(task, run, log_dir, trajectory=stand_in, output_dir=alone)
+                own_passed, own_reason = run_test(task, run, log_dir, stand_in, alone)
                 own_output = {"passed": own_passed, "reason": safe_text(own_reason, 2000)}
         finally:
             remove_tree(scored)
             remove_tree(alone)
     corrected = None
-    if task.corrected:  # the corrected figure: our own check in place of the original's defective test
-        ours = Task(task.id, task.category, task.query, task.inputs, task.paths, "original", task.corrected, ROOT / "checks")
+    if task.own["corrected"]:  # the corrected figure: our own check in place of the original's defective test
+        ours = Task(task.id, task.category, task.query, task.inputs, task.paths, "original", task.own["corrected"], ROOT / "checks")
         corrected_passed, corrected_reason = (False, reason) if saved and not saved.tested else run_check(ours, run, log_dir)
-        corrected = {"passed": corrected_passed, "reason": safe_text(corrected_reason, 2000), "check": f"original:{task.corrected}",
+        corrected = {"passed": corrected_passed, "reason": safe_text(corrected_reason, 2000), "check": f"original:{task.own['corrected']}",
                      "caveats": [caveat for caveat in task.caveats if caveat != ORIGINAL_CAVEATS.get(task.id)]}
     fields = {"corrected": corrected, "own_output": own_output}
     return Verdict(passed, reason, [saved.caveat] if saved else [], {name: value for name, value in fields.items() if value})
