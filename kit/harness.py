@@ -228,6 +228,12 @@ class Conversation:
     error_format: str = ""     # with code_start: how an error reads, from {name} and {message}
     max_turns: int | None = None
     sampling: dict = field(default_factory=dict)
+    prelude: str = ""          # code run in the jail before the first turn (ML-Bench's agent: the task's folder, its PATH)
+
+    def opening(self, task: Task) -> list[dict]:
+        """The messages before the first reply: the system prompt, the files uploaded, the query."""
+        return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": self.uploaded(task)},
+                {"role": "user", "content": task.query}]
 
     def uploaded(self, task: Task) -> str:
         if self.uploaded_prefix:
@@ -256,6 +262,16 @@ class Conversation:
             half = OBSERVATION_CHARS // 2
             text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
         return text
+
+    def go_on(self, reply: str) -> str | None:
+        """What the user says to a reply without code, if the task goes on (None: that reply is the final answer)."""
+        return None
+
+    def turn(self, jail: Jail, code: str) -> tuple[CellResult, str, str]:
+        """Run a reply's code: its cell, what it showed (see printed) and the interpreter's answer to it."""
+        cell = jail.run(code)
+        printed = self.printed(cell)
+        return cell, printed, self.answer_to(printed)
 
     def observation(self, cell: CellResult) -> str:
         """The interpreter's answer to a cell, as the model reads it: the prefix, then what the cell showed."""
@@ -300,8 +316,7 @@ class TaskRun:
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self):
-        self.messages = [{"role": "system", "content": self.conversation.system_prompt},
-                         {"role": "user", "content": self.conversation.uploaded(self.task)}, {"role": "user", "content": self.task.query}]
+        self.messages = self.conversation.opening(self.task)
 
     @property
     def turns(self) -> int:
@@ -334,13 +349,17 @@ class TaskRun:
         self.code.append(code)
         if code is None:
             self.printed.append(None)
-            self.ended_by = "final answer"
-            return
-        cell = self.jail.run(code)
-        self.restarts += cell.status == "restarted"
-        self.figures = newest_figures(self.figures + cell.figures)
-        self.printed.append(self.conversation.printed(cell))
-        self.messages.append({"role": "user", "content": self.conversation.answer_to(self.printed[-1])})
+            going_on = self.conversation.go_on(reply.text)
+            if going_on is None:
+                self.ended_by = "final answer"
+                return
+            self.messages.append({"role": "user", "content": going_on})
+        else:
+            cell, printed, answer = self.conversation.turn(self.jail, code)
+            self.restarts += cell.status == "restarted"
+            self.figures = newest_figures(self.figures + cell.figures)
+            self.printed.append(printed)
+            self.messages.append({"role": "user", "content": answer})
         if self.turns >= self.max_turns:
             self.ended_by = "turn limit"
 
@@ -350,10 +369,17 @@ def run_agent(task: Task, model: Model, conversation: Conversation, output_dir: 
     binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
     # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
     run = TaskRun(task, output_dir, max_turns, Jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment), conversation)
-    session = model.attempt(task.id, seed)
+    return converse(run, model, seed)
+
+
+def converse(run: TaskRun, model: Model, seed: int) -> TaskRun:
+    """The agent loop, every benchmark's: the model's replies and their cells in the run's jail until the task ends."""
+    session = model.attempt(run.task.id, seed)
     LIVE_JAILS.add(run.jail)
     try:
         run.jail.start()
+        if run.conversation.prelude:
+            run.jail.run(run.conversation.prelude)
         while run.active:
             run.take(session.reply(run.messages))
     finally:

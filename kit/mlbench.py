@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kit.harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                     attempts_by_task, jsonl_records, pass_at_k)
+from kit.harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun,
+                     UsageError, attempts_by_task, converse, jsonl_records, pass_at_k)
 from kit.sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, remove_tree, repository_limits, tidy_output
 
 # --- the split: records in ML-Bench's fields, from the user's parquet or JSONL ----------------------------------
@@ -636,59 +636,56 @@ def agent_block(reply: str) -> tuple[str, str] | None:
     return ("python" if match.group(1).lower().startswith("py") else "bash"), match.group(2)
 
 
+@dataclass
+class AgentConversation(Conversation):
+    """ML-Bench's agent mode on the kit's agent loop: a reply's first python or bash block runs (python in the jail's
+    worker, bash through run_bash, its exit status told when not 0); with OpenHands' protocol, a reply without an
+    action is answered by its fake user until the model says it has finished."""
+    opening_messages: list[dict] = field(default_factory=list)
+    bash_seconds: float = 0.0
+    openhands: bool = False
+
+    def opening(self, task: Task) -> list[dict]:
+        return list(self.opening_messages)
+
+    def code_in(self, reply: str) -> str | None:
+        block = agent_block(reply)
+        return None if block is None else block[1] if block[0] == "python" else f"{BASH_CELL}{block[1]}"
+
+    def go_on(self, reply: str) -> str | None:
+        return OPENHANDS_GO_ON if self.openhands and OPENHANDS_FINISH not in reply else None
+
+    def turn(self, jail: Jail, code: str) -> tuple[CellResult, str, str]:
+        if not code.startswith(BASH_CELL):
+            return super().turn(jail, code)
+        cell = jail.call("run_bash", timeout=self.bash_seconds + 30, script=code.removeprefix(BASH_CELL), cwd=None, seconds=self.bash_seconds)
+        outcome = outcome_of(cell)
+        observation = self.observation(CellResult(cell.output)) + ("" if outcome == "exit 0" else f"\n[bash: {outcome}]")
+        return cell, "" if observation == NO_OUTPUT else observation.removeprefix(self.interpreter_prefix), observation
+
+
+BASH_CELL = "%%bash\n"  # how a bash block is kept among the attempt's code
+
+
 def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLimits, max_turns: int, log_dir: Path, seed: int,
-              name: str) -> dict:
-    """The agent's turns in one jail over its private copy; then run.sh, judged in a fresh jail."""
+              name: str) -> tuple[TaskRun, str, dict | None, str]:
+    """The agent's turns in one jail over its private copy; then run.sh, judged in a fresh jail: (the run, its
+    outcome, the task's own script's traced runs, what run.sh printed)."""
     private_copy(task, setup.repos, work)
     binds, folder = repo_binds(task, setup, work)
     python = setup.pythons.get(task.repo)
     path_first = str(python.parent) if python else ""
-    conversation = Conversation()
-    messages = ([{"role": "system", "content": OPENHANDS_PROMPT}, {"role": "user", "content": openhands_instruction(task, folder)}]
-                if setup.openhands else
-                [{"role": "system", "content": AGENT_PROMPT},
-                 {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
-                                             f"Task: {task.query}"}])
-    code, printed, ended_by, prompt_tokens, completion_tokens, restarts = [], [], "", 0, 0, 0
+    opening = ([{"role": "system", "content": OPENHANDS_PROMPT}, {"role": "user", "content": openhands_instruction(task, folder)}]
+               if setup.openhands else
+               [{"role": "system", "content": AGENT_PROMPT},
+                {"role": "user", "content": f"Repository: {task.record['github']}, task folder: {task.record['path'] or './'}\n\n"
+                                            f"Task: {task.query}"}])
+    prelude = f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else "")
+    conversation = AgentConversation(prelude=prelude, opening_messages=opening, bash_seconds=limits.cell_timeout, openhands=setup.openhands)
     # the python turns in the repository's interpreter, where one is named and can run the worker, else the kit's
     jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir,
                 environment=str(python) if python and hosts_worker(python) else "suite")
-    session = model.attempt(task.id, seed)
-    try:
-        jail.run(f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else ""))
-        while not ended_by:
-            reply = session.reply(messages)
-            prompt_tokens, completion_tokens = prompt_tokens + reply.prompt_tokens, completion_tokens + reply.completion_tokens
-            if reply.text is None:
-                ended_by = reply.stop or "no reply"
-                break
-            messages.append({"role": "assistant", "content": reply.text})
-            block = agent_block(reply.text)
-            code.append(None if block is None else block[1] if block[0] == "python" else f"%%bash\n{block[1]}")
-            if block is None:
-                printed.append(None)
-                if setup.openhands and OPENHANDS_FINISH not in reply.text:  # no action: OpenHands' fake user asks it to go on
-                    messages.append({"role": "user", "content": OPENHANDS_GO_ON})
-                    ended_by = "turn limit" if len(code) >= max_turns else ""
-                    continue
-                ended_by = "final answer"
-                break
-            language, source = block
-            if language == "python":
-                cell = jail.run(source)
-                observation = conversation.observation(cell)
-            else:
-                cell = jail.call("run_bash", timeout=limits.cell_timeout + 30, script=source, cwd=None, seconds=limits.cell_timeout)
-                outcome = outcome_of(cell)
-                observation = conversation.observation(CellResult(cell.output)) + ("" if outcome == "exit 0" else f"\n[bash: {outcome}]")
-            restarts += cell.status == "restarted"
-            printed.append("" if observation == NO_OUTPUT else observation.removeprefix(conversation.interpreter_prefix))
-            messages.append({"role": "user", "content": observation})
-            if len(code) >= max_turns:
-                ended_by = "turn limit"
-    finally:
-        session.close()
-        jail.kill()
+    run = converse(TaskRun(task, work, max_turns, jail, conversation), model, seed)
     if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():
         judge = Jail(f"{name}.run", binds, mlbench_limits(limits, setup.tmp_mib), log_dir)
         try:
@@ -699,9 +696,7 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
         (outcome, runs), output = traced_outcome(cell), cell.output
     else:
         outcome, runs, output = "no run.sh", None, ""
-    return {"messages": messages, "code": code, "printed": printed, "ended_by": ended_by, "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens, "worker_restarts": restarts, "outcome": outcome, "task_runs": runs,
-            "run_output": output[-4000:]}
+    return run, outcome, runs, output[-4000:]
 
 
 # --- one attempt: asked (or replayed), checked statically, executed where asked; one results line ---------------
@@ -716,16 +711,16 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     work = run_dir / output
     log_dir = run_dir / "jails"
     facts: dict = {"setting": setup.setting, "type": task.record["type"], "repo": task.repo}
-    prompt_tokens = completion_tokens = restarts = 0
+    prompt_tokens = completion_tokens = restarts = evaluated = shared = 0
     printed = None
     if setup.agent:
-        agent = run_agent(task, model, setup, work, limits, max_turns, log_dir, seed, name)
-        messages, code, printed, ended_by = agent["messages"], agent["code"], agent["printed"], agent["ended_by"]
-        prompt_tokens, completion_tokens, restarts = agent["prompt_tokens"], agent["completion_tokens"], agent["worker_restarts"]
-        outcome = agent["outcome"]
-        passed, ours_reason = honest_verdict(outcome, agent["task_runs"], "bash run.sh")
+        run, outcome, runs, run_output = run_agent(task, model, setup, work, limits, max_turns, log_dir, seed, name)
+        messages, code, printed, ended_by = run.messages, run.code, run.printed, run.ended_by
+        prompt_tokens, completion_tokens, restarts = run.prompt_tokens, run.completion_tokens, run.restarts
+        evaluated, shared = run.prompt_evaluated, run.prompt_shared
+        passed, ours_reason = honest_verdict(outcome, runs, "bash run.sh")
         mlbench_passed = outcome in AGENT_PASSES_OPENHANDS
-        facts |= {"outcome": outcome, "task_runs": agent["task_runs"], "run_output": agent["run_output"]}
+        facts |= {"outcome": outcome, "task_runs": runs, "run_output": run_output}
     else:
         if setup.output_replay:
             answer = setup.output_replay.answer(task.id, sample)
@@ -741,6 +736,7 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
             finally:
                 session.close()
             prompt_tokens, completion_tokens = reply.prompt_tokens, reply.completion_tokens
+            evaluated, shared = reply.prompt_evaluated, reply.prompt_shared
             if reply.text is not None:
                 messages.append({"role": "assistant", "content": reply.text})
             answer, ended_by = extract_answer(reply.text or ""), reply.stop or "reply"
@@ -761,7 +757,8 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     return Result(task.id, task.category, sample, seed, passed, ours_reason, task.caveats,
                   sum(message["role"] == "assistant" for message in messages) or 1, ended_by, sum(piece is not None for piece in code),
                   restarts, round(time.monotonic() - started, 3), prompt_tokens, completion_tokens, str(output), removed, messages, code,
-                  printed, own={"mlbench": facts})
+                  printed, prompt_tokens_evaluated=evaluated or None, prompt_tokens_shared=shared if evaluated else None,
+                  own={"mlbench": facts})
 
 
 # --- tables: ML-Bench's pass@1/2/5 and the unbiased pass@k, per repository and overall ---------------------------
