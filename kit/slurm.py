@@ -56,8 +56,8 @@ def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path)
     submissions = earlier_submissions(folder)
     shards, wait_for, cancel = resubmission(submissions, still_queued(submissions), options.shards)
     if not shards:
-        print(f"nothing to submit: every shard of {run_dir} is still pending or running (jobs {', '.join(wait_for)})\n"
-              f"watch:   squeue -j {','.join(wait_for)}")
+        print(f"nothing to submit: every shard of {run_dir} has an element pending, running or ending (job(s) {', '.join(wait_for)}); "
+              f"run the same command again once one has ended without finishing its shard\nwatch:   squeue -j {','.join(wait_for)}")
         return 0
     subset = [] if len(shards) == options.shards else [f"--array={','.join(map(str, shards))}"]
     shards_command = ["sbatch", "--parsable", *extra, *subset, str(folder / "shards.sbatch")]
