@@ -97,8 +97,9 @@ def merged_lines(run_dirs: list[Path]) -> list[dict]:
 @pytest.mark.slow
 def test_array_with_a_requeued_and_a_killed_element_merges_to_the_one_process_run(cluster, one_process_run, tmp_path):
     """Element 1 gets Slurm's early signal (USR1) mid-run and requeues itself; element 2 is killed with SIGKILL mid-run
-    (a crash, the OOM killer) and resumed by typing the same command again while the others still run: it submits
-    shard 2 alone and a merge that replaces the first. The merged result equals a one-process run's, line by line."""
+    (a crash, the OOM killer; a half-written result line added) and resumed by typing the same command again while the
+    others still run: it submits shard 2 alone and a merge that replaces the first. The merged result equals a
+    one-process run's, line by line."""
     out = tmp_path / "run"
     command = ("--shards", 4, "--replay", "checks/reference.jsonl", "--limit", 16, "--out", out, "--", "--cpus-per-task=1")
     began = time.monotonic()
@@ -111,6 +112,9 @@ def test_array_with_a_requeued_and_a_killed_element_merges_to_the_one_process_ru
     killed, killed_at, before_kill = time.monotonic(), time.time(), len(result_lines(out / "shard-2"))
     wait_for(lambda: state(cluster, f"{array}_2") == "FAILED", 60, "the killed element to leave the queue")
     failed = time.monotonic()
+    with open(out / "shard-2" / "results.jsonl", "a") as results:  # what a kill in the middle of a result's write leaves
+        first = (out / "shard-2" / "results.jsonl").read_text().split("\n")[0]
+        results.write(first[:len(first) // 2])
     again, merge_again = submit(cluster, *command)  # the resume command `slurm` printed: the same one
     wait_for(lambda: state(cluster, merge_again) in ("COMPLETED", "FAILED", "CANCELLED"), 240, "the second merge job")
     print(f"array and merges: {time.monotonic() - began:.1f} s (kill to second merge done: {time.monotonic() - killed:.1f} s)")
