@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import os
+import pwd
 import shlex
 import signal
 import subprocess
@@ -118,7 +119,8 @@ def still_queued(submissions: list[dict]) -> dict[str, list[tuple[str, str]]]:
         return {}
     ours = {str(record[key]) for record in submissions for key in ("array", "merge")}
     try:
-        listed = subprocess.run(["squeue", "--me", "--noheader", "--array", "--format=%F %K %T"], capture_output=True, text=True)
+        listed = subprocess.run(["squeue", f"--user={pwd.getpwuid(os.getuid()).pw_name}", "--noheader", "--array", "--format=%F %K %T"],
+                                capture_output=True, text=True)  # --user, not --me: Slurm before 20.11 has no --me
     except FileNotFoundError:
         raise UsageError("pybench.py slurm: squeue is not on PATH: run it where Slurm's clients are") from None
     if listed.returncode != 0:
