@@ -4,7 +4,10 @@
 folder and submits them: the array (`--array=1-N`, each element `--shard K/N` into DIR/shard-K, resources from the
 run's flags) and the merge (`report` over the shards into DIR/report, after every element has ended). An element
 that gets Slurm's early signal (`--signal=B:USR1@GRACE`, before its time limit) stops as Ctrl-C does, keeps its
-finished attempts and requeues itself; the requeued element resumes its shard. docs/runs.md has the whole story.
+finished attempts and requeues itself; the requeued element resumes its shard. The same command typed again (after
+an element crashed or was killed, even while others still run) submits only the shards no element is pending or
+running for, and a merge job, replacing a waiting one, after them all; DIR/slurm/jobs.jsonl records each submission.
+docs/runs.md has the whole story.
 """
 
 import argparse
@@ -12,13 +15,15 @@ import hashlib
 import json
 import math
 import os
+import pwd
 import shlex
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from kit.harness import OneLineParser, UsageError
+from kit.harness import OneLineParser, UsageError, append_line, jsonl_records
 
 GRACE_SECONDS = 120          # --signal=B:USR1@GRACE: time to stop the attempts in flight and requeue, before Slurm's SIGTERM
 HARNESS_GIB = 1.0            # the harness itself (Python, the suite, the checks' records) beside its jails and the model
@@ -49,26 +54,94 @@ def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path)
     folder = run_dir / "slurm"
     scripts = {folder / "shards.sbatch": array_script(args, without_out(run_flags), run_dir, options.shards, default_model, pybench),
                folder / "merge.sbatch": merge_script(run_dir, options.shards, pybench)}
-    shards_command = ["sbatch", "--parsable", *extra, str(folder / "shards.sbatch")]
+    submissions = earlier_submissions(folder)
+    shards, wait_for, cancel = resubmission(submissions, still_queued(submissions), options.shards)
+    if not shards:
+        print(f"nothing to submit: every shard of {run_dir} has an element pending, running or ending (job(s) {', '.join(wait_for)}); "
+              f"run the same command again once one has ended without finishing its shard\nwatch:   squeue -j {','.join(wait_for)}")
+        return 0
+    subset = [] if len(shards) == options.shards else [f"--array={','.join(map(str, shards))}"]
+    shards_command = ["sbatch", "--parsable", *extra, *subset, str(folder / "shards.sbatch")]
     merge_extra = [word for group in option_groups(extra) if option_name(group[0]) not in SHARD_ONLY for word in group]
     if options.dry_run:
         for path, text in scripts.items():
             print(f"# {path}\n{text}")
-        print(f"{shlex.join(shards_command)}\n{shlex.join(['sbatch', '--parsable', '--dependency=afterany:ARRAY_JOB_ID', *merge_extra, str(folder / 'merge.sbatch')])}")
+        print("\n".join([shlex.join(shards_command), shlex.join(merge_command("ARRAY_JOB_ID", wait_for, merge_extra, folder)), *(shlex.join(["scancel", job]) for job in cancel)]))
         return 0
     folder.mkdir(parents=True, exist_ok=True)
     for path, text in scripts.items():
         path.write_text(text)
     array_id = sbatch(shards_command)
-    merge_id = sbatch(["sbatch", "--parsable", f"--dependency=afterany:{array_id}", *merge_extra, str(folder / "merge.sbatch")])
-    print(f"submitted: array job {array_id} ({options.shards} shard(s) into {run_dir}/shard-K), merge job {merge_id} "
-          f"(the report into {run_dir / 'report'} once every shard has ended)\n"
-          f"watch:   squeue -j {array_id},{merge_id}\n"
-          f"         sacct -j {array_id},{merge_id} --format=JobID,State,ExitCode,Elapsed,MaxRSS\n"
-          f"logs:    {folder}/shard-K.log, {folder}/merge.log\n"
-          f"resume:  {shlex.join([str(python_of(pybench)), str(pybench), 'slurm', *ours, *([] if args.out else ['--out', str(run_dir)]), *(['--', *extra] if extra else [])])}\n"
-          "         (after a failed or cancelled element: every finished attempt is kept and each shard resumes)", flush=True)
+    merge_id = sbatch(merge_command(array_id, wait_for, merge_extra, folder))
+    if cancel:
+        subprocess.run(["scancel", *cancel], capture_output=True)
+    submission = {"array": array_id, "shards": shards, "of": options.shards, "merge": merge_id, "waits_for": wait_for,
+                  "cancelled": cancel, "submitted": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    append_line(folder / "jobs.jsonl", submission)
+    resume = [str(python_of(pybench)), str(pybench), "slurm", *ours, *([] if args.out else ["--out", str(run_dir)]), *(["--", *extra] if extra else [])]
+    print(submitted_note(submission, run_dir, resume), flush=True)
     return 0
+
+
+def merge_command(array_id: str, wait_for: list[str], merge_extra: list[str], folder: Path) -> list[str]:
+    """sbatch of the merge: after every element of the new array and of the earlier jobs still queued has ended."""
+    return ["sbatch", "--parsable", f"--dependency=afterany:{':'.join([array_id, *wait_for])}", *merge_extra, str(folder / "merge.sbatch")]
+
+
+def submitted_note(submission: dict, run_dir: Path, resume: list[str]) -> str:
+    """What was submitted, how to watch it, and the command that resumes (the same one)."""
+    array_id, merge_id, shards, wait_for = submission["array"], submission["merge"], submission["shards"], submission["waits_for"]
+    others = [str(k) for k in range(1, submission["of"] + 1) if k not in shards]
+    earlier = f"; shard(s) {', '.join(others)} still queued in job(s) {', '.join(wait_for)}" if others else ""
+    replaced = f"; it replaces merge job {', '.join(submission['cancelled'])}, cancelled" if submission["cancelled"] else ""
+    jobs = ",".join([array_id, merge_id, *wait_for])
+    return (f"submitted: array job {array_id} (shard(s) {', '.join(map(str, shards))} of {submission['of']} into {run_dir}/shard-K{earlier}), "
+            f"merge job {merge_id} (the report into {run_dir / 'report'} once every shard has ended{replaced})\n"
+            f"watch:   squeue -j {jobs}\n"
+            f"         sacct -j {jobs} --format=JobID,State,ExitCode,Elapsed,MaxRSS\n"
+            f"logs:    {run_dir / 'slurm'}/shard-K.log, {run_dir / 'slurm'}/merge.log\n"
+            f"resume:  {shlex.join(resume)}\n"
+            "         (after an element failed, was killed or cancelled, even while others still run: it submits the shards\n"
+            "         no element is pending or running for, each resumes where it stopped, and a merge that waits for them all)")
+
+
+# --- a submission after earlier ones (a resume): only the shards no element is queued for, one merge after them all --
+
+def earlier_submissions(folder: Path) -> list[dict]:
+    """The submissions into this run folder so far: DIR/slurm/jobs.jsonl, a line per `pybench.py slurm` that submitted."""
+    return [record for _, record in jsonl_records(folder / "jobs.jsonl", finished_only=True)]
+
+
+def still_queued(submissions: list[dict]) -> dict[str, list[tuple[str, str]]]:
+    """Which of those jobs squeue still lists (pending, running, requeued, ending): {job id: [(array task id or
+    "N/A", state), ...]}, an array's elements one by one."""
+    if not submissions:
+        return {}
+    ours = {str(record[key]) for record in submissions for key in ("array", "merge")}
+    try:
+        listed = subprocess.run(["squeue", f"--user={pwd.getpwuid(os.getuid()).pw_name}", "--noheader", "--array", "--format=%F %K %T"],
+                                capture_output=True, text=True)  # --user, not --me: Slurm before 20.11 has no --me
+    except FileNotFoundError:
+        raise UsageError("pybench.py slurm: squeue is not on PATH: run it where Slurm's clients are") from None
+    if listed.returncode != 0:
+        raise UsageError(f"pybench.py slurm: squeue failed ({(listed.stderr or listed.stdout).strip()}): it tells which shards "
+                         "of the earlier submission are still queued; try again when Slurm answers")
+    queued: dict[str, list[tuple[str, str]]] = {}
+    for job, task, state in (line.split() for line in listed.stdout.splitlines() if line.strip()):
+        if job in ours:
+            queued.setdefault(job, []).append((task, state))
+    return queued
+
+
+def resubmission(submissions: list[dict], queued: dict[str, list[tuple[str, str]]], shards: int) -> tuple[list[int], list[str], list[str]]:
+    """What to submit beside the earlier jobs still queued: the shards no element is pending or running for (all of
+    them the first time), the earlier jobs the new merge waits for as well (their arrays, a merge already running),
+    and the earlier merges still waiting, to cancel (they would report before the new elements end)."""
+    arrays = [str(record["array"]) for record in submissions if str(record["array"]) in queued]
+    merges = [str(record["merge"]) for record in submissions if str(record["merge"]) in queued]
+    busy = {int(task) for job in arrays for task, _ in queued[job] if task.isdigit()}
+    cancel = [job for job in merges if all(state == "PENDING" for _, state in queued[job])]
+    return [k for k in range(1, shards + 1) if k not in busy], arrays + [job for job in merges if job not in cancel], cancel
 
 
 def without_out(run_flags: list[str]) -> list[str]:

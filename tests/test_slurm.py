@@ -1,6 +1,7 @@
 """`pybench.py slurm` on a real single-node Slurm 22.05 started by the test (tests/slurm_cluster.py): a 4-shard array
-with one element preempted (Slurm's early signal, USR1) mid-run, requeued by the kit itself and resumed, merged by
-the dependent job; and a shard whose job --mem is smaller than what a cell allocates, the cell killed in its jail.
+with one element preempted (Slurm's early signal, USR1) mid-run, requeued by the kit itself and resumed, another
+killed with SIGKILL and resumed by the same command typed again, merged by the dependent job into what a one-process
+run gives; and a shard whose job --mem is smaller than what a cell allocates, the cell killed in its jail.
 The fast tests: the scripts as --dry-run prints them, the jails' cgroups inside the kit's own, Slurm's CPU counts."""
 import json
 import os
@@ -40,7 +41,7 @@ def submit(environment: dict, *args) -> tuple[str, str]:
     done = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "slurm", *map(str, args)], capture_output=True, text=True,
                           env=environment, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
-    array, merge = re.search(r"array job (\d+) .* merge job (\d+)", done.stdout).groups()
+    array, merge = re.search(r"array job (\d+) .*? merge job (\d+)", done.stdout).groups()
     return array, merge
 
 
@@ -71,17 +72,57 @@ def result_lines(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+@pytest.fixture
+def one_process_run(tmp_path):
+    """The same replay in one process (no shards, no Slurm) into tmp_path/one, started beside the cluster's work: the
+    merged result's yardstick. Stopped if the test ends first."""
+    with open(tmp_path / "one.log", "w") as log:
+        process = subprocess.Popen([sys.executable, str(ROOT / "pybench.py"), "--replay", "checks/reference.jsonl", "--limit", "16",
+                                    "--no-report", "--out", str(tmp_path / "one")], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    yield process
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def merged_lines(run_dirs: list[Path]) -> list[dict]:
+    """The attempts as the merge job's report reads them (merge_runs), each a results.jsonl line less its `seconds`:
+    the one field that measures this machine's speed rather than the attempt (ids, verdicts, reasons, turns, cells,
+    restarts, messages, code and printed output are the replay's and the checks', the same anywhere)."""
+    from kit.report import merge_runs
+
+    return [{key: value for key, value in result.to_json().items() if key != "seconds"} for result in merge_runs(run_dirs)[0]]
+
+
 @pytest.mark.slow
-def test_array_preempted_element_requeues_itself_and_the_merge_reports(cluster, tmp_path):
+def test_array_with_a_requeued_and_a_killed_element_merges_to_the_one_process_run(cluster, one_process_run, tmp_path):
+    """Element 1 gets Slurm's early signal (USR1) mid-run and requeues itself; element 2 is killed with SIGKILL mid-run
+    (a crash, the OOM killer; a half-written result line added) and resumed by typing the same command again while the
+    others still run: it submits shard 2 alone and a merge that replaces the first. The merged result equals a
+    one-process run's, line by line."""
     out = tmp_path / "run"
+    command = ("--shards", 4, "--replay", "checks/reference.jsonl", "--limit", 16, "--out", out, "--", "--cpus-per-task=1")
     began = time.monotonic()
-    array, merge = submit(cluster, "--shards", 4, "--replay", "checks/reference.jsonl", "--limit", 16, "--out", out, "--", "--cpus-per-task=1")
+    array, merge = submit(cluster, *command)
     wait_for(lambda: result_lines(out / "shard-1"), 120, "shard 1's first result")
     signalled = time.monotonic()
     os.kill(batch_pid(cluster, out / "shard-1"), signal.SIGUSR1)  # as slurmstepd does at --signal=B:USR1@GRACE
-    wait_for(lambda: state(cluster, merge) in ("COMPLETED", "FAILED", "CANCELLED"), 240, "the merge job")
-    print(f"array and merge: {time.monotonic() - began:.1f} s")
-    assert state(cluster, merge) == "COMPLETED", (out / "slurm" / "merge.log").read_text()
+    wait_for(lambda: result_lines(out / "shard-2"), 120, "shard 2's first result")
+    os.kill(batch_pid(cluster, out / "shard-2"), signal.SIGKILL)
+    killed, killed_at, before_kill = time.monotonic(), time.time(), len(result_lines(out / "shard-2"))
+    wait_for(lambda: state(cluster, f"{array}_2") == "FAILED", 60, "the killed element to leave the queue")
+    failed = time.monotonic()
+    with open(out / "shard-2" / "results.jsonl", "a") as results:  # what a kill in the middle of a result's write leaves
+        first = (out / "shard-2" / "results.jsonl").read_text().split("\n")[0]
+        results.write(first[:len(first) // 2])
+    again, merge_again = submit(cluster, *command)  # the resume command `slurm` printed: the same one
+    wait_for(lambda: state(cluster, merge_again) in ("COMPLETED", "FAILED", "CANCELLED"), 240, "the second merge job")
+    print(f"array and merges: {time.monotonic() - began:.1f} s (kill to second merge done: {time.monotonic() - killed:.1f} s)")
+    assert state(cluster, merge_again) == "COMPLETED", (out / "slurm" / "merge.log").read_text()
+    assert state(cluster, merge) == "CANCELLED"  # it would have reported before the resubmitted shard ended
+    submissions = [json.loads(line) for line in (out / "slurm" / "jobs.jsonl").read_text().splitlines()]
+    assert [record["shards"] for record in submissions] == [[1, 2, 3, 4], [2]] and submissions[1]["cancelled"] == [merge], submissions
+    assert array in submissions[1]["waits_for"], submissions  # elements 1, 3 or 4 were still queued: the new merge waited for them
     results = [line for shard in range(1, 5) for line in result_lines(out / f"shard-{shard}")]
     assert len(results) == 16 and len({line["id"] for line in results}) == 16, sorted(line["id"] for line in results)
     assert all(line["passed"] for line in results), [line["id"] for line in results if not line["passed"]]
@@ -91,10 +132,23 @@ def test_array_preempted_element_requeues_itself_and_the_merge_reports(cluster, 
     manifest = json.loads((out / "shard-1" / "manifest.json").read_text())
     assert manifest["slurm"]["array_job_id"] == array and manifest["slurm"]["array_task_id"] == "1"
     assert manifest["resumed"] and manifest["slurm"]["restart_count"] == "1", manifest
+    manifest = json.loads((out / "shard-2" / "manifest.json").read_text())
+    assert manifest["slurm"]["array_job_id"] == again and manifest["slurm"]["array_task_id"] == "2" and manifest["resumed"], manifest
+    assert 1 <= before_kill < 4 and len(result_lines(out / "shard-2")) == 4
+    element = subprocess.run(["scontrol", "-o", "show", "job", f"{again}_2"], capture_output=True, text=True, env=cluster).stdout
+    moments = {name: time.mktime(time.strptime(moment, "%Y-%m-%dT%H:%M:%S")) - killed_at
+               for name, moment in re.findall(r"(StartTime|EndTime)=(\S+)", element)}
+    print(f"SIGKILL of element 2: FAILED after {failed - killed:.1f} s, its resubmitted element started after {moments['StartTime']:.0f} s "
+          f"(a free CPU) and was done after {moments['EndTime']:.0f} s")
     job = subprocess.run(["scontrol", "-o", "show", "job", f"{array}_1"], capture_output=True, text=True, env=cluster).stdout
     times = dict(re.findall(r"(SubmitTime|EligibleTime|StartTime)=(\S+)", job))
     print(f"requeue: signalled at {signalled - began:.1f} s; requeued at {times['SubmitTime']}, eligible at {times['EligibleTime']}, "
           f"started again at {times['StartTime']}")
+    assert one_process_run.wait(timeout=240) == 0, (tmp_path / "one.log").read_text()
+    merged, alone = merged_lines([out / f"shard-{shard}" for shard in range(1, 5)]), merged_lines([tmp_path / "one"])
+    assert len(merged) == 16 and [line["id"] for line in merged] == [line["id"] for line in alone]
+    for sharded, single in zip(merged, alone):
+        assert sharded == single, sharded["id"]
 
 
 @pytest.mark.slow
@@ -175,3 +229,17 @@ def test_the_manifest_names_the_job_and_its_array_element():
     assert job_facts({}) is None
     assert job_facts({"SLURM_JOB_ID": "42", "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": "2", "SLURM_RESTART_COUNT": "1"}) == {
         "job_id": "42", "array_job_id": "40", "array_task_id": "2", "restart_count": "1"}
+
+
+def test_a_resubmission_submits_the_shards_no_element_is_queued_for_and_one_merge_after_all():
+    from kit.slurm import resubmission
+
+    assert resubmission([], {}, 4) == ([1, 2, 3, 4], [], [])  # the first submission
+    first = [{"array": "10", "merge": "11"}]
+    queued = {"10": [("1", "PENDING"), ("3", "RUNNING"), ("4", "RUNNING")], "11": [("N/A", "PENDING")]}  # element 2 failed
+    assert resubmission(first, queued, 4) == ([2], ["10"], ["11"])  # the waiting merge is replaced
+    assert resubmission(first, {"11": [("N/A", "RUNNING")]}, 4) == ([1, 2, 3, 4], ["11"], [])  # one running is waited for
+    assert resubmission(first, {}, 4) == ([1, 2, 3, 4], [], [])  # all ended: every shard again (finished ones at once)
+    second = first + [{"array": "12", "merge": "13"}]
+    busy = {"10": [("1", "RUNNING")], "12": [("2", "RUNNING"), ("3", "PENDING"), ("4", "COMPLETING")], "13": [("N/A", "PENDING")]}
+    assert resubmission(second, busy, 4) == ([], ["10", "12"], ["13"])  # nothing to submit (and nothing is cancelled then)
