@@ -161,9 +161,11 @@ def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
     notebook(tmp_path / "display.ipynb", [("code", "from IPython.display import display, Markdown\n" + plot),
                                           ("code", "1 / 0"), ("code", "display(Markdown('**drawing**'))\nshown = 7\ndisplay(shown)"),
                                           ("code", BARS + "\nplt.savefig('./output/chart.png')"), ("code", "missing_name")])
+    notebook(tmp_path / "many.ipynb", [("code", plot + "for n in range(25):\n    plt.figure(figsize=(1, 1)); plt.plot([n])"),
+                                       ("code", "plt.figure(); " + BARS)])  # 26 figures shown: 24 on the page, 2 counted
     out = tmp_path / "graded"
-    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "chart", *(tmp_path / f"{name}.ipynb" for name in ("later", "shown", "same", "display")),
-                         "--out", out)
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "chart",
+                         *(tmp_path / f"{name}.ipynb" for name in ("later", "shown", "same", "display", "many")), "--out", out)
     assert graded.returncode == 0, graded.stdout + graded.stderr
     lines = {line.split(": ", 1)[0]: line for line in graded.stdout.splitlines() if ": " in line}
     assert lines["later.ipynb"] == "later.ipynb: fail 0/1: ./output/chart.png is blank", lines
@@ -172,6 +174,13 @@ def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
     results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert results["display.ipynb"]["printed"][2] == "**drawing**\n7"
     assert '<img src="data:image/png;base64,' in (out / "feedback" / "same.html").read_text()  # the chart the check looked at
+    shown = '<figure class="shown"><img src="data:image/png;base64,iVBOR'  # a figure a cell showed, under that cell
+    later = (out / "feedback" / "later.html").read_text()
+    assert later.count(shown) == 1 and later.index(shown) < later.index("plt.savefig(&#39;./output/chart.png&#39;)")
+    assert (out / "feedback" / "display.html").read_text().count(shown) == 1  # cell 4's chart, left open, shown at its end
+    many = (out / "feedback" / "many.html").read_text()
+    left_out = "1 more figure(s) this cell showed are not on this page (at most 24 per notebook, each a PNG of at most 1 MiB)"
+    assert many.count(shown) == 24 and many.count(left_out) == 2
     overview = (out / "overview.html").read_text()
     assert ("passed, but 2 cells raised an error: cell 2: ZeroDivisionError: division by zero; "
             "cell 5: NameError: name &#39;missing_name&#39; is not defined: display, chart") in overview
