@@ -540,8 +540,9 @@ def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BY
 
     def picture_of(figure) -> None:
         """A shown figure as matplotlib-inline displays it (IPython's print_figure): its tight box at its own dpi and
-        colours; nothing for a figure without axes or lines."""
+        colours; a figure without axes or lines has no picture, so Jupyter shows its text (<Figure size 640x480 with 0 Axes>)."""
         if not figure.axes and not figure.lines:
+            print(repr(figure))
             return
         width, height = figure.get_size_inches() * figure.dpi
         if kept[0] >= max_shown or width * height > SHOWN_PIXELS:
