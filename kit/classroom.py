@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_result, check_modules,
                          check_output_folder, functions_defined_in, run_attempts, run_one, suite_digest, write_manifest)
-from kit.jailed import SHOWN_FIGURES, SHOWN_PNG_BYTES
+from kit.jailed import SHOWN_FIGURES, SHOWN_PIXELS, SHOWN_PNG_BYTES
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
 from kit.suite import load_tasks, read_replays
 
@@ -237,7 +237,7 @@ class NotebookConversation(Conversation):
 def shown_pictures(text: str, room: int) -> dict:
     """The figures a cell displayed, as its worker sent them (jailed.as_in_a_notebook), never trusted: {"uris": each
     PNG as a data: URI for the page, at most `room` of them, "left_out": how many more it showed}; anything that is
-    not a PNG of at most SHOWN_PNG_BYTES is left out."""
+    not a PNG of at most SHOWN_PNG_BYTES and SHOWN_PIXELS is left out (a small file of huge size stalls a browser)."""
     try:
         sent = json.loads(text) if text else {}
     except ValueError:
@@ -251,9 +251,14 @@ def shown_pictures(text: str, room: int) -> dict:
             data = base64.b64decode(picture, validate=True) if isinstance(picture, str) else b""
         except ValueError:
             data = b""
-        if picture_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and len(uris) < room:
+        if picture_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and png_pixels(data) <= SHOWN_PIXELS and len(uris) < room:
             uris.append(data_uri("png", data))
     return {"uris": uris, "left_out": left_out + len(pictures) - len(uris)}
+
+
+def png_pixels(data: bytes) -> int:
+    """Width times height, as a PNG's header (IHDR) states them."""
+    return int.from_bytes(data[16:20], "big") * int.from_bytes(data[20:24], "big") if len(data) >= 24 else 0
 
 
 @dataclass

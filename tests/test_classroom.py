@@ -126,8 +126,11 @@ def test_figures_a_notebook_shows_become_the_inline_backends_pictures_and_are_ca
 
     sizes = [Image.open(io.BytesIO(base64.b64decode(png))).size for png in cells[0]["png"]]
     assert 500 < sizes[0][0] <= 640 and sizes[1][0] < 250 and sizes[1][1] < 150  # as shown: the tight box at the figure's dpi
-    room = classroom.shown_pictures(json.dumps({"png": cells[0]["png"] + ["bm90IGEgcG5n", 7], "left_out": 2}), room=1)
-    assert len(room["uris"]) == 1 and room["uris"][0].startswith("data:image/png;base64,iVBOR") and room["left_out"] == 5
+    huge = base64.b64decode(cells[0]["png"][1])
+    huge = base64.b64encode(huge[:16] + (60_000).to_bytes(4, "big") * 2 + huge[24:]).decode()  # a header claiming 60,000² pixels
+    room = classroom.shown_pictures(json.dumps({"png": [huge] + cells[0]["png"] + ["bm90IGEgcG5n", 7], "left_out": 2}), room=1)
+    assert len(room["uris"]) == 1 and room["uris"][0].startswith("data:image/png;base64,iVBOR") and room["left_out"] == 6
+    assert room["uris"][0] == "data:image/png;base64," + cells[0]["png"][0]
     assert classroom.shown_pictures("[not json", 24) == classroom.shown_pictures("", 24) == {"uris": [], "left_out": 0}
 
 
