@@ -25,6 +25,7 @@ from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_result, check_modules,
                          check_output_folder, functions_defined_in, run_attempts, run_one, suite_digest, write_manifest)
+from kit.jailed import SHOWN_FIGURES, SHOWN_PIXELS, SHOWN_PNG_BYTES
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
 from kit.suite import load_tasks, read_replays
 
@@ -218,6 +219,7 @@ class NotebookConversation(Conversation):
     block stays an answer); it notes each cell that failed, for the student's page and the teacher's overview."""
     failed: list[str] = field(default_factory=list)
     cells_run: int = 0
+    shown: list[dict] = field(default_factory=list)  # per cell run, the figures it displayed (shown_pictures)
 
     def code_in(self, reply: str) -> str | None:
         found = CODE_REPLY.fullmatch(reply)
@@ -225,10 +227,38 @@ class NotebookConversation(Conversation):
 
     def printed(self, cell) -> str:
         self.cells_run += 1
+        self.shown.append(shown_pictures(cell.shown, SHOWN_FIGURES - sum(len(each["uris"]) for each in self.shown)))
         if cell.status != "ok":
             message = (cell.error_message or "").strip().splitlines()
             self.failed.append(f"cell {self.cells_run}: {cell.error_type or cell.status}" + (f": {message[-1][:200]}" if message else ""))
         return super().printed(cell)
+
+
+def shown_pictures(text: str, room: int) -> dict:
+    """The figures a cell displayed, as its worker sent them (jailed.as_in_a_notebook), never trusted: {"uris": each
+    PNG as a data: URI for the page, at most `room` of them, "left_out": how many more it showed}; anything that is
+    not a PNG of at most SHOWN_PNG_BYTES and SHOWN_PIXELS is left out (a small file of huge size stalls a browser)."""
+    try:
+        sent = json.loads(text) if text else {}
+    except ValueError:
+        sent = {}
+    sent = sent if isinstance(sent, dict) else {}
+    pictures = sent.get("png") if isinstance(sent.get("png"), list) else []
+    left_out = min(sent["left_out"], 10**9) if isinstance(sent.get("left_out"), int) and sent["left_out"] > 0 else 0
+    uris = []
+    for picture in pictures:
+        try:
+            data = base64.b64decode(picture, validate=True) if isinstance(picture, str) else b""
+        except ValueError:
+            data = b""
+        if picture_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and png_pixels(data) <= SHOWN_PIXELS and len(uris) < room:
+            uris.append(data_uri("png", data))
+    return {"uris": uris, "left_out": left_out + len(pictures) - len(uris)}
+
+
+def png_pixels(data: bytes) -> int:
+    """Width times height, as a PNG's header (IHDR) states them."""
+    return int.from_bytes(data[16:20], "big") * int.from_bytes(data[20:24], "big") if len(data) >= 24 else 0
 
 
 @dataclass
@@ -244,6 +274,7 @@ class Submission:
     older: list[str] = field(default_factory=list)  # other files of the same student for the same task, not graded
     failed: list[str] = field(default_factory=list)  # the cells that raised an error when graded, as "cell N: Error: message"
     parts: list[tuple[str, float, float, str]] = field(default_factory=list)  # a partial-credit check's (name, earned, possible, why)
+    shown: list[dict] = field(default_factory=list)  # per code cell run, the figures it displayed (shown_pictures)
 
     @property
     def code(self) -> list[str]:
@@ -468,7 +499,7 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
         except Exception as error:  # a notebook the grader could not run: that student's failure, the class goes on
             submission.problem = f"the grader could not run this notebook ({type(error).__name__}: {str(error)[:200]})"
         else:
-            submission.failed = conversation.failed
+            submission.failed, submission.shown = conversation.failed, conversation.shown
             submission.parts = check_parts(result.reason)
             why = [part for part in (result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
                                      failed_cells(conversation.failed)) if part]
@@ -768,12 +799,15 @@ class MarkdownBudget:
 
 
 def student_cells(submission: Submission, result: Result) -> list[dict]:
-    """The student's cells as handed in, each code cell with what it printed when the grader ran it."""
+    """The student's cells as handed in, each code cell with what it printed and the figures it displayed when the
+    grader ran it."""
     printed = [text for code, text in zip(result.code or [], result.printed or []) if code is not None]
+    none = {"uris": [], "left_out": 0}
     cells, number = [], 0
     for kind, source in submission.cells:
         if kind == "code" and source.strip():
-            cells.append({"kind": "code", "source": source, "output": printed[number] if number < len(printed) else None})
+            cells.append({"kind": "code", "source": source, "output": printed[number] if number < len(printed) else None,
+                          "shown": submission.shown[number] if number < len(submission.shown) else none})
             number += 1
         elif kind != "code" and source.strip():
             cells.append({"kind": kind, "source": source, "output": None})
@@ -791,6 +825,19 @@ PICTURE_BYTES = 2 * 2**20  # a larger picture is not put on the page
 MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}
 
 
+def data_uri(kind: str, data: bytes):
+    """A picture as a data: URI for a page, whole: markup-safe as it is (base64 has no character HTML escapes), so
+    the pages' text bound (safe_text) never cuts it."""
+    import markupsafe
+
+    return markupsafe.Markup(f"data:image/{kind};base64,{base64.b64encode(data).decode()}")
+
+
+def picture_kind(data: bytes) -> str | None:
+    """png, jpeg or gif by the file's first bytes, or None."""
+    return next((kind for magic, kind in MAGIC.items() if data.startswith(magic)), None)
+
+
 def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
     """The pictures the task's query asks for, as the student's notebook left them in ./output/ (what its check
     looked at), each as a data: URI for the page: only a regular file that really is a PNG, JPEG or GIF, at most
@@ -802,9 +849,9 @@ def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
         if ".." in Path(name).parts or path.is_symlink() or not path.is_file() or path.stat().st_size > PICTURE_BYTES:
             continue
         data = path.read_bytes()
-        kind = next((kind for magic, kind in MAGIC.items() if data.startswith(magic)), None)
+        kind = picture_kind(data)
         if kind:
-            shown.append({"name": f"./output/{name}", "uri": f"data:image/{kind};base64,{base64.b64encode(data).decode()}"})
+            shown.append({"name": f"./output/{name}", "uri": data_uri(kind, data)})
     return shown
 
 
@@ -821,7 +868,8 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
                  "cells": student_cells(*row.work[task.id]) if row.work[task.id] else [],
                  "images": output_images(run_dir, task, row.work[task.id][1]) if row.work[task.id] else []} for task in tasks]
         page = environment.get_template("classroom_student.html").render(csp=CSP, student=row.shown, total=row.total,
-                                                                         possible=possible, work=work, markdown=MarkdownBudget())
+                                                                         possible=possible, work=work, markdown=MarkdownBudget(),
+                                                                         figures_cap=SHOWN_FIGURES, png_mib=SHOWN_PNG_BYTES / 2**20)
         (run_dir / "feedback" / f"{row.label}.html").write_text(page, encoding="utf-8", errors="backslashreplace")
     totals = Counter(row.total for row in book)
     failed = []

@@ -519,13 +519,51 @@ def original_kernel():
     return display
 
 
-def as_in_a_notebook():
+SHOWN_FIGURES = 24         # figures a notebook's cells display that come back as pictures (the rest are counted)
+SHOWN_PNG_BYTES = 1 << 20  # a larger picture of a shown figure is left out (counted)
+SHOWN_PIXELS = 16_000_000  # nor is a figure of more pixels drawn
+SHOWN_CELL_TEXT = 10 << 20 # a cell's pictures in base64 at most (a field of the worker's frame is at most 16 MiB)
+
+
+def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BYTES):
     """Runs inside a student's notebook's jail (the classroom), before the worker: what a Jupyter kernel gives.
     IPython.display imports (display, Markdown, HTML and Image, shown as text; a real IPython, where the jail has
     one, is found first) and display() is a builtin, as a kernel provides it. Figures end as the inline backend ends
     them: plt.show() closes every figure it shows, and the returned hook, run at each cell's end, shows (so records)
-    and closes every figure still open; a savefig after either starts from a blank figure."""
+    and closes every figure still open; a savefig after either starts from a blank figure. Each figure shown (by
+    plt.show(), at the cell's end or by display(figure)) becomes the PNG the inline backend displays; the hook returns
+    the cell's as JSON text {"png": [base64, ...], "left_out": n} ("" when none): at most max_shown in the notebook,
+    each at most max_png bytes; the others are counted in left_out."""
     import builtins
+
+    pictures, left_out, kept = [], [0], [0]  # this cell's PNGs (base64), this cell's figures left out, PNGs in the notebook
+
+    def picture_of(figure) -> None:
+        """A shown figure as matplotlib-inline displays it (IPython's print_figure): its tight box at its own dpi and
+        colours; a figure without axes or lines has no picture, so Jupyter shows its text (<Figure size 640x480 with 0 Axes>)."""
+        if not figure.axes and not figure.lines:
+            print(repr(figure))
+            return
+        width, height = figure.get_size_inches() * figure.dpi
+        if kept[0] >= max_shown or width * height > SHOWN_PIXELS:
+            left_out[0] += 1
+            return
+        import base64
+        import io
+
+        buffer = io.BytesIO()
+        try:
+            figure.canvas.print_figure(buffer, format="png", dpi=figure.dpi, bbox_inches="tight",
+                                       facecolor=figure.get_facecolor(), edgecolor=figure.get_edgecolor())
+        except Exception:  # a figure that cannot be drawn: the kernel prints the error; here it is left out
+            left_out[0] += 1
+            return
+        encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
+        if buffer.tell() > max_png or sum(map(len, pictures)) + len(encoded) > SHOWN_CELL_TEXT:
+            left_out[0] += 1
+            return
+        kept[0] += 1
+        pictures.append(encoded)
 
     class Shown:
         def __init__(self, data=None, url=None, filename=None, **options):
@@ -537,8 +575,12 @@ def as_in_a_notebook():
     shown = {name: type(name, (Shown,), {}) for name in ("Markdown", "HTML", "Image")}
 
     def display(*objects, **options):
+        figure = getattr(sys.modules.get("matplotlib.figure"), "Figure", ())
         for value in objects:
-            print(value.text if type(value) in (shown["Markdown"], shown["HTML"]) else repr(value))
+            if isinstance(value, figure):
+                picture_of(value)
+            else:
+                print(value.text if type(value) in (shown["Markdown"], shown["HTML"]) else repr(value))
 
     class IPythonDisplay:  # IPython and IPython.display, made when a cell imports them
         def find_spec(self, name, path=None, target=None):
@@ -568,7 +610,15 @@ def as_in_a_notebook():
             def exec_module(module):
                 load(module)
                 show = module.show
-                module.show = lambda *args, **kwargs: [show(*args, **kwargs), module.close("all")][0]
+
+                def show_inline(*args, **kwargs):
+                    for number in module.get_fignums():
+                        picture_of(module.figure(number))
+                    try:
+                        return show(*args, **kwargs)
+                    finally:
+                        module.close("all")
+                module.show = show_inline
 
             spec.loader.exec_module = exec_module
             return spec
@@ -577,13 +627,17 @@ def as_in_a_notebook():
     sys.meta_path.append(IPythonDisplay())
     builtins.display = display
 
-    def end_of_cell() -> None:
+    def end_of_cell() -> str:
         pyplot = sys.modules.get("matplotlib.pyplot")
         if pyplot is not None and pyplot.get_fignums():
             try:
                 pyplot.show()
             finally:
                 pyplot.close("all")
+        cell = json.dumps({"png": pictures, "left_out": left_out[0]}) if pictures or left_out[0] else ""
+        pictures.clear()
+        left_out[0] = 0
+        return cell
 
     return end_of_cell
 
@@ -631,16 +685,17 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         resource.setrlimit(resource.RLIMIT_CPU, (int(usage.ru_utime + usage.ru_stime) + int(cpu_seconds), resource.RLIM_INFINITY))
         error = run_cell(code, name, call, namespace, display, worker_pid)
-        if end_of_cell is not None:  # a notebook's cell ends as Jupyter ends it (as_in_a_notebook)
+        shown = ""
+        if end_of_cell is not None:  # a notebook's cell ends as Jupyter ends it (as_in_a_notebook): its shown figures
             try:
-                end_of_cell()
+                shown = end_of_cell()
             except Exception:
                 pass
         report = {"status": "ok"} if error is None else failure_report(error, sources)
         restore_output(output_fd)
         if display is not None and display.exit_asked():
             report["exit_asked"] = "yes"
-        send(token, **report, figures=take_figures())
+        send(token, **report, figures=take_figures(), shown=shown)
         os.write(1, marker.encode())  # after the result: the host takes the result once it has seen this
 
 

@@ -127,8 +127,8 @@ def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
         results, manifest = read_run(run_dir)
         manifests.append(manifest)
         attempts |= {(result.id, result.sample): result for result in results}
-    order = {category: number for number, category in enumerate(CATEGORIES)}
-    merged = sorted(attempts.values(), key=lambda r: (order.get(r.category, len(order)), r.id, r.sample))
+    order = {category: number for number, category in enumerate(categories_of(attempts.values()))}
+    merged = sorted(attempts.values(), key=lambda r: (order[r.category], r.id, r.sample))
     return merged, manifests
 
 
@@ -172,14 +172,22 @@ def tally(results: list[dict]) -> dict[str, tuple[str, int, int]]:
     return counts
 
 
-def table3_row(results: list[dict], max_turns: int, score=pass_at_k, k: int = 1) -> tuple[list[float | None], list[tuple | None]]:
+def categories_of(results) -> tuple[str, ...]:
+    """The categories Table 3 groups by: PyBench's five, in the paper's order, when every result is of one of them;
+    otherwise the results' own (a teacher's suite's free text), sorted."""
+    present = {result.category for result in results}
+    return CATEGORIES if present <= set(CATEGORIES) else tuple(sorted(present, key=lambda category: (category.casefold(), category)))
+
+
+def table3_row(results: list[dict], max_turns: int, categories: tuple[str, ...], score=pass_at_k,
+               k: int = 1) -> tuple[list[float | None], list[tuple | None]]:
     """A row of Table 3 and its 95% intervals: score (%) per category and overall, averaged over the tasks with at least
     k attempts (None where there are none), and average turns counted as the paper does (a failed attempt counts
     max_turns; no interval). With one attempt per task the interval is Wilson's; with several, a bootstrap over tasks."""
     tasks = tally(results).values()
     single = all(n == 1 for _, n, _ in tasks) and k == 1
     figures, intervals = [], []
-    for category in (*CATEGORIES, None):
+    for category in (*categories, None):
         scores = [score(n, c, k) for task_category, n, c in tasks if n >= k and category in (None, task_category)]
         figures.append(100 * sum(scores) / len(scores) if scores else None)
         intervals.append(None if not scores else wilson(round(sum(scores)), len(scores)) if single else bootstrap(scores))
@@ -187,15 +195,17 @@ def table3_row(results: list[dict], max_turns: int, score=pass_at_k, k: int = 1)
     return figures + [sum(turns) / len(turns) if turns else None], intervals + [None]
 
 
-def our_rows(results: list[dict], max_turns: int, name: str = "this run") -> list[tuple[str, list, list]]:
-    """A run's rows of Table 3 (name, figures, intervals): pass rate; with K attempts per task, pass@1, pass@K, pass^K."""
+def our_rows(results: list[dict], max_turns: int, name: str = "this run", categories: tuple[str, ...] | None = None) -> list[tuple[str, list, list]]:
+    """A run's rows of Table 3 (name, figures, intervals), by categories (default: its own, categories_of): pass rate;
+    with K attempts per task, pass@1, pass@K, pass^K. Overall is the last figure but one, average turns the last."""
+    categories = categories or categories_of(results)
     samples = max((n for _, n, _ in tally(results).values()), default=1)
     if samples == 1:
-        return [(name, *table3_row(results, max_turns))]
-    rows = [(f"{name} pass@1", *table3_row(results, max_turns))]
+        return [(name, *table3_row(results, max_turns, categories))]
+    rows = [(f"{name} pass@1", *table3_row(results, max_turns, categories))]
     for label, score in ((f"pass@{samples}", pass_at_k), (f"pass^{samples}", pass_hat_k)):
-        figures, intervals = table3_row(results, max_turns, score, samples)
-        rows.append((f"{name} {label}", figures[:6] + [None], intervals))
+        figures, intervals = table3_row(results, max_turns, categories, score, samples)
+        rows.append((f"{name} {label}", figures[:-1] + [None], intervals))
     return rows
 
 
@@ -214,17 +224,17 @@ def paper_intervals(name: str) -> list[tuple | None]:
     return [wilson(round(value * count / 100), count) for value, count in zip(PAPER_TABLE3[name][:6], PAPER_TASKS)] + [None]
 
 
-def passed_of_attempts(results: list[dict]) -> list[str]:
+def passed_of_attempts(results: list[dict], categories: tuple[str, ...]) -> list[str]:
     """'passed/attempts' per category and overall ('-' for a category with none)."""
     cells = []
-    for category in (*CATEGORIES, None):
+    for category in (*categories, None):
         chosen = [result.passed for result in results if category in (None, result.category)]
         cells.append(f"{sum(chosen)}/{len(chosen)}" if chosen else "-")
     return cells
 
 
-def our_figure(value: float | None, column: int) -> str:
-    return "-" if value is None else f"{value:.2f}" if column == 6 else f"{value:.1f}"
+def our_figure(value: float | None, turns: bool) -> str:
+    return "-" if value is None else f"{value:.2f}" if turns else f"{value:.1f}"
 
 
 def pass_at_k_lines(results: list[dict]) -> list[str]:
@@ -243,19 +253,34 @@ def pass_at_k_lines(results: list[dict]) -> list[str]:
     return lines
 
 
-def table3_rows(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> list[dict]:
+def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> dict:
+    """Table 3 for runs (name, results, max_turns) and the paper's chosen rows: its columns (a category each, as
+    categories_of groups all the runs' results, then Overall and Avg turns), the paper's tasks under each, and its
+    rows (table3_rows)."""
+    categories = categories_of([result for _, results, _ in runs for result in results])
+    pybench = categories == CATEGORIES
+    return {"columns": TABLE3_COLUMNS if pybench else (*categories, *TABLE3_COLUMNS[-2:]),
+            "paper_tasks": PAPER_TASKS if pybench else ("-",) * len(categories) + PAPER_TASKS[-1:],
+            "rows": table3_rows(runs, paper_rows, categories)}
+
+
+def table3_rows(runs: list[tuple[str, list[dict], int]], paper_rows: list[str], categories: tuple[str, ...]) -> list[dict]:
     """Table 3's rows for runs (name, results, max_turns) and the paper's chosen rows, each with its figures shown, its
-    95% intervals shown ('lo-hi') and its kind (ours, counts, paper)."""
+    95% intervals shown ('lo-hi') and its kind (ours, counts, paper); a paper row has figures only for Overall and
+    Avg turns under categories not PyBench's."""
     rows = []
     for name, results, max_turns in runs:
-        for row_name, figures, intervals in our_rows(results, max_turns, name):
-            rows.append({"name": row_name, "kind": "ours", "cells": [our_figure(value, column) for column, value in enumerate(figures)],
+        for row_name, figures, intervals in our_rows(results, max_turns, name, categories):
+            rows.append({"name": row_name, "kind": "ours", "cells": [our_figure(value, column == len(figures) - 1) for column, value in enumerate(figures)],
                          "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
-        rows.append({"name": "  passed/attempts", "kind": "counts", "cells": passed_of_attempts(results) + [""], "intervals": [""] * 7})
+        rows.append({"name": "  passed/attempts", "kind": "counts", "cells": passed_of_attempts(results, categories) + [""],
+                     "intervals": [""] * (len(categories) + 2)})
+    others = 0 if categories == CATEGORIES else len(categories)  # columns the paper has no figure for
     for name in paper_row_names(paper_rows):
-        rows.append({"name": f"paper: {name}", "kind": "paper", "cells": [str(value) for value in PAPER_TABLE3[name]],
-                     "intervals": [percent_interval(interval) for interval in paper_intervals(name)],
-                     "figures": list(PAPER_TABLE3[name]), "raw_intervals": paper_intervals(name)})
+        figures = [None] * others + list(PAPER_TABLE3[name][-2:] if others else PAPER_TABLE3[name])
+        intervals = [None] * others + (paper_intervals(name)[-2:] if others else paper_intervals(name))
+        rows.append({"name": f"paper: {name}", "kind": "paper", "cells": ["-" if value is None else str(value) for value in figures],
+                     "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
     return rows
 
 
@@ -263,13 +288,14 @@ def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs
     """Table 3's columns for a run, or for several, (pass rate %, its 95% interval beneath, average turns with a failed
     attempt counting max_turns) and the paper's chosen rows, as printed in the terminal."""
     rows = []
-    for row in table3_rows(runs or [("this run", results, max_turns)], paper_rows):
+    table = table3(runs or [("this run", results, max_turns)], paper_rows)
+    for row in table["rows"]:
         rows.append((row["name"], row["cells"]))
         if row["kind"] == "ours":
             rows.append(("  95% interval", row["intervals"]))
     width = max(len(name) for name, _ in rows)
-    widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(TABLE3_COLUMNS)]
-    lines = ["  ".join([" " * width, *(column.rjust(w) for column, w in zip(TABLE3_COLUMNS, widths))])]
+    widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(table["columns"])]
+    lines = ["  ".join([" " * width, *(column.rjust(w) for column, w in zip(table["columns"], widths))])]
     lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
     return "\n".join(lines + [line for _, run_results, _ in (runs or [("", results, 0)]) for line in pass_at_k_lines(run_results)])
 
@@ -344,7 +370,7 @@ def templates():
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                      undefined=jinja2.StrictUndefined, finalize=visible, trim_blocks=True, lstrip_blocks=True)
     environment.filters["href"] = href
-    environment.globals.update(csp=REPORT_CSP, columns=TABLE3_COLUMNS, paper_tasks=PAPER_TASKS)
+    environment.globals.update(csp=REPORT_CSP)
     return environment
 
 
@@ -533,19 +559,21 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
     import numpy as np
 
     plots = []
-    name, figures, intervals = our_rows(results, max_turns)[0]
-    series = [(name, figures[:6], intervals[:6])] + [(f"paper: {row}", PAPER_TABLE3[row][:6], paper_intervals(row)[:6]) for row in paper]
-    figure, axes = plt.subplots(figsize=(10, 3.6))
+    table = table3([("this run", results, max_turns)], paper)
+    shown = table["rows"][:1] + [row for row in table["rows"] if row["kind"] == "paper"]  # this run's first row (pass@1), the paper's
+    series = [(row["name"], row["figures"][:-1], row["raw_intervals"][:-1]) for row in shown]
+    columns = len(table["columns"]) - 1  # the categories and Overall
+    figure, axes = plt.subplots(figsize=(max(10, 1.4 * columns), 3.6))
     width = 0.8 / len(series)
     for number, (label, row, bounds) in enumerate(series):
         heights = [np.nan if value is None else value for value in row]
         errors = np.array([[0, 0] if value is None or bound is None else [max(0, value - 100 * bound[0]), max(0, 100 * bound[1] - value)]
                            for value, bound in zip(row, bounds)]).T
-        bars = axes.bar(np.arange(6) + (number - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=2,
+        bars = axes.bar(np.arange(columns) + (number - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=2,
                         error_kw={"elinewidth": 0.8}, label=label)
         if number == 0:  # this run's figures written on its bars: a 0% bar is otherwise no bar at all
             axes.bar_label(bars, ["" if value is None else f"{value:.0f}" for value in row], fontsize=7, padding=1)
-    axes.set_xticks(np.arange(6), TABLE3_COLUMNS[:6])
+    axes.set_xticks(np.arange(columns), [short(column, 24) for column in table["columns"][:-1]])
     axes.set_ylabel("pass rate (%), 95% interval")
     axes.set_ylim(0, 119)
     axes.set_yticks(range(0, 101, 20))
@@ -611,7 +639,7 @@ def comparison_plot(rows: list[dict], out_dir: Path) -> tuple[str, str]:
                                                                   or row["name"].endswith(" pass@1"))]
     figure, axes = plt.subplots(figsize=(9, 0.45 * len(shown) + 1.4))
     for number, row in enumerate(reversed(shown)):
-        value, bound = row["figures"][5], row["raw_intervals"][5]
+        value, bound = row["figures"][-2], row["raw_intervals"][-2]
         if value is None:
             continue
         colour = "#1d4ed8" if row["kind"] == "ours" else "#888"
@@ -687,7 +715,7 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
     for result in results:
         ending = str(result.get("ended_by", "?")).split(" (")[0]
         endings[ending] = endings.get(ending, 0) + 1
-    per_category = ", ".join(f"{category} {sum(c == category for c, _, _ in counts.values())}" for category in CATEGORIES)
+    per_category = ", ".join(f"{category} {sum(c == category for c, _, _ in counts.values())}" for category in categories_of(results))
     facts = [
         ("Model", "; ".join(models) or "unknown (no manifest.json)"),
         ("Device", "; ".join(distinct(manifest.get("device") for manifest in manifests)) or "unknown"),
@@ -782,15 +810,15 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     facts, warnings = run_facts(results, manifests, run_dirs, samples)
     rows = our_rows(results, max_turns)
     _, figures, intervals = rows[0]
-    headline = {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
-                "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[6]:.2f}",
-                "more": [f"{name.removeprefix('this run ')} {row[5]:.1f}% (95% {percent_interval(bounds[5])})" for name, row, bounds in rows[1:]]}
+    headline = {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[-2]:.1f}%", "interval": percent_interval(intervals[-2]),
+                "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[-1]:.2f}",
+                "more": [f"{name.removeprefix('this run ')} {row[-2]:.1f}% (95% {percent_interval(bounds[-2])})" for name, row, bounds in rows[1:]]}
     tables = tables_of(results, manifests)
     titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
     title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
     page = out_dir / "report.html"
     write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, tables=tables,
-                            table=table3_rows([("this run", results, max_turns)], paper), max_turns=max_turns,
+                            table=table3([("this run", results, max_turns)], paper), max_turns=max_turns,
                             pass_at_k=pass_at_k_lines(results), plots=plots, tasks=task_rows(results, stems),
                             judge=judge_view([("this run", results, max_turns)], lambda _, result: href(f"tasks/{stems[result.id, result.sample]}.html"))))
     return page
@@ -868,7 +896,7 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
         table_runs.append((name, results, max_turns))
         _, figures, intervals = our_rows(results, max_turns, name)[0]
         facts, warnings = run_facts(results, manifests, group, samples)
-        cards.append({"name": name, "rate": f"{figures[5]:.1f}%", "interval": percent_interval(intervals[5]),
+        cards.append({"name": name, "rate": f"{figures[-2]:.1f}%", "interval": percent_interval(intervals[-2]),
                       "passed": sum(bool(r.passed) for r in results), "attempts": len(results),
                       "label": "pass@1" if samples > 1 else "pass rate", "facts": facts, "warnings": warnings,
                       "tables": tables_of(results, manifests)})
@@ -880,10 +908,10 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
                          for flip in pair["flips"]]
         pairs.append(pair | {"first": names[0], "second": names[number], "difference_text": f"{100 * pair['difference']:+.1f}",
                              "interval_text": f"{100 * pair['low']:+.1f} to {100 * pair['high']:+.1f}", "p_text": f"{pair['mcnemar_p']:.3g}"})
-    table = table3_rows(table_runs, paper)
-    plot = comparison_plot(table, out_dir)
-    order = {category: number for number, category in enumerate(CATEGORIES)}
-    every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order.get(item[0], 9), item[1]))
+    table = table3(table_runs, paper)
+    plot = comparison_plot(table["rows"], out_dir)
+    order = {category: number for number, category in enumerate(categories_of([result for results, _, _ in runs for result in results]))}
+    every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order[item[0]], item[1]))
     by_run = [attempts_by_task(results) for results, _, _ in runs]
     grid = [{"id": task, "category": category,
              "cells": [[{"href": href(f"tasks/{stems[number][task, result.sample]}.html"), "passed": result.passed,
@@ -1017,7 +1045,7 @@ def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | N
         return None
     view["models"], view["prompts"] = distinct(view["models"]), distinct(view["prompts"])
     view["agreement"] = agreement(view["pairs"])
-    view["table"] = table3_rows(view["runs"], [])
+    view["table"] = table3(view["runs"], [])
     view["max_turns"] = max(max_turns for _, _, max_turns in runs)
     view["paper"] = " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in PAPER_JUDGE.items())
     view["agreement_text"] = judge_agreement_text(view["agreement"])

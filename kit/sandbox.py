@@ -364,6 +364,7 @@ class CellResult:
     error_message: str = ""
     status: str = "ok"         # ok, error, interrupted, restarted, dead (an original checkout's kernel, see Jail.kernel_death)
     figures: list = field(default_factory=list)  # the figure records the cell made (see jailed.figure_recorder), oldest first
+    shown: str = ""             # a notebook's cell: the figures it displayed, as the worker sent them (classroom.shown_pictures reads them)
 
 
 class JailError(Exception):
@@ -649,13 +650,14 @@ class Jail:
             died = self.kernel_death()
             if status == "ok":
                 return died
+        shown = result.get("shown", "")
         if status == "ok":
-            return CellResult(output.text(), figures=figures)
+            return CellResult(output.text(), figures=figures, shown=shown)
         error_type, error_message, trace = result["type"], result["message"], result["trace"]
         if status == "interrupted" and interrupted:
             return CellResult(output.text(), f"The cell ran past {timeout:g} s and was interrupted (variables are kept).\n{trace}",
-                              "TimeoutError", f"cell ran past {timeout:g} s", "interrupted", figures)
-        return CellResult(output.text(), trace, error_type, error_message, "error", figures)
+                              "TimeoutError", f"cell ran past {timeout:g} s", "interrupted", figures, shown)
+        return CellResult(output.text(), trace, error_type, error_message, "error", figures, shown)
 
     def watch_output(self, process: subprocess.Popen, stop: threading.Event) -> None:
         """While the jail lives: kill its worker when ./output/ holds more than its cap (run() also looks after each cell)."""

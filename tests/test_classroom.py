@@ -108,6 +108,32 @@ def test_a_notebooks_jail_has_ipython_display_and_a_builtin_display_as_a_kernel_
     assert done.stdout == "72.5\n'a'\n**x**\n<b>y</b>\n<IPython.core.display.Image object>\nNone\n", done.stderr
 
 
+def test_figures_a_notebook_shows_become_the_inline_backends_pictures_and_are_capped():
+    shim = ("import sys, json\nsys.path.insert(0, 'kit')\nimport jailed\nend_of_cell = jailed.as_in_a_notebook(max_shown=3)\n"
+            "import matplotlib.pyplot as plt\ncells = []\n"
+            "plt.plot([1, 2]); plt.show(); plt.figure(figsize=(2, 1)); plt.bar(['a'], [1]); plt.figure()\n"  # shown, left open, empty
+            "cells.append(end_of_cell())\nfigure = plt.figure(); plt.plot([3])\ndisplay(figure)\ncells.append(end_of_cell())\n"
+            "for n in range(5): plt.figure(); plt.plot([n])\n"
+            "cells.append(end_of_cell()); cells.append(end_of_cell()); print(json.dumps(cells))")
+    done = subprocess.run([sys.executable, "-I", "-c", shim], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "MPLBACKEND": "Agg"})
+    empty, sent = done.stdout.splitlines()
+    assert empty == "<Figure size 640x480 with 0 Axes>"  # no picture: its text, as Jupyter shows it
+    cells = [json.loads(text) if text else None for text in json.loads(sent)]
+    assert [(len(cell["png"]), cell["left_out"]) for cell in cells[:3]] == [(2, 0), (1, 1), (0, 5)] and cells[3] is None, done.stderr
+    from PIL import Image
+    import base64
+    import io
+
+    sizes = [Image.open(io.BytesIO(base64.b64decode(png))).size for png in cells[0]["png"]]
+    assert 500 < sizes[0][0] <= 640 and sizes[1][0] < 250 and sizes[1][1] < 150  # as shown: the tight box at the figure's dpi
+    huge = base64.b64decode(cells[0]["png"][1])
+    huge = base64.b64encode(huge[:16] + (60_000).to_bytes(4, "big") * 2 + huge[24:]).decode()  # a header claiming 60,000² pixels
+    room = classroom.shown_pictures(json.dumps({"png": [huge] + cells[0]["png"] + ["bm90IGEgcG5n", 7], "left_out": 2}), room=1)
+    assert len(room["uris"]) == 1 and room["uris"][0].startswith("data:image/png;base64,iVBOR") and room["left_out"] == 6
+    assert room["uris"][0] == "data:image/png;base64," + cells[0]["png"][0]
+    assert classroom.shown_pictures("[not json", 24) == classroom.shown_pictures("", 24) == {"uris": [], "left_out": 0}
+
+
 def test_points_default_to_1_and_are_validated(make_suite):
     check = 'def answer(answer, output, data):\n    """It says 1."""\n    assert "1" in answer\n'
     line = {"id": "a", "category": "math", "query": "?", "files": [], "check": "suite:answer"}

@@ -502,7 +502,7 @@ def test_the_comparisons_axis_shows_a_0_and_a_100_percent_marker_whole(drawn, tm
     from kit import report
 
     runs = [("none", edge_run(tmp_path / "a", EDGES["none of 3"], name="Alpha")), ("all", edge_run(tmp_path / "b", EDGES["all of 13"], name="Beta"))]
-    rows = report.table3_rows([(name, report.merge_runs([run])[0], 10) for name, run in runs], ["GPT-4o"])
+    rows = report.table3([(name, report.merge_runs([run])[0], 10) for name, run in runs], ["GPT-4o"])["rows"]
     report.comparison_plot(rows, tmp_path)
     figure = drawn["comparison.png"]
     axes, renderer = figure.axes[0], figure.canvas.get_renderer()

@@ -315,3 +315,21 @@ def test_intervals_against_known_values():
     assert 0.39 < low < 0.45 and 0.55 < high < 0.61  # about 0.5 +- 1.96 * 0.05
     table = pybench_report.table3_text([harness.Result(f"t{i}", "chart", passed=i < 5, turns=3) for i in range(10)], 10, [])
     assert "95% interval" in table and "23.7-76.3" in table
+
+
+def test_table3_groups_by_the_categories_of_the_results():
+    teacher = [harness.Result(task, category, passed=passed, turns=3) for task, category, passed in
+               [("a", "pandas", True), ("b", "Charts", False), ("c", "pandas", False), ("d", "images", True), ("e", "Charts", True)]]
+    table = pybench_report.table3_text(teacher, 10, ["GPT-4o"])
+    lines = table.splitlines()
+    assert lines[0].split() == ["Charts", "images", "pandas", "Overall", "Avg", "turns"]  # the suite's own, sorted
+    assert lines[1].split()[2:] == ["50.0", "100.0", "50.0", "60.0", "5.80"]  # avg turns: (3 * 3 + 2 * 10) / 5
+    assert next(line for line in lines if line.startswith("paper: GPT-4o")).split()[2:] == ["-", "-", "-", "79.7", "4.3"]
+    assert "1/2" in lines[3] and "3/5" in lines[3]
+    page = pybench_report.templates().from_string('{% from "macros.html" import table3 %}{{ table3(table, 10) }}').render(
+        table=pybench_report.table3([("this run", teacher, 10)], []))
+    headings = re.findall(r'<th class="n">([^<]*)</th>', page)
+    assert headings == ["Charts", "images", "pandas", "Overall", "Avg turns"] and "Chart<" not in page and "Software" not in page
+    pybench = [harness.Result("t", "math", passed=True, turns=2)]  # a PyBench run keeps the paper's five, in its order
+    assert pybench_report.table3([("this run", pybench, 10)], [])["columns"] == pybench_report.TABLE3_COLUMNS
+    assert pybench_report.table3_text(pybench, 10, []).splitlines()[0].split()[:5] == ["Chart", "Text", "Image", "Math", "Software"]

@@ -1,8 +1,12 @@
 """Teachers' commands: `validate` proves a suite (inputs, checks, docstrings, reference replays pass, wrong ones fail),
 `grade --task` grades students' notebooks and replay lines against one task as a class of one each, in the real
 jail with the real check."""
+import base64
 import csv
+import html
+import io
 import json
+import re
 
 import pytest
 import nbformat
@@ -161,9 +165,11 @@ def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
     notebook(tmp_path / "display.ipynb", [("code", "from IPython.display import display, Markdown\n" + plot),
                                           ("code", "1 / 0"), ("code", "display(Markdown('**drawing**'))\nshown = 7\ndisplay(shown)"),
                                           ("code", BARS + "\nplt.savefig('./output/chart.png')"), ("code", "missing_name")])
+    notebook(tmp_path / "many.ipynb", [("code", plot + "for n in range(25):\n    plt.figure(figsize=(1, 1)); plt.plot([n])"),
+                                       ("code", "plt.figure(); " + BARS)])  # 26 figures shown: 24 on the page, 2 counted
     out = tmp_path / "graded"
-    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "chart", *(tmp_path / f"{name}.ipynb" for name in ("later", "shown", "same", "display")),
-                         "--out", out)
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "chart",
+                         *(tmp_path / f"{name}.ipynb" for name in ("later", "shown", "same", "display", "many")), "--out", out)
     assert graded.returncode == 0, graded.stdout + graded.stderr
     lines = {line.split(": ", 1)[0]: line for line in graded.stdout.splitlines() if ": " in line}
     assert lines["later.ipynb"] == "later.ipynb: fail 0/1: ./output/chart.png is blank", lines
@@ -172,9 +178,95 @@ def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
     results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert results["display.ipynb"]["printed"][2] == "**drawing**\n7"
     assert '<img src="data:image/png;base64,' in (out / "feedback" / "same.html").read_text()  # the chart the check looked at
+    shown = '<figure class="shown"><img src="data:image/png;base64,iVBOR'  # a figure a cell showed, under that cell
+    later = (out / "feedback" / "later.html").read_text()
+    assert later.count(shown) == 1 and later.index(shown) < later.index("plt.savefig(&#39;./output/chart.png&#39;)")
+    assert (out / "feedback" / "display.html").read_text().count(shown) == 1  # cell 4's chart, left open, shown at its end
+    many = (out / "feedback" / "many.html").read_text()
+    left_out = "1 more figure(s) this cell showed are not on this page (at most 24 per notebook, each a PNG of at most 1 MiB)"
+    assert many.count(shown) == 24 and many.count(left_out) == 2
     overview = (out / "overview.html").read_text()
     assert ("passed, but 2 cells raised an error: cell 2: ZeroDivisionError: division by zero; "
             "cell 5: NameError: name &#39;missing_name&#39; is not defined: display, chart") in overview
+
+
+def jupyter_cells(path, folder) -> list[dict]:
+    """The notebook run in real Jupyter (nbclient, ipykernel over ipc sockets, so no network is needed; every cell even
+    after an error, as the grader runs them) in folder (its ./output/): per code cell, its text (streams, and each
+    display's richest text: a Markdown's or HTML's source, else text/plain), its error and its PNGs."""
+    try:
+        import nbclient
+        from jupyter_client.manager import KernelManager
+    except ImportError:
+        raise AssertionError("nbclient or ipykernel is missing: `python3.12 pybench.py setup` installs requirements.txt's pins") from None
+    book = nbformat.read(path, as_version=4)
+    (folder / "output").mkdir(parents=True)
+    manager = KernelManager(kernel_name="python3", transport="ipc", ip=str(folder / "kernel"))  # its sockets: a path, not cwd's
+    nbclient.NotebookClient(book, km=manager, allow_errors=True, timeout=60, resources={"metadata": {"path": str(folder)}}).execute()
+    cells = []
+    for cell in (cell for cell in book.cells if cell.cell_type == "code"):
+        text, error, pngs = "", None, []
+        for output in cell.outputs:
+            if output.output_type == "stream":
+                text += output.text
+            elif output.output_type == "error":
+                error = f"{output.ename}: {output.evalue}"
+            elif "image/png" in output.data:
+                pngs.append(base64.b64decode(output.data["image/png"]))
+            else:
+                text += next(output.data[kind] for kind in ("text/markdown", "text/html", "text/plain") if kind in output.data) + "\n"
+        cells.append({"text": text.rstrip("\n"), "error": error, "pngs": pngs})
+    return cells
+
+
+def shown_per_cell(page: str) -> list[list[bytes]]:
+    """The figures a student's page shows under each code cell, as PNG bytes."""
+    return [[base64.b64decode(data) for data in re.findall(r'<figure class="shown"><img src="data:image/png;base64,([^"]+)"', chunk)]
+            for chunk in page.split('<pre class="code">')[1:]]
+
+
+def pixels(png: bytes):
+    from PIL import Image
+
+    picture = Image.open(io.BytesIO(png)).convert("RGBA")
+    return picture.size, picture.tobytes()
+
+
+def test_a_notebook_graded_here_shows_what_jupyter_shows(make_suite, tmp_path, monkeypatch):
+    """Show-then-save, IPython.display and errors mid-notebook, graded here and run in real Jupyter: the same text per
+    cell, the same errors, the same figures pixel for pixel under the same cells, the same (blank) saved picture."""
+    for name, folder in (("IPYTHONDIR", "ipython"), ("JUPYTER_RUNTIME_DIR", "runtime"), ("MPLCONFIGDIR", "mpl")):
+        monkeypatch.setenv(name, str(tmp_path / folder))
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's own: matplotlib-inline
+    tasks_path = make_suite([{"id": "chart", "category": "chart", "query": "Save a bar chart as ./output/chart.png",
+                              "files": [], "check": "suite:chart"}], CHART_CHECK)
+    plot = "import matplotlib.pyplot as plt\n"
+    books = {"later": [("code", plot + BARS + "\nplt.show()"), ("code", "plt.savefig('./output/chart.png')")],
+             "display": [("code", "from IPython.display import display, Markdown\n" + plot), ("code", "1 / 0"),
+                         ("code", "display(Markdown('**drawing**'))\nshown = 7\ndisplay(shown)\nprint('and')"),
+                         ("code", "figure, axes = plt.subplots(figsize=(3, 2))\naxes.plot([1, 3, 2])\ndisplay(figure)\nplt.close(figure)"),
+                         ("code", BARS + "\nplt.savefig('./output/chart.png')"), ("code", "missing_name")]}
+    for name, cells in books.items():
+        notebook(tmp_path / f"{name}.ipynb", cells)
+    out = tmp_path / "graded"
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "chart", *(tmp_path / f"{name}.ipynb" for name in books), "--out", out)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    results = {result["submission"]: result for result in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    overview = html.unescape((out / "overview.html").read_text())
+    for name in books:
+        jupyter = jupyter_cells(tmp_path / f"{name}.ipynb", tmp_path / "jupyter" / name)
+        ours = results[f"{name}.ipynb"]
+        shown = shown_per_cell((out / "feedback" / f"{name}.html").read_text())
+        assert len(shown) == len(jupyter) == len(books[name])
+        for number, (cell, figures) in enumerate(zip(jupyter, shown), 1):
+            if cell["error"]:
+                assert f"cell {number}: {cell['error']}" in ours["reason"] + overview, (name, number)
+            else:
+                assert ours["printed"][number - 1].rstrip("\n") == cell["text"], (name, number)
+            assert [pixels(png) for png in figures] == [pixels(png) for png in cell["pngs"]], (name, number)
+        saved = tmp_path / "jupyter" / name / "output" / "chart.png"
+        assert pixels((out / ours["output"] / "chart.png").read_bytes()) == pixels(saved.read_bytes()), name
+    assert sum(len(cell) for cell in shown_per_cell((out / "feedback" / "display.html").read_text())) == 2
 
 
 LIBRARY_CHECKS = '''
