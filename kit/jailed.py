@@ -699,7 +699,6 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
         os.write(1, marker.encode())  # after the result: the host takes the result once it has seen this
 
 
-
 def cpu_limit_reached(signum, frame):
     raise TimeoutError("the cell used up its CPU time")
 
