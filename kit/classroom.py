@@ -25,6 +25,7 @@ from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_result, check_modules,
                          check_output_folder, functions_defined_in, run_attempts, run_one, suite_digest, write_manifest)
+from kit import report
 from kit.jailed import SHOWN_FIGURES, SHOWN_PIXELS, SHOWN_PNG_BYTES
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
 from kit.suite import load_tasks, read_replays
@@ -38,7 +39,6 @@ NOTEBOOK_CELLS = 2000     # a notebook with more cells is not run (nor converted
 MARKDOWN_CHARS = 10_000   # a Markdown cell rendered up to this many characters, the rest shown as text
 MARKDOWN_SECONDS = 2.0    # a page's Markdown rendered for at most this long, the rest shown as text
 NOTE = "[grader] "        # how a note of the grader's starts, in a cell's output
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"  # a page's pictures are in it (output_images)
 
 
 # --- a notebook, read as a student may have written it -----------------------------------------------------------
@@ -748,17 +748,6 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
             writer.writerow(map(spreadsheet_cell, [row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"]))
 
 
-def templates():
-    """The jinja2 environment of templates/ for the classroom's pages: autoescape on, every value made safe text; the
-    students' Markdown is rendered by each page's own MarkdownBudget."""
-    import jinja2
-    import markupsafe
-
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined,
-                              finalize=lambda value: value if isinstance(value, markupsafe.Markup) else
-                              safe_text(value) if isinstance(value, str) else value, trim_blocks=True, lstrip_blocks=True)
-
-
 def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
     """A student's Markdown as HTML (markdown-it-py, CommonMark) with raw HTML off, so a <script> or any other tag a
     student wrote is shown as text, and links only where markdown-it allows them (never javascript:, vbscript:,
@@ -858,7 +847,7 @@ def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
 def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: list[str]) -> None:
     """feedback/<student>.html: a student's own work, points and reasons (nothing of the checks, the references or
     the others); overview.html: the teacher's view of the class, with the notes (duplicates, names off the roster)."""
-    environment = templates()
+    environment = report.templates()
     (run_dir / "feedback").mkdir(exist_ok=True)
     possible = sum(task.points for task in tasks)
     for row in book:
@@ -867,7 +856,7 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
                  "result": row.work[task.id][1] if row.work[task.id] else None,
                  "cells": student_cells(*row.work[task.id]) if row.work[task.id] else [],
                  "images": output_images(run_dir, task, row.work[task.id][1]) if row.work[task.id] else []} for task in tasks]
-        page = environment.get_template("classroom_student.html").render(csp=CSP, student=row.shown, total=row.total,
+        page = environment.get_template("classroom_student.html").render(student=row.shown, total=row.total,
                                                                          possible=possible, work=work, markdown=MarkdownBudget(),
                                                                          figures_cap=SHOWN_FIGURES, png_mib=SHOWN_PNG_BYTES / 2**20)
         (run_dir / "feedback" / f"{row.label}.html").write_text(page, encoding="utf-8", errors="backslashreplace")
@@ -879,7 +868,7 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
         failed.append({"task": task, "failed": sum(reasons.values()), "reasons": reasons.most_common(3)})
     failed.sort(key=lambda item: -item["failed"])
     page = environment.get_template("classroom_overview.html").render(
-        csp=CSP, tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
+        tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
         most=max(totals.values(), default=1), failed=[item for item in failed if item["failed"]], notes=notes + passed_with_errors(book))
     (run_dir / "overview.html").write_text(page, encoding="utf-8", errors="backslashreplace")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kit.harness import (CATEGORIES, RESUME_KEYS, Z95, Conversation, Result, UsageError, attempts_by_task, first_attempts,
                          jsonl_records, pass_at_k, percent_interval, read_results, wilson)
+from kit.sandbox import safe_text
 
 HERE = Path(__file__).resolve().parent
 
@@ -56,8 +57,9 @@ REPORT_IMAGE_BYTES = 5 * 2**20     # a larger output image is listed, not shown
 REPORT_FILES_LISTED = 200          # output files listed per page; the rest are counted
 REPORT_FOLDERS_OPEN = 256          # folders of an output tree waiting to be read at once; beyond, they are counted
 REPORT_NAME_BYTES = 120            # a flattened copy name longer than this keeps its tail behind a short digest
-# The pages hold no script, and this policy would refuse one anyway: only inline styles and images from disk.
-REPORT_CSP = "default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'"
+# Every page the kit writes (the report's, the classroom's) holds no script, and this policy would refuse one anyway:
+# only inline styles, and images from disk or in the page (never from the network).
+PAGE_CSP = "default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'"
 BOOTSTRAP_DRAWS = 2000             # resamples over tasks for the intervals of pass@k (seeded: the same report twice)
 
 
@@ -364,13 +366,17 @@ def short(text: str, limit: int = 100) -> str:
 
 
 def templates():
-    """The jinja2 environment of templates/: autoescape on for every template, every value made visible first."""
+    """The jinja2 environment of templates/, the one for every page the kit writes: autoescape on, every text value
+    made safe (cut past TEXT_KEEP characters, invalid UTF-8 shown as escapes) and visible (control characters shown)
+    first; Markup (a macro's output, a picture's data: URI) as it is."""
     import jinja2
 
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
-                                     undefined=jinja2.StrictUndefined, finalize=visible, trim_blocks=True, lstrip_blocks=True)
+                                     undefined=jinja2.StrictUndefined, finalize=lambda value: visible(safe_text(value))
+                                     if isinstance(value, str) and not hasattr(value, "__html__") else value,
+                                     trim_blocks=True, lstrip_blocks=True)
     environment.filters["href"] = href
-    environment.globals.update(csp=REPORT_CSP)
+    environment.globals.update(csp=PAGE_CSP)
     return environment
 
 
