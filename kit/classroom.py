@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_result, check_modules,
-                         check_output_folder, functions_defined_in, run_attempts, run_one, suite_digest, write_manifest)
+                         check_output_folder, file_name, functions_defined_in, run_attempts, run_one, suite_digest, write_manifest)
 from kit import report
 from kit.jailed import SHOWN_FIGURES, SHOWN_PIXELS, SHOWN_PNG_BYTES
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
@@ -337,37 +337,10 @@ def printed_answer(messages: list[dict]) -> str:
 
 # --- the class: submissions matched to students and tasks --------------------------------------------------------
 
-def label_of(text: str, taken: set[str]) -> str:
-    label = re.sub(r"[^A-Za-z0-9._-]", "_", text).strip("._-")[:60] or "student"
-    unique, number = label, 1
-    while unique in taken:
-        number += 1
-        unique = f"{label}-{number}"
-    taken.add(unique)
-    return unique
-
-
 def student_key(name: str) -> str:
     """How students' names are compared: after Unicode NFC normalisation (a Mac writes the accent of José as a
     character of its own) and without case."""
     return unicodedata.normalize("NFC", name).casefold()
-
-
-WINDOWS_DEVICES = {"con", "prn", "aux", "nul", *(f"{kind}{number}" for kind in ("com", "lpt") for number in range(1, 10))}
-
-
-def page_name(student: str, taken: set[str]) -> str:
-    """A student's feedback page name: the name with its letters, marks and digits of any script kept and anything
-    else '_', never empty, never a Windows device name, never one another student has (compared without case)."""
-    name = "".join(char if unicodedata.category(char)[0] in "LMN" or char in "-." else "_"
-                   for char in unicodedata.normalize("NFC", student)).strip("._-")[:60] or "student"
-    name += "_" if name.split(".")[0].casefold() in WINDOWS_DEVICES else ""
-    unique, number = name, 1
-    while unique.casefold() in taken:
-        number += 1
-        unique = f"{name}-{number}"
-    taken.add(unique.casefold())
-    return unique
 
 
 def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission], list[str]]:
@@ -474,7 +447,7 @@ def read_notebooks(submissions: list[Submission], max_mib: float) -> None:
     """Each notebook's cells read, or its problem noted; every submission gets its label."""
     taken: set[str] = set()
     for submission in submissions:
-        submission.label = label_of(f"{submission.student}.{submission.task.id}", taken)
+        submission.label = file_name(f"{submission.student}.{submission.task.id}", taken, ascii_only=True, empty="student", limit=60)
         if submission.cells or submission.problem:
             continue
         if submission.path.is_symlink():
@@ -684,7 +657,7 @@ def gradebook(students: list[str], tasks: list[Task], submissions: list[Submissi
         points = {task.id: earned(task, work[task.id]) for task in tasks}
         overridden = {task.id: overrides[student_key(student), task.id] for task in tasks if (student_key(student), task.id) in overrides}
         points |= {task_id: given for task_id, (given, _) in overridden.items()}
-        rows.append(Graded(student, page_name(student, taken), points, sum(points.values()), work, student not in unrostered,
+        rows.append(Graded(student, file_name(student, taken, empty="student", limit=60), points, sum(points.values()), work, student not in unrostered,
                            {task_id: why for task_id, (_, why) in overridden.items()}))
     return rows
 

@@ -70,6 +70,38 @@ class Task:
 TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 
 
+WINDOWS_DEVICES = {"con", "prn", "aux", "nul", *(f"{kind}{number}" for kind in ("com", "lpt") for number in range(1, 10))}
+
+
+def file_name(text: str, taken: set[str] | None = None, ascii_only: bool = False, empty: str = "_", limit: int = 120) -> str:
+    """The one rule for the names the kit gives files: text after NFC with its letters, marks and digits (of any
+    script, or ASCII's only) and '-', '_', '.' kept and anything else '_', '.', '_' and '-' taken off both ends; never
+    empty (`empty`), never a Windows device name; past `limit` UTF-8 bytes, its tail behind a digest of the whole.
+    With taken (the names given so far, compared without case): never one of them ('-2', '-3', ... added), and the
+    name joins them."""
+    import hashlib
+    import unicodedata
+
+    text = unicodedata.normalize("NFC", text)
+    kept = (lambda char: char.isascii() and char.isalnum()) if ascii_only else (lambda char: unicodedata.category(char)[0] in "LMN")
+    name = "".join(char if kept(char) or char in "-_." else "_" for char in text).strip("._-") or empty
+    stem, dot, rest = name.partition(".")
+    name = f"{stem}_{dot}{rest}" if stem.casefold() in WINDOWS_DEVICES else name
+    if len(name.encode()) > limit:
+        tail = name
+        while len(tail.encode()) > limit - 13:
+            tail = tail[1:]
+        name = f"{hashlib.sha256(text.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}-{tail}"
+    if taken is None:
+        return name
+    unique, number = name, 1
+    while unique.casefold() in taken:
+        number += 1
+        unique = f"{name}-{number}"
+    taken.add(unique.casefold())
+    return unique
+
+
 def jsonl_records(path: Path, finished_only: bool = False, advice: str = "") -> list[tuple[str, object]]:
     """(where, parsed JSON) per non-blank line of a JSONL file, where = "FILE, line N"; a line that is not JSON is a
     UsageError naming it (and the advice, if any). Lines are split on "\n" only (str.splitlines() would also cut at a

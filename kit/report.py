@@ -17,7 +17,7 @@ import urllib.parse
 from datetime import datetime
 from pathlib import Path
 
-from kit.harness import (CATEGORIES, RESUME_KEYS, Z95, Conversation, Result, UsageError, attempts_by_task, first_attempts,
+from kit.harness import (CATEGORIES, RESUME_KEYS, Z95, Conversation, Result, UsageError, attempts_by_task, file_name, first_attempts,
                          jsonl_records, pass_at_k, percent_interval, read_results, wilson)
 from kit.sandbox import safe_text
 
@@ -333,21 +333,9 @@ def notebook_text(text: str) -> str:
     return re.sub("[\ud800-\udfff]", lambda match: shown(match.group()), text)
 
 
-def safe_name(name: str) -> str:
-    """A flattened, portable file name for a copy: letters, digits, '.', '_' and '-', at most REPORT_NAME_BYTES (a longer
-    one keeps its tail behind a digest of the whole), never hidden."""
-    import hashlib
-
-    flat = re.sub(r"[^A-Za-z0-9._-]", "_", name).replace("..", "__").lstrip(".") or "_"
-    if len(flat) <= REPORT_NAME_BYTES:
-        return flat
-    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    return f"{digest}-{flat[-(REPORT_NAME_BYTES - 13):]}"
-
-
 def attempt_stem(result: dict, samples: int, prefix: str = "") -> str:
     """File name (no suffix) of an attempt's page and notebook: the task id made safe, with .s<k> when K > 1."""
-    stem = prefix + safe_name(str(result.id))
+    stem = prefix + file_name(str(result.id), ascii_only=True, limit=REPORT_NAME_BYTES)
     return f"{stem}.s{result.sample}" if samples > 1 else stem
 
 
@@ -476,7 +464,7 @@ def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
                     elif not stat.S_ISREG(info.st_mode):
                         skipped += 1
                     elif len(listed) < REPORT_FILES_LISTED:
-                        copy = safe_name(name)
+                        copy = file_name(name, ascii_only=True, limit=REPORT_NAME_BYTES)
                         while copy in used:
                             copy = "_" + copy
                         shown = copy_image(descriptor, entry.name, pages_dir / stem / copy)
