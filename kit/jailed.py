@@ -7,7 +7,8 @@ starts the jail's Python with WORKER_BOOT, which imports this module and calls m
     jail_worker          the persistent interpreter: runs a task's cells one by one and answers on a pipe
                          (its parts: worker_channel, run_cell, failure_report, restore_output)
     figure_hook          a post-import hook that installs figure_recorder once a cell imports matplotlib
-    figure_recorder      the figure record: what every saved or shown matplotlib figure holds
+    figure_recorder      the figure record: what every saved or shown matplotlib figure holds (its readers:
+                         value_readers, text_readers, artist_readers)
     original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its warnings)
     as_in_a_notebook     a student's notebook as Jupyter runs it (IPython.display, figures closed at each cell's end)
     KIT_CALLS            what the harness itself runs in a jail, with arguments as data: a check (under the
@@ -112,17 +113,9 @@ def as_its_own_text(function):
                           function.__closure__)
 
 
-def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
-    """Runs inside the jail once matplotlib loads (figure_hook calls it then). Patches Figure.savefig (plt.savefig,
-    pandas' and seaborn's plots all end there) and plt.show so that each adds a record of the figure: per axes its
-    bars, lines, patches, collections, images, texts, labels, legend, ticks, limits and scales, and which file it
-    became. Returns {module name: its patch, "take": take}; take() gives the records made since its last call as JSON
-    text, at most max_bytes (the oldest records are dropped first). The records are made in the agent's own process,
-    so its code can forge them; checks hold them against the saved picture."""
-    records = []
-    found_fonts = {}
-    renderer, place = [None], [None]  # the figure's renderer and (dpi, left, top in inches) of the picture being recorded
-
+def value_readers(max_points: int) -> dict:
+    """The figure record's numbers and colours: colour (#rrggbbaa), numbers (floats, at most max_points, None for
+    what is not one), colours (the distinct ones of an array) and coarse (a big grid as block means)."""
     def colour(rgba) -> str:
         try:
             return "#" + "".join(f"{round(min(max(float(c), 0.0), 1.0) * 255):02x}" for c in list(rgba)[:4])
@@ -148,63 +141,6 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                 break
         return seen
 
-    def bars_of(ax) -> tuple[list, set]:
-        groups, members = [], set()
-        for container in ax.containers:
-            if type(container).__name__ != "BarContainer":
-                continue
-            bars = []
-            for patch in list(container.patches)[:max_points]:
-                members.add(id(patch))
-                x, y, width, height = numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])
-                bars.append({"x": x, "y": y, "width": width, "height": height, "color": colour(patch.get_facecolor()),
-                             "edgecolor": colour(patch.get_edgecolor()), "hatch": patch.get_hatch(),
-                             "hatch_color": colour(patch.get_hatchcolor()) if hasattr(patch, "get_hatchcolor") else "",
-                             "visible": patch.get_visible()})
-            groups.append({"label": str(container.get_label() or ""), "orientation": getattr(container, "orientation", None),
-                           "bars": bars, "n": len(container.patches)})
-        return groups, members
-
-    def patch_of(patch) -> dict:
-        kind = type(patch).__name__
-        entry = {"kind": kind, "color": colour(patch.get_facecolor()), "edgecolor": colour(patch.get_edgecolor()),
-                 "fill": patch.get_fill(), "label": str(patch.get_label() or ""), "visible": patch.get_visible()}
-        if kind == "Wedge":
-            entry |= dict(zip(("theta1", "theta2", "r"), numbers([patch.theta1, patch.theta2, patch.r]))) | {"center": numbers(patch.center)}
-        elif kind == "Rectangle":
-            entry |= dict(zip(("x", "y", "width", "height"), numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])))
-        else:  # polygons, path patches (box-plot boxes), ellipses...: where they lie, in data units (x0, y0, width, height)
-            try:
-                entry["extent"] = numbers(patch.get_path().transformed(patch.get_patch_transform()).get_extents().bounds)
-            except Exception:
-                pass
-        return entry
-
-    def collection_of(item) -> dict:
-        entry = {"kind": type(item).__name__, "label": str(item.get_label() or ""), "visible": item.get_visible(),
-                 "sizes": numbers(item.get_sizes()[:1]) if hasattr(item, "get_sizes") else [],
-                 "facecolors": colours(item.get_facecolor()), "edgecolors": colours(item.get_edgecolor())}
-        try:
-            offsets = item.get_offsets()
-            entry["n"] = len(offsets)
-            entry["offsets"] = [numbers(point) for point in offsets[:max_points]]
-        except Exception:
-            pass
-        array = item.get_array()
-        if array is not None:
-            entry["array_shape"] = list(getattr(array, "shape", ()))
-            entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
-            entry["cmap"] = item.get_cmap().name
-            entry["clim"], entry["norm"] = numbers(item.get_clim()), type(item.norm).__name__
-            entry["lut"] = [colour(c) for c in item.get_cmap()([i / 63 for i in range(64)])]
-            if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
-                corners = item.get_coordinates()
-                entry["xcoords"], entry["ycoords"] = numbers(corners[0, :, 0]), numbers(corners[:, 0, 1])
-                entry["coarse"] = coarse(array) if array.size > 4 * max_points else None
-        if entry["kind"] in ("PolyCollection", "FillBetweenPolyCollection", "LineCollection"):
-            entry["paths"] = [[numbers(point) for point in path.vertices[:max_points]] for path in item.get_paths()[:64]]
-        return entry
-
     def coarse(array, side=64) -> dict:
         """A large value grid as block means, at most side x side (a spectrogram's shape, not its every cell)."""
         rows, columns = array.shape
@@ -213,14 +149,14 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         blocks = cut.reshape(rows // fy, fy, columns // fx, fx).mean(axis=(1, 3))
         return {"shape": list(blocks.shape), "block": [fy, fx], "values": numbers(blocks.ravel(), side * side)}
 
-    def image_of(image) -> dict:
-        array = image.get_array()
-        grid = array is not None and array.ndim == 2  # a value grid drawn through a colour map (imshow, matshow, specgram)
-        return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
-                "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
-                "lut": [colour(c) for c in image.get_cmap()([i / 63 for i in range(64)])] if grid else None,
-                "clim": numbers(image.get_clim()), "norm": type(image.norm).__name__, "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
-                "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
+    return {"colour": colour, "numbers": numbers, "colours": colours, "coarse": coarse}
+
+
+def text_readers(values: dict, renderer: list, place: list) -> dict:
+    """The figure record's texts: where each is drawn in the saved picture (at the dpi and crop in place[0], by
+    renderer[0]), in which fonts and colour; legends' boxes and frames; the tick labels drawn."""
+    colour, numbers = values["colour"], values["numbers"]
+    found_fonts = {}
 
     def box_of(artist) -> list | None:
         """Where the artist was drawn, in figure fractions (x0, y0, x1, y1): a legend that covers part of a chart."""
@@ -302,6 +238,81 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             drawn = None
         return marks_of(getattr(ax, f"get_{axis}ticklabels")()[:200], drawn)
 
+    return {"box_of": box_of, "frame_of": frame_of, "marks_of": marks_of, "tick_marks": tick_marks}
+
+
+def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
+    """The figure record's artists: per axes its bars, patches, collections, images and lines, with its texts,
+    legend, ticks, limits and scales (axes_of)."""
+    colour, numbers, colours, coarse = (values[name] for name in ("colour", "numbers", "colours", "coarse"))
+    box_of, frame_of, marks_of, tick_marks = (text_parts[name] for name in ("box_of", "frame_of", "marks_of", "tick_marks"))
+
+    def bars_of(ax) -> tuple[list, set]:
+        groups, members = [], set()
+        for container in ax.containers:
+            if type(container).__name__ != "BarContainer":
+                continue
+            bars = []
+            for patch in list(container.patches)[:max_points]:
+                members.add(id(patch))
+                x, y, width, height = numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])
+                bars.append({"x": x, "y": y, "width": width, "height": height, "color": colour(patch.get_facecolor()),
+                             "edgecolor": colour(patch.get_edgecolor()), "hatch": patch.get_hatch(),
+                             "hatch_color": colour(patch.get_hatchcolor()) if hasattr(patch, "get_hatchcolor") else "",
+                             "visible": patch.get_visible()})
+            groups.append({"label": str(container.get_label() or ""), "orientation": getattr(container, "orientation", None),
+                           "bars": bars, "n": len(container.patches)})
+        return groups, members
+
+    def patch_of(patch) -> dict:
+        kind = type(patch).__name__
+        entry = {"kind": kind, "color": colour(patch.get_facecolor()), "edgecolor": colour(patch.get_edgecolor()),
+                 "fill": patch.get_fill(), "label": str(patch.get_label() or ""), "visible": patch.get_visible()}
+        if kind == "Wedge":
+            entry |= dict(zip(("theta1", "theta2", "r"), numbers([patch.theta1, patch.theta2, patch.r]))) | {"center": numbers(patch.center)}
+        elif kind == "Rectangle":
+            entry |= dict(zip(("x", "y", "width", "height"), numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])))
+        else:  # polygons, path patches (box-plot boxes), ellipses...: where they lie, in data units (x0, y0, width, height)
+            try:
+                entry["extent"] = numbers(patch.get_path().transformed(patch.get_patch_transform()).get_extents().bounds)
+            except Exception:
+                pass
+        return entry
+
+    def collection_of(item) -> dict:
+        entry = {"kind": type(item).__name__, "label": str(item.get_label() or ""), "visible": item.get_visible(),
+                 "sizes": numbers(item.get_sizes()[:1]) if hasattr(item, "get_sizes") else [],
+                 "facecolors": colours(item.get_facecolor()), "edgecolors": colours(item.get_edgecolor())}
+        try:
+            offsets = item.get_offsets()
+            entry["n"] = len(offsets)
+            entry["offsets"] = [numbers(point) for point in offsets[:max_points]]
+        except Exception:
+            pass
+        array = item.get_array()
+        if array is not None:
+            entry["array_shape"] = list(getattr(array, "shape", ()))
+            entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
+            entry["cmap"] = item.get_cmap().name
+            entry["clim"], entry["norm"] = numbers(item.get_clim()), type(item.norm).__name__
+            entry["lut"] = [colour(c) for c in item.get_cmap()([i / 63 for i in range(64)])]
+            if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
+                corners = item.get_coordinates()
+                entry["xcoords"], entry["ycoords"] = numbers(corners[0, :, 0]), numbers(corners[:, 0, 1])
+                entry["coarse"] = coarse(array) if array.size > 4 * max_points else None
+        if entry["kind"] in ("PolyCollection", "FillBetweenPolyCollection", "LineCollection"):
+            entry["paths"] = [[numbers(point) for point in path.vertices[:max_points]] for path in item.get_paths()[:64]]
+        return entry
+
+    def image_of(image) -> dict:
+        array = image.get_array()
+        grid = array is not None and array.ndim == 2  # a value grid drawn through a colour map (imshow, matshow, specgram)
+        return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
+                "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
+                "lut": [colour(c) for c in image.get_cmap()([i / 63 for i in range(64)])] if grid else None,
+                "clim": numbers(image.get_clim()), "norm": type(image.norm).__name__, "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
+                "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
+
     def axes_of(ax) -> dict:
         from matplotlib.colors import to_rgba
 
@@ -347,6 +358,23 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                 "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
                 "markersize": line.get_markersize(), "marker_colors": [colour(to_rgba(c)) for c in (line.get_markerfacecolor(), line.get_markeredgecolor())], "drawstyle": str(line.get_drawstyle()), "coords": coords,
                 "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
+
+    return {"axes_of": axes_of}
+
+
+def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
+    """Runs inside the jail once matplotlib loads (figure_hook calls it then). Patches Figure.savefig (plt.savefig,
+    pandas' and seaborn's plots all end there) and plt.show so that each adds a record of the figure: per axes its
+    bars, lines, patches, collections, images, texts, labels, legend, ticks, limits and scales, and which file it
+    became. Returns {module name: its patch, "take": take}; take() gives the records made since its last call as JSON
+    text, at most max_bytes (the oldest records are dropped first). The records are made in the agent's own process,
+    so its code can forge them; checks hold them against the saved picture."""
+    records = []
+    renderer, place = [None], [None]  # the figure's renderer and (dpi, left, top in inches) of the picture being recorded
+    values = as_its_own_text(value_readers)(max_points)
+    text_parts = as_its_own_text(text_readers)(values, renderer, place)
+    numbers, box_of, frame_of, marks_of = values["numbers"], text_parts["box_of"], text_parts["frame_of"], text_parts["marks_of"]
+    axes_of = as_its_own_text(artist_readers)(max_points, values, text_parts)["axes_of"]
 
     def record(figure, file, kwargs) -> None:
         from matplotlib import rcParams

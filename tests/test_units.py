@@ -210,3 +210,28 @@ def test_one_rule_names_every_file_the_kit_makes():
     assert len(long.encode()) <= 120 and long.endswith("李") and long != harness.file_name("李" * 101, limit=120)
     taken: set[str] = set()
     assert [harness.file_name(name, taken) for name in ("a", "A", "a")] == ["a", "A-2", "a-3"]
+
+
+def test_the_figure_records_pieces_read_numbers_colours_texts_and_bars():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    values = jailed.value_readers(2000)
+    assert values["colour"]((1, 0, 0.5, 1)) == "#ff0080ff" and values["colour"]("not a colour") == ""
+    assert values["numbers"]([1, "x", 2.5, 4], 3) == [1.0, None, 2.5] and jailed.value_readers(2)["numbers"]([1, 2, 3]) == [1.0, 2.0] and values["colours"]([(0, 0, 0, 1)] * 5) == ["#000000ff"]
+    renderer, place = [None], [None]
+    texts = jailed.text_readers(values, renderer, place)
+    figure, ax = plt.subplots()
+    ax.bar(["a", "b"], [3, 5], color="#336699")
+    ax.set_title("Sales")
+    figure.canvas.draw()
+    renderer[0], place[0] = figure.canvas.get_renderer(), (figure.dpi, 0.0, float(figure.get_size_inches()[1]))
+    [title] = texts["marks_of"]([ax.title])
+    assert title["text"] == "Sales" and title["box"] is not None
+    entry = jailed.artist_readers(2000, values, texts)["axes_of"](ax)
+    [bars] = entry["bars"]
+    assert entry["title"] == "Sales" and [bar["height"] for bar in bars["bars"]] == [3.0, 5.0]
+    assert {bar["color"] for bar in bars["bars"]} == {"#336699ff"}
+    plt.close(figure)
