@@ -1298,8 +1298,8 @@ class _Rendered:
     def digit_candidates(self):
         """Per digit of the text: (line, place in it, the digit, {each digit: its ink drawn in that place}). A plain line's
         digits are drawn alone at their glyphs' pens (FreeType's layout of the line), each digit once per font, size,
-        angle and quarter-pixel phase (_glyph); a line of math text, or one whose glyphs are not one per character, is
-        drawn again whole with the digit replaced."""
+        angle and quarter-pixel phase (_glyph); a line of math text, or one whose glyphs are not one per character of its
+        first font, is drawn again whole with the digit replaced."""
         from matplotlib.backends.backend_agg import get_hinting_flag
         import numpy as np
         from matplotlib.font_manager import findfont, get_font
@@ -1314,7 +1314,8 @@ class _Rendered:
                 face = get_font(findfont(font))
                 face.set_size(font.get_size_in_points(), self.renderer.dpi)
                 pens = face.set_text(line, 0.0, flags=get_hinting_flag()) / 64
-                pens = pens if len(pens) == len(line) else None
+                whole = len(pens) == len(line) and all(face.get_char_index(ord(character)) for character in line)
+                pens = pens if whole else None  # a character from a fallback font moves the glyphs after it
             for place in places:
                 if pens is None:
                     inks = {digit: self._line_ink(gc, x, y, line[:place] + digit + line[place + 1:], font, angle, ismath, mtext) for digit in DIGITS}
@@ -1357,7 +1358,7 @@ def _glyph(renderer, gc, font, angle: float, character: str, pen: tuple[float, f
     import numpy as np
 
     phase = tuple(round((value - math.floor(value + 0.125)) * 4) for value in pen)  # 0..3 quarters past the whole pixel
-    key = (hash(font), font.get_size_in_points(), renderer.dpi, angle, character, phase)
+    key = (font, font.get_size_in_points(), renderer.dpi, angle, character, phase)
     if key not in _GLYPHS:
         middle = renderer.height // 2, renderer.width // 2
         renderer.clear()
