@@ -1239,8 +1239,7 @@ TEXT_CORRELATION = 0.55  # the least correlation between the text rendered again
 TEXT_SIZE = 0.04  # how much the rendered text's width and height may differ from its recorded box (or 2 pixels)
 TEXT_VISIBLE = 0.3  # the least share of a text's box, and of its glyphs' ink, inside the picture for it to count as drawn
 TEXT_SHIFT = 3  # pixels the comparison may slide either way (the box is measured at the figure's own layout)
-DIGIT_MARGIN = 0.0  # how much better each digit of a text must match the picture than any other digit drawn in its place
-DIGITS = "0123456789"
+DIGITS = "0123456789"  # the characters read one by one: each must match the picture better than any other drawn in its place
 
 
 _CANVASES = {}  # one drawing figure per dpi, reused: making one costs more than drawing a text
@@ -1250,7 +1249,7 @@ class _Rendered:
     """A text drawn alone at the picture's dpi, at the sub-pixel offset of its recorded box (Agg places glyphs to 1/64
     pixel, so the offset changes their antialiased ink): its ink (0..1), cropped to its extent and TEXT_SHIFT wider, with
     the extent's top left at (TEXT_SHIFT, TEXT_SHIFT) plus the box's fractions; the extent's width and height in pixels;
-    and each line as the renderer drew it, so that a digit can be drawn again alone changed (digit_variants)."""
+    and each line as the renderer drew it, so that each digit can be drawn again changed (digit_candidates)."""
 
     def __init__(self, mark: dict, dpi: float):
         import logging
@@ -1300,8 +1299,8 @@ class _Rendered:
         digits are drawn alone at their glyphs' pens (FreeType's layout of the line), each digit once per font, size,
         angle and quarter-pixel phase (_glyph); a line of math text, or one whose glyphs are not one per character of its
         first font, is drawn again whole with the digit replaced."""
-        from matplotlib.backends.backend_agg import get_hinting_flag
         import numpy as np
+        from matplotlib.backends.backend_agg import get_hinting_flag
         from matplotlib.font_manager import findfont, get_font
 
         gc = self.renderer.new_gc()
@@ -1424,8 +1423,8 @@ def _standardised(rows):
 
 
 def _misread_digit(drawn: _Rendered, closeness, shift: tuple[int, int]) -> str:
-    """'' when each digit of the text matches the picture better, by DIGIT_MARGIN, than every other digit drawn in its
-    place, compared on that digit's cell (where the variants' ink differs, a pixel wider), each at its best shift within
+    """'' when no other digit drawn in a digit's place matches the picture better than the digit itself (a cell the
+    picture covers matches all alike), compared on that digit's cell (where the variants' ink differs, a pixel wider), each at its best shift within
     a pixel of the text's; else which digit reads as which. A digit cell the picture's edge cuts is not compared."""
     import numpy as np
 
@@ -1442,7 +1441,7 @@ def _misread_digit(drawn: _Rendered, closeness, shift: tuple[int, int]) -> str:
         cells = np.stack([ink[r0:r1, c0:c1].ravel() for ink in inks.values()])
         scores = dict(zip(inks, (_standardised(cells) @ _standardised(np.stack(windows)).T).max(axis=1)))  # each at its best window
         other = max((d for d in DIGITS if d != digit), key=scores.get)
-        if scores[other] > scores[digit] - DIGIT_MARGIN:
+        if scores[other] > scores[digit]:
             return f"its digit {digit!r} in {line!r} reads as {other!r}: match {scores[other]:.2f} against {scores[digit]:.2f}"
     return ""
 
