@@ -485,6 +485,7 @@ class Picture:
         if abs(wide - self.width) > 3 or abs(tall - self.height) > 3:
             raise Unseen(f"./output/{name} is {self.width}x{self.height} pixels, not the {wide:.0f}x{tall:.0f} its figure record gives")
         self.left, self.top = crop[0], crop[3]
+        self.row_fraction = tall % 1  # Agg draws on a canvas of whole rows, the fraction cut at the bottom: the record's rows lie this much lower
         self.step = max(3, round(self.dpi / 30))  # how far inside or outside an edge a sample is taken (antialiasing, edge lines)
         self._present = {}
         # a legend covers what lies under its drawn frame: samples there prove nothing either way (set by _legends_drawn)
@@ -791,10 +792,15 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
             return (along, lane) if horizontal else (lane, along)
 
         if length >= 2 * step:
-            near_points, body_points = points([end_clipped - sign * step]), points([base + sign * length * f for f in (0.25, 0.5, 0.75)])
             reach = picture.step if bar.get("hatch") else 0  # a hatch drawn over the face: the face shows between its strokes
-            near = (picture.distance(*near_points, shades, reach) <= tolerance)[~picture.under_legend(*near_points)]
-            body = (picture.distance(*body_points, shades, reach) <= tolerance)[~picture.under_legend(*body_points)]
+
+            def shown(offsets):
+                """Per sample, its colour there or half a step towards the end: a grid line drawn over the bars (pandas'
+                hist, axisbelow='line') is thinner, and lies on a sample wherever a value is a multiple of its spacing."""
+                seen = [picture.distance(*points([o + sign * shift for o in offsets]), shades, reach) for shift in (0, step / 2)]
+                return (np.minimum(*seen) <= tolerance)[~picture.under_legend(*points(offsets))]
+
+            near, body = shown([end_clipped - sign * step]), shown([base + sign * length * f for f in (0.25, 0.5, 0.75)])
             # a bar whose end lies under a legend is held to its body only (the legend is in the picture too)
             if near.size and not near.any() or body.size and body.mean() < 0.5:
                 raise Unseen(f"./output/{picture.name}: the bar for {label!r} is not drawn up to the {ax.bar_value(bar):g} its record gives")
@@ -1233,80 +1239,211 @@ TEXT_CORRELATION = 0.55  # the least correlation between the text rendered again
 TEXT_SIZE = 0.04  # how much the rendered text's width and height may differ from its recorded box (or 2 pixels)
 TEXT_VISIBLE = 0.3  # the least share of a text's box, and of its glyphs' ink, inside the picture for it to count as drawn
 TEXT_SHIFT = 3  # pixels the comparison may slide either way (the box is measured at the figure's own layout)
+DIGITS = "0123456789"  # the characters read one by one: each must match the picture better than any other drawn in its place
 
 
 _CANVASES = {}  # one drawing figure per dpi, reused: making one costs more than drawing a text
 
 
-def _rendered(mark: dict, dpi: float):
-    """The text drawn alone at the picture's dpi: its ink (0..1) cropped to its own window extent, TEXT_SHIFT wider,
-    and that extent's width and height in pixels."""
-    import logging
+class _Rendered:
+    """A text drawn alone at the picture's dpi, at the sub-pixel offset of its recorded box (Agg places glyphs to 1/64
+    pixel, so the offset changes their antialiased ink): its ink (0..1), cropped to its extent and TEXT_SHIFT wider, with
+    the extent's top left at (TEXT_SHIFT, TEXT_SHIFT) plus the box's fractions; the extent's width and height in pixels;
+    and each line as the renderer drew it, so that each digit can be drawn again changed (digit_candidates)."""
 
+    def __init__(self, mark: dict, dpi: float):
+        import logging
+
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure as MplFigure
+        from matplotlib.transforms import IdentityTransform
+
+        if dpi not in _CANVASES:
+            logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # a family the record names may be absent
+            _CANVASES[dpi] = MplFigure(dpi=dpi)
+            _CANVASES[dpi].patch.set_alpha(0)
+            FigureCanvasAgg(_CANVASES[dpi])
+        figure = _CANVASES[dpi]
+        x0, y0, x1, y1 = (float(v) for v in mark["box"])
+        margin = 4 * TEXT_SHIFT + 10
+        side = math.ceil(1.5 * (max(x1 - x0, y1 - y0) + 2 * margin))
+        figure.set_size_inches(side / dpi, side / dpi)
+        figure.texts.clear()
+        self.renderer = figure.canvas.get_renderer()
+        self.lines = []  # (x, y, line, font, angle, ismath, text) as Text.draw hands them to the renderer
+        self.renderer.draw_text = self._draw_line
+        left, top = margin + x0 % 1, margin + y0 % 1  # the box's top left, in the canvas' pixels from its top left
+        text = figure.text(left, self.renderer.height - top, mark["text"], transform=IdentityTransform(), ha="left", va="top",
+                           rotation=float(mark.get("rotation", 0)), fontfamily=[str(f) for f in mark.get("family") or ["sans-serif"]][:6],
+                           fontsize=float(mark.get("size", 10)), fontweight=mark.get("weight", "normal"), fontstyle=mark.get("style", "normal"),
+                           color="black", multialignment=mark.get("align") if mark.get("align") in ("left", "center", "right") else "center",
+                           **({"linespacing": mark["linespacing"]} if isinstance(mark.get("linespacing"), (int, float, str)) else {}))
+        figure.canvas.draw()
+        box = text.get_window_extent(self.renderer)
+        self.size = (box.width, box.height)
+        self.window = (slice(margin - TEXT_SHIFT, math.ceil(top + box.height) + TEXT_SHIFT + 1),
+                       slice(margin - TEXT_SHIFT, math.ceil(left + box.width) + TEXT_SHIFT + 1))
+        self.ink = self._ink()
+
+    def _draw_line(self, gc, x, y, line, font, angle, ismath=False, mtext=None):
+        self.lines.append((x, y, line, font, angle, ismath, mtext))
+        type(self.renderer).draw_text(self.renderer, gc, x, y, line, font, angle, ismath=ismath, mtext=mtext)
+
+    def _ink(self):
+        import numpy as np
+
+        return np.asarray(self.renderer.buffer_rgba())[self.window + (3,)].astype(float) / 255
+
+    def digit_candidates(self):
+        """Per digit of the text: (line, place in it, the digit, {each digit: its ink drawn in that place}). A plain line's
+        digits are drawn alone at their glyphs' pens (FreeType's layout of the line), each digit once per font, size,
+        angle and quarter-pixel phase (_glyph); a line of math text, or one whose glyphs are not one per character of its
+        first font, is drawn again whole with the digit replaced."""
+        import numpy as np
+        from matplotlib.backends.backend_agg import get_hinting_flag
+        from matplotlib.font_manager import findfont, get_font
+
+        gc = self.renderer.new_gc()
+        for x, y, line, font, angle, ismath, mtext in self.lines:
+            places = [place for place, character in enumerate(line) if character in DIGITS]
+            if not places:
+                continue
+            pens = None
+            if not ismath:
+                face = get_font(findfont(font))
+                face.set_size(font.get_size_in_points(), self.renderer.dpi)
+                pens = face.set_text(line, 0.0, flags=get_hinting_flag()) / 64
+                whole = len(pens) == len(line) and all(face.get_char_index(ord(character)) for character in line)
+                pens = pens if whole else None  # a character from a fallback font moves the glyphs after it
+            for place in places:
+                if pens is None:
+                    inks = {digit: self._line_ink(gc, x, y, line[:place] + digit + line[place + 1:], font, angle, ismath, mtext) for digit in DIGITS}
+                else:
+                    cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+                    dx, dy = pens[place]
+                    pen = (x + dx * cos - dy * sin, y - dx * sin - dy * cos)
+                    glyphs = {digit: self._placed(_glyph(self.renderer, gc, font, angle, digit, pen), pen) for digit in DIGITS}
+                    rest = self.ink - glyphs[line[place]]  # the line without this digit: its neighbours stay in every candidate
+                    inks = {digit: np.clip(rest + glyph, 0, 1) for digit, glyph in glyphs.items()}
+                yield line, place, line[place], inks
+        gc.restore()
+
+    def _line_ink(self, gc, x, y, line, font, angle, ismath, mtext):
+        self.renderer.clear()
+        type(self.renderer).draw_text(self.renderer, gc, x, y, line, font, angle, ismath=ismath, mtext=mtext)
+        return self._ink()
+
+    def _placed(self, glyph, pen):
+        """A glyph's ink (from _glyph) placed at the pen, in this text's ink's frame."""
+        import numpy as np
+
+        ink, (row, column) = glyph
+        top = math.floor(pen[1] + 0.125) + row - self.window[0].start
+        left = math.floor(pen[0] + 0.125) + column - self.window[1].start
+        placed = np.zeros_like(self.ink)
+        rows = slice(max(top, 0), min(top + ink.shape[0], placed.shape[0]))
+        columns = slice(max(left, 0), min(left + ink.shape[1], placed.shape[1]))
+        if rows.stop > rows.start and columns.stop > columns.start:
+            placed[rows, columns] = ink[rows.start - top:rows.stop - top, columns.start - left:columns.stop - left]
+        return placed
+
+
+_GLYPHS = {}  # (font, size, dpi, angle, character, pen's phase in quarter pixels): its ink alone and where it lies from the pen
+
+
+def _glyph(renderer, gc, font, angle: float, character: str, pen: tuple[float, float]):
+    """The character drawn alone with its pen at the pen's phase (to a quarter pixel): its ink, cropped to where it
+    lies, and that crop's top left (row, column) from the pen's whole pixel."""
     import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure as MplFigure
 
-    if dpi not in _CANVASES:
-        logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # a family the record names may be absent
-        _CANVASES[dpi] = MplFigure(dpi=dpi)
-        _CANVASES[dpi].patch.set_alpha(0)
-        FigureCanvasAgg(_CANVASES[dpi])
-    canvas_figure = _CANVASES[dpi]
-    x0, y0, x1, y1 = (float(v) for v in mark["box"])
-    side = (max(x1 - x0, y1 - y0) + 8 * TEXT_SHIFT + 20) * 1.5 / dpi
-    canvas_figure.set_size_inches(side, side)
-    canvas_figure.texts.clear()
-    text = canvas_figure.text(0.5, 0.5, mark["text"], ha="center", va="center", rotation=float(mark.get("rotation", 0)),
-                              fontfamily=[str(f) for f in mark.get("family") or ["sans-serif"]][:6], fontsize=float(mark.get("size", 10)),
-                              fontweight=mark.get("weight", "normal"), fontstyle=mark.get("style", "normal"), color="black",
-                              multialignment=mark.get("align") if mark.get("align") in ("left", "center", "right") else "center",
-                              **({"linespacing": mark["linespacing"]} if isinstance(mark.get("linespacing"), (int, float, str)) else {}))
-    canvas_figure.canvas.draw()
-    ink = np.asarray(canvas_figure.canvas.buffer_rgba())[..., 3].astype(float) / 255
-    box = text.get_window_extent(canvas_figure.canvas.get_renderer())
-    height = ink.shape[0]
-    top, left = round(height - box.y1) - TEXT_SHIFT, round(box.x0) - TEXT_SHIFT
-    return ink[max(top, 0):round(height - box.y0) + TEXT_SHIFT + 1, max(left, 0):round(box.x1) + TEXT_SHIFT + 1], (box.width, box.height)
+    phase = tuple(round((value - math.floor(value + 0.125)) * 4) for value in pen)  # 0..3 quarters past the whole pixel
+    key = (font, font.get_size_in_points(), renderer.dpi, angle, character, phase)
+    if key not in _GLYPHS:
+        middle = renderer.height // 2, renderer.width // 2
+        renderer.clear()
+        type(renderer).draw_text(renderer, gc, middle[1] + phase[0] / 4, middle[0] + phase[1] / 4, character, font, angle)
+        ink = np.asarray(renderer.buffer_rgba())[..., 3]
+        rows, columns = np.nonzero(ink)
+        if not len(rows):
+            _GLYPHS[key] = np.zeros((1, 1)), (0, 0)
+        else:
+            top, left = rows.min(), columns.min()
+            _GLYPHS[key] = ink[top:rows.max() + 1, left:columns.max() + 1].astype(float) / 255, (top - middle[0], left - middle[1])
+    return _GLYPHS[key]
 
 
-def text_shown(picture: "Picture", mark: dict) -> float | None:
+def text_shown(picture: "Picture", mark: dict) -> tuple[float | None, str]:
     """How well the picture's ink at the mark's box matches the text rendered again (the best correlation over small
     shifts, -1..1; 0 when its size is not the box's): closeness to the text's colour in the picture against the
     rendered glyphs' coverage. None when the picture shows none of it (no glyph inside the picture, or its colour
-    everywhere there)."""
+    everywhere there). With it, '' or how a digit of the text reads otherwise (_misread_digit)."""
     import numpy as np
 
-    ink, (wide, tall) = _rendered(mark, picture.dpi)
     x0, y0, x1, y1 = (float(v) for v in mark["box"])
+    y0, y1 = y0 - picture.row_fraction, y1 - picture.row_fraction
+    drawn = _Rendered(dict(mark, box=[x0, y0, x1, y1]), picture.dpi)
+    ink, (wide, tall) = drawn.ink, drawn.size
     if abs(wide - (x1 - x0)) > max(2.0, TEXT_SIZE * wide) or abs(tall - (y1 - y0)) > max(2.0, TEXT_SIZE * tall):
-        return 0.0  # rendered again, the text does not fill the box it was recorded with
+        return 0.0, ""  # rendered again, the text does not fill the box it was recorded with
     colour = _rgb255(mark.get("color")) if _rgb255(mark.get("color")) is not None else np.zeros(3)
     if ink.max() < 0.5:
-        return 1.0  # blank glyphs (spaces): nothing to see
+        return 1.0, ""  # blank glyphs (spaces): nothing to see
     S = TEXT_SHIFT
-    top, left = round(y0) - 2 * S, round(x0) - 2 * S  # the box, with room for the rendered ink's margin and the shifts
+    top, left = math.floor(y0) - 2 * S, math.floor(x0) - 2 * S  # the box, with room for the ink's margin and the shifts
     area = np.full((ink.shape[0] + 2 * S, ink.shape[1] + 2 * S, 3), np.nan)
     rows, columns = slice(max(top, 0), min(top + area.shape[0], picture.height)), slice(max(left, 0), min(left + area.shape[1], picture.width))
     if rows.stop <= rows.start or columns.stop <= columns.start:
-        return -1.0
+        return -1.0, ""
     area[rows.start - top:rows.stop - top, columns.start - left:columns.stop - left] = picture.pixels[rows, columns]
     distance = np.abs(area - colour).max(axis=-1)
     far = np.nanpercentile(distance, 95)
     if far < 40:
-        return None  # the text's colour is everywhere there: nothing shows it
+        return None, ""  # the text's colour is everywhere there: nothing shows it
     closeness = np.clip(1 - distance / far, 0, 1)  # NaN beyond the picture's edge: only what it shows is compared
-    best, compared = -1.0, False
+    best, shift = -1.0, None
     for dy in range(2 * S + 1):
         for dx in range(2 * S + 1):
             seen = closeness[dy:dy + ink.shape[0], dx:dx + ink.shape[1]]
             shown = ~np.isnan(seen)
             if ink[shown].sum() >= TEXT_VISIBLE * ink.sum():  # enough of its glyphs inside the picture to tell
-                best = max(best, float(np.corrcoef(ink[shown], seen[shown])[0, 1])) if seen[shown].std() > 0 else best
-                compared = True
-    if not compared:
-        return None  # too little of its glyphs lies inside the picture (a label cut by the edge, its blank lines inside)
-    return best
+                score = float(np.corrcoef(ink[shown], seen[shown])[0, 1]) if seen[shown].std() > 0 else -1.0
+                best, shift = (score, (dy, dx)) if shift is None or score > best else (best, shift)
+    if shift is None:
+        return None, ""  # too little of its glyphs lies inside the picture (a label cut by the edge, its blank lines inside)
+    return best, _misread_digit(drawn, closeness, shift) if best >= TEXT_CORRELATION else ""
+
+
+def _standardised(rows):
+    """Each row less its mean, over its norm (a row without variance all zeros): their products are correlations."""
+    import numpy as np
+
+    rows = rows - rows.mean(axis=1, keepdims=True)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms > 0, norms, np.inf)
+
+
+def _misread_digit(drawn: _Rendered, closeness, shift: tuple[int, int]) -> str:
+    """'' when no other digit drawn in a digit's place matches the picture better than the digit itself (a cell the
+    picture covers matches all alike), compared on that digit's cell (where the variants' ink differs, a pixel wider), each at its best shift within
+    a pixel of the text's; else which digit reads as which. A digit cell the picture's edge cuts is not compared."""
+    import numpy as np
+
+    for line, place, digit, inks in drawn.digit_candidates():
+        changed = np.ptp(np.stack(list(inks.values())), axis=0) > 0.05
+        if not changed.any():
+            continue
+        (r0, r1), (c0, c1) = ((max(int(np.min(i)) - 1, 0), int(np.max(i)) + 2) for i in np.nonzero(changed))
+        windows = [closeness[shift[0] + dy + r0:shift[0] + dy + r1, shift[1] + dx + c0:shift[1] + dx + c1]
+                   for dy in (-1, 0, 1) for dx in (-1, 0, 1) if 0 <= shift[0] + dy <= 2 * TEXT_SHIFT and 0 <= shift[1] + dx <= 2 * TEXT_SHIFT]
+        windows = [w.ravel() for w in windows if w.shape == (r1 - r0, c1 - c0) and not np.isnan(w).any()]
+        if not windows:
+            continue
+        cells = np.stack([ink[r0:r1, c0:c1].ravel() for ink in inks.values()])
+        scores = dict(zip(inks, (_standardised(cells) @ _standardised(np.stack(windows)).T).max(axis=1)))  # each at its best window
+        other = max((d for d in DIGITS if d != digit), key=scores.get)
+        if scores[other] > scores[digit]:
+            return f"its digit {digit!r} in {line!r} reads as {other!r}: match {scores[other]:.2f} against {scores[digit]:.2f}"
+    return ""
 
 
 def _kept_text(picture: "Picture", mark, what: str) -> str:
@@ -1320,12 +1457,14 @@ def _kept_text(picture: "Picture", mark, what: str) -> str:
     inside = max(min(x1, picture.width) - max(x0, 0), 0) * max(min(y1, picture.height) - max(y0, 0), 0)
     if inside < TEXT_VISIBLE * (x1 - x0) * (y1 - y0):
         return ""  # mostly beyond the picture's edge (a label below a short figure): the picture does not show it
-    score = text_shown(picture, mark)
+    score, misread = text_shown(picture, mark)
     if score is None:
         return ""
     if score < TEXT_CORRELATION:
         raise Unseen(f"./output/{picture.name}: the {what} {mark['text'][:60]!r} is not drawn where its figure record puts it"
                      f" (match {max(score, 0):.2f}, at least {TEXT_CORRELATION} needed)")
+    if misread:
+        raise Unseen(f"./output/{picture.name}: the {what} {mark['text'][:60]!r} is not drawn where its figure record puts it ({misread})")
     return mark["text"]
 
 

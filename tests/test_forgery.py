@@ -249,9 +249,10 @@ def test_a_recorded_text_must_be_drawn_where_its_record_puts_it(tmp_path):
 # Forgeries the picture checks used to pass (issue 30): each draws a chart task's figure from its input with the real
 # recorder in this process (the test environment has matplotlib, not pandas) and holds the saved picture to its record
 # as the task's check does; each must fail naming the element, and the honest styles beside them must pass.
-def recorded(tmp_path, source: str, name: str, every_sample: bool = False):
-    """Run source (plotting code, ./data/ being the chart tasks' inputs) with the figure recorder, then read back
-    ./output/name as the chart checks do (figures.saved_figure). Raises the check's AssertionError."""
+def recorded(tmp_path, source: str, name: str, every_sample: bool = False, inputs: str = "charts"):
+    """Run source (plotting code, ./data/ being files/<inputs>, the chart tasks' inputs by default) with the figure
+    recorder, then read back ./output/name as the chart checks do (figures.saved_figure). Raises the check's
+    AssertionError."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -263,7 +264,7 @@ def recorded(tmp_path, source: str, name: str, every_sample: bool = False):
     from kit import jailed
 
     (tmp_path / "output").mkdir(parents=True)
-    os.symlink(ROOT / "files" / "charts", tmp_path / "data")
+    os.symlink(ROOT / "files" / inputs, tmp_path / "data")
     original, here = matplotlib.figure.Figure.savefig, os.getcwd()
     patches = jailed.figure_recorder()
     patches["matplotlib.figure"](matplotlib.figure)
@@ -435,3 +436,100 @@ def test_heatmap_cells_are_read_by_value(tmp_path):
     import numpy as np
 
     charts.assert_grid(figure, figure.single_axes(), np.corrcoef(np.array([[float(r[k]) for r in table] for k in numeric])), "the correlation matrix")
+
+
+RATINGS = ("import re\nfound = [int(r) for r in re.findall(r'Rating:\\s*(\\d)/5', open('./data/product_reviews.txt', encoding='utf-8').read())]\n"
+           "stars = list(range(1, 6)); counts = [found.count(s) for s in stars]\n")
+
+
+@pytest.mark.slow  # draws and reads back real figures (about 3 s)
+def test_numbers_are_read_digit_by_digit(tmp_path):
+    """text-17's chart with its tick labels 3 and 5 swapped (the bars right), in the picture past savefig or in the record
+    after the save, fails on the digit the picture shows otherwise (whole labels matched at 0.71 and 0.67 against the
+    0.55 floor before); the honest chart passes the task's check in other fonts, sizes, weights and rotations, with
+    value labels, a tight box, high dpi and a figure of a fractional pixel size."""
+    sys.path.insert(0, str(ROOT / "checks"))
+    import text
+
+    answer = "7 reviews gave 5 stars."
+    bars = RATINGS + "fig, ax = plt.subplots(figsize=(7, 4)); ax.bar(stars, counts); ax.set_xticks(stars)\n"
+    swapped = bars + ("fig.savefig('./output/rating_distribution.png')\n"
+                      "ax.set_xticks(stars, ['1', '2', '5', '4', '3']); fig.canvas.print_png('./output/rating_distribution.png')\n")
+    with pytest.raises(AssertionError, match=r"the tick label '3' is not drawn where its figure record puts it \(its digit '3' in '3' reads as '5'"):
+        recorded(tmp_path / "picture", swapped, "rating_distribution.png", inputs="text")
+    recorded(tmp_path / "record", bars + "fig.savefig('./output/rating_distribution.png')\n", "rating_distribution.png", inputs="text")
+    saved = json.loads((tmp_path / "record" / "figures.json").read_text())
+    marks = saved[-1]["axes"][0]["marks"]["xticklabels"]
+    marks[2]["text"], marks[4]["text"] = marks[4]["text"], marks[2]["text"]  # the record names 5 the bar its picture labels 3
+    (tmp_path / "record" / "figures.json").write_text(json.dumps(saved))
+    with pytest.raises(AssertionError, match=r"the tick label '5' is not drawn where its figure record puts it \(its digit '5' in '5' reads as '3'"):
+        text.review_rating_chart(answer, tmp_path / "record" / "output", tmp_path / "record" / "data")
+    honest = {
+        "serif": ("plt.rcParams.update({'font.family': 'serif', 'font.weight': 'bold', 'font.size': 14})\n" + bars +
+                  "fig.savefig('./output/rating_distribution.png', dpi=150, bbox_inches='tight')\n"),
+        "small": ("plt.rcParams.update({'font.family': 'monospace', 'font.size': 6})\n" + bars +
+                  "plt.setp(ax.get_xticklabels(), rotation=45, ha='right', rotation_mode='anchor', fontstyle='italic')\n"
+                  "fig.savefig('./output/rating_distribution.png', dpi=72)\n"),
+        "styled": (RATINGS + "plt.style.use('seaborn-v0_8-darkgrid'); fig, ax = plt.subplots(figsize=(6.33, 4.17))\n"
+                   "b = ax.bar(stars, counts, tick_label=[str(s) for s in stars]); ax.bar_label(b, label_type='center', color='white', fontweight='bold')\n"
+                   "plt.yticks(rotation=90); ax.set_title(f'{len(found)} reviews, 2024')\n"
+                   "fig.savefig('./output/rating_distribution.png', dpi=97)\n"),
+        "high_dpi": bars + "plt.xticks(fontsize=16); fig.savefig('./output/rating_distribution.png', dpi=300, bbox_inches='tight')\n",
+    }
+    for name, source in honest.items():
+        recorded(tmp_path / name, source, "rating_distribution.png", inputs="text")
+        text.review_rating_chart(answer, tmp_path / name / "output", tmp_path / name / "data")
+
+
+# Draws each figure with pandas and the figure recorder, then runs charts-30's check on it (pandas is the suite's)
+PANDAS_HISTS = r'''
+import json, os, sys
+from pathlib import Path
+sys.path[:0] = [{root!r}, {checks!r}]
+import matplotlib; matplotlib.use("Agg")
+import matplotlib.figure, matplotlib.pyplot as plt
+import pandas as pd
+import charts
+from kit import jailed
+patches = jailed.figure_recorder()
+patches["matplotlib.figure"](matplotlib.figure)
+verdicts = {{}}
+for folder, source in json.loads(sys.stdin.read()).items():
+    os.chdir(folder)
+    df = pd.read_csv("./data/sensor_readings.csv")
+    exec(source, {{"df": df, "plt": plt}})
+    plt.close("all")
+    open("figures.json", "w").write(patches["take"]() or "[]")
+    try:
+        charts.sensor_hists("wind_speed_ms is the most right-skewed, with a skewness of 1.55.", Path(folder) / "output", Path(folder) / "data")
+        verdicts[folder] = "pass"
+    except AssertionError as error:
+        verdicts[folder] = str(error)
+print(json.dumps(verdicts))
+'''
+
+
+@pytest.mark.slow  # pandas draws three figures in the suite's interpreter, where charts-30's check reads each (about 4 s)
+def test_pandas_dataframe_hist_passes_the_histogram_check(tmp_path):
+    """charts-30 drawn with pandas' DataFrame.hist (a layout of 2x2 or 3x2 with its spare axes hidden): pandas draws its
+    grid lines over the bars, and a bar whose quarters fall on grid lines (40 with lines every 10) was "not drawn up to
+    the 40 its record gives"; it passes, in the styles a hidden sample used."""
+    import shutil
+
+    styles = {
+        "edges": "df.hist(layout=(2, 2), figsize=(10, 8), bins=30, edgecolor='black'); plt.tight_layout(); plt.savefig('./output/sensor_hists.png', dpi=150)",
+        "spare": "df.hist(layout=(3, 2), figsize=(10, 10), bins=20); plt.tight_layout(); plt.savefig('./output/sensor_hists.png')",
+        "labels": ("axes = df.hist(layout=(2, 2), figsize=(8, 6), bins=15, xrot=45, sharey=True)\n"
+                   "for ax in axes.ravel(): ax.set_ylabel('Count')\nplt.savefig('./output/sensor_hists.png', bbox_inches='tight')"),
+    }
+    jobs = {}
+    for name, source in styles.items():
+        (tmp_path / name / "output").mkdir(parents=True)
+        (tmp_path / name / "data").mkdir()
+        shutil.copy(ROOT / "files" / "charts" / "sensor_readings.csv", tmp_path / name / "data")  # checks refuse links
+        jobs[str(tmp_path / name)] = source
+    checked = subprocess.run([str(ROOT / ".jail" / "suite" / "bin" / "python"), "-c", PANDAS_HISTS.format(root=str(ROOT), checks=str(ROOT / "checks"))],
+                             input=json.dumps(jobs), capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, checked.stderr[-2000:]
+    verdicts = json.loads(checked.stdout.splitlines()[-1])
+    assert verdicts == {folder: "pass" for folder in jobs}, verdicts
