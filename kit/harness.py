@@ -538,7 +538,7 @@ class Result:
     def to_json(self) -> dict:
         values = vars(self)
         core = {key: values[key] for key in self.KEY_ORDER if values[key] is not None}
-        return core | {key: value for key, value in self.own.items() if key not in core and key != "run_dir" and value is not None}
+        return core | {key: value for key, value in self.own.items() if key not in core and value is not None}
 
     @classmethod
     def from_json(cls, record: dict, where: str = "results.jsonl") -> "Result":
