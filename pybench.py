@@ -743,7 +743,7 @@ def run_suite(args: argparse.Namespace) -> int:
         model = prepared.replay(args.replay, {task.id for task in prepared.tasks})
     else:
         model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens, args.threads,
-                           shared_prefix=not args.no_shared_prefix)
+                           shared_prefix=not args.no_shared_prefix, samples=args.samples)
     try:
         return run_on(model, args, benchmark, prepared, tasks, model_path, tasks_path, threads_why)
     finally:  # however the run ends (Ctrl-C included), llama.cpp's engine thread is done before the interpreter tears down

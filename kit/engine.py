@@ -112,7 +112,7 @@ class LlamaModel:
     N_BATCH = 512  # tokens per llama_decode, as Llama's default
 
     def __init__(self, path: Path, n_gpu_layers: int, n_ctx: int, seed: int, temperature: float, top_p: float, max_tokens: int,
-                 threads: int | None = None, shared_prefix: bool = True, grammar: str | None = None):
+                 threads: int | None = None, shared_prefix: bool = True, grammar: str | None = None, samples: int = 1):
         import llama_cpp
 
         stop_on_backend_failure()  # before llama.cpp's first call: its backends start up in it
@@ -152,8 +152,9 @@ class LlamaModel:
         self.slot_of: dict[object, Sequence] = {}   # attempt session -> its sequence
         self.lock = threading.Condition()
         self.generated = 0                       # tokens generated so far, all sequences together
-        self.stopped, self.closed, self.prompt_turn = "", False, False
+        self.stopped, self.closed = "", False
         self.shared_prefix = shared_prefix
+        self.samples = samples  # attempts per task: with more than one, their opening messages are a shared prefix too
         self.prefixes: dict[tuple, list[int]] = {}  # see opening_prompt
 
     def kv_bytes_per_sequence(self) -> int:
@@ -277,13 +278,14 @@ class LlamaModel:
                        ends=self.prefix_ends(messages, prompt, seed))
 
     def prefix_ends(self, messages: list[dict], prompt: list[int], seed: int) -> list[int]:
-        """Where the prompt's shared prefixes end: after its system message(s), and after its opening messages (those
-        before the first assistant reply), each the rendered prompt of those messages alone, less its last token
-        (whatever follows, a prompt goes on from there the same way); never at the prompt's own last token."""
+        """Where the prompt's shared prefixes end: after its system message(s), and, when a task has several samples,
+        after its opening messages (those before the first assistant reply), each the rendered prompt of those messages
+        alone, less its last token (whatever follows, a prompt goes on from there the same way); never at the prompt's
+        own last token. Each end costs a llama_decode of its own, so an opening nobody else shares is not cut."""
         system = next((number for number, message in enumerate(messages) if message["role"] != "system"), len(messages))
         opening = next((number for number, message in enumerate(messages) if message["role"] == "assistant"), len(messages))
         ends = set()
-        for count in {system, opening} - {0}:
+        for count in {system, opening if self.samples > 1 else 0} - {0}:
             rendered = self.opening_prompt(messages[:count], seed) if count < len(messages) else prompt
             ends.add(min(common_length(rendered[:-1], prompt), len(prompt) - 1))
         return sorted(ends - {0})
@@ -377,8 +379,10 @@ class LlamaModel:
         return True
 
     def step(self, prefilling: list["Sequence"], llama_cpp) -> None:
-        """One llama_decode: either the last sampled token of every generating sequence, or the next piece of one
-        prompt (cut by pieces()), alternately while both wait. Prompt chunks never share a
+        """One llama_decode: the next piece of one prompt (cut by pieces()) while any is waiting, else the last sampled
+        token of every generating sequence. Prompts first, so that the generating sequences decode together, in one
+        llama_decode per step rather than in as many as prompts came in between (on a CPU every llama_decode reads all
+        the weights: at K=8 alternating cost 4% over raw llama.cpp). Prompt chunks never share a
         llama_decode with other sequences: with three or more sequences of unequal token counts in one batch, the
         pinned llama.cpp gave a prompt other logits than alone (seen with SmolLM2; single tokens of many sequences
         and one sequence's chunk alone give bit-identical logits)."""
@@ -396,10 +400,7 @@ class LlamaModel:
 
         batch.n_tokens = 0
         prefilling[:] = [sequence for sequence in prefilling if not sequence.request.reply]  # stop() may have ended some
-        generating = [sequence for sequence in self.slots if sequence.request and sequence.request.started
-                      and not sequence.request.reply and sequence.request.next_token is not None]
-        self.prompt_turn = bool(prefilling) and not (generating and self.prompt_turn)
-        if self.prompt_turn:
+        if prefilling:
             sequence = prefilling[0]
             request = sequence.request
             end = request.cuts.pop(0)
@@ -410,6 +411,8 @@ class LlamaModel:
             if not request.cuts:
                 prefilling.pop(0)
         else:
+            generating = [sequence for sequence in self.slots if sequence.request and sequence.request.started
+                          and not sequence.request.reply and sequence.request.next_token is not None]
             for sequence in generating:
                 add(sequence, sequence.request.next_token, True)
                 sequence.request.next_token = None
@@ -478,7 +481,7 @@ class LlamaModel:
                 raise ModelError("llama.cpp could not decode the speed probe's tokens")
             return time.perf_counter() - began
 
-        with self.lock:
+        def probe() -> tuple[list[float], float]:
             for sequence in self.slots:
                 llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
                 sequence.tokens = []
@@ -486,6 +489,10 @@ class LlamaModel:
             prompt = decode([(0, warm_up + steps + position) for position in range(prompt_tokens)])
             for sequence in self.slots:
                 llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
+            return timings, prompt
+
+        with self.lock:
+            timings, prompt = on_a_thread_of_its_own(probe)
         return prompt_tokens / prompt, len(self.slots) * steps / sum(timings[warm_up:])
 
 
@@ -589,6 +596,28 @@ class CompletionCapture:
     def create_completion(self, **settings):
         self.settings = settings
         raise self.Captured()
+
+
+def on_a_thread_of_its_own(work):
+    """work() run on a new thread that ends with it: what a llama_decode outside the engine thread needs. The CPU build's
+    OpenMP (libgomp) keeps a pool of workers for every thread that has run a parallel region, and once its pools hold
+    more threads than there are CPUs it stops spinning between regions in every team: the main thread's probe of a few
+    decodes left the engine thread decoding one token in 21 ms against 11 ms (SmolLM2, 2 cores). A pool ends with its
+    thread."""
+    outcome = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except Exception as error:  # raised again on the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, name="llama-probe")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def common_length(held: list[int], new: list[int]) -> int:

@@ -15,9 +15,9 @@ def tiny(tmp_path_factory):
     return write_tiny_gguf(tmp_path_factory.mktemp("tiny") / "tiny.gguf", seed=0)
 
 
-def replies(path, shared: bool, queries: list[str], together: bool) -> list[engine.Reply]:
+def replies(path, shared: bool, queries: list[str], together: bool, samples: int = 2) -> list[engine.Reply]:
     """One reply per query, each its own attempt: one after another on one sequence, or all at once on their own."""
-    model = engine.LlamaModel(path, 0, 512, 0, 0.0, 1.0, 16, threads=1, shared_prefix=shared)
+    model = engine.LlamaModel(path, 0, 512, 0, 0.0, 1.0, 16, threads=1, shared_prefix=shared, samples=samples)
     model.open(len(queries) if together else 1, len(queries))
     answers: dict[int, engine.Reply] = {}
 
@@ -73,3 +73,10 @@ def test_the_run_card_shows_the_prompt_tokens_evaluated_and_what_sharing_saved()
     off = [Result("t0", "math", prompt_tokens=400, prompt_tokens_evaluated=400, prompt_tokens_shared=0)]
     assert "off (--no-shared-prefix)" in prompt_tokens_fact(off, [{"no_shared_prefix": True}])[0][1]
     assert prompt_tokens_fact([Result("t0", "math")], [{}]) == []  # a replay evaluates nothing
+
+
+def test_an_opening_is_a_shared_prefix_only_when_a_task_has_samples(tiny):
+    """Every prefix end costs a llama_decode of its own: with one sample a task's opening messages are not cut."""
+    first, sample, other = replies(tiny, True, ["print the sum", "print the sum", "import the data"], False, samples=1)
+    assert sample.prompt_shared == other.prompt_shared > 60  # the system prompt only, not the sample's query
+    assert sample.prompt_evaluated == sample.prompt_tokens - sample.prompt_shared > 1
