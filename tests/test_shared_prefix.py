@@ -80,3 +80,21 @@ def test_an_opening_is_a_shared_prefix_only_when_a_task_has_samples(tiny):
     first, sample, other = replies(tiny, True, ["print the sum", "print the sum", "import the data"], False, samples=1)
     assert sample.prompt_shared == other.prompt_shared > 60  # the system prompt only, not the sample's query
     assert sample.prompt_evaluated == sample.prompt_tokens - sample.prompt_shared > 1
+
+
+def test_no_llama_decode_runs_on_the_callers_thread(tiny, monkeypatch):
+    """libgomp keeps an OpenMP pool for every thread that ran a parallel region and, once its pools hold more threads
+    than the machine has CPUs, stops spinning in every team: a probe decoded on the main thread halved the engine
+    thread's speed on 2 cores. The probe and the replies decode on threads of their own; the caller's never does."""
+    import llama_cpp
+
+    decoded_on, real = set(), llama_cpp.llama_decode
+    monkeypatch.setattr(llama_cpp, "llama_decode", lambda ctx, batch: decoded_on.add(threading.get_ident()) or real(ctx, batch))
+    model = engine.LlamaModel(tiny, 0, 512, 0, 0.0, 1.0, 4, threads=2)
+    model.open(1, 1)
+    prompt_speed, speed = model.measure_speed(prompt_tokens=8, steps=2, warm_up=1)
+    session = model.attempt("t", 0)
+    assert session.reply([SYSTEM, {"role": "user", "content": "print the sum"}]).text is not None
+    session.close()
+    model.close()
+    assert prompt_speed > 0 and speed > 0 and len(decoded_on) == 2 and threading.get_ident() not in decoded_on
