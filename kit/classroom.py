@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_result, check_modules,
+from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_line, check_modules,
                          check_output_folder, file_name, functions_defined_in, make_manifest, run_attempts, run_one, suite_digest,
                          write_manifest)
 from kit import report
@@ -616,7 +616,7 @@ def grade_all(submissions: list[Submission], options: argparse.Namespace, run_di
     for task, _, result, _ in run_attempts(todo, parallel, model, attempt, lambda in_flight: None):
         submission = by_label[task.id]
         results[submission.label] = result
-        append_result(run_dir / "results.jsonl", result)
+        append_line(run_dir / "results.jsonl", result.to_json())
         points = submission.task.own["points"]
         print(f"{terminal_text(submission.name)}: {'pass' if result.passed else 'fail'} {earned(submission.task, (submission, result)):g}/{points:g}"
               f"{': ' + terminal_text(result.reason, 300) if result.reason else ''}", flush=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kit.engine import Model, Reply
 from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, LIVE_JAILS, CellResult, Jail, JailLimits, cgroup_version, check_limits,
-                         keep_output, mount_output, remove_tree, safe_record, safe_text, tidy_output, usable_cpus)
+                         keep_output, middle_cut, mount_output, remove_tree, safe_record, safe_text, tidy_output, usable_cpus)
 
 
 # --- tasks ---------------------------------------------------------------------------------------------------------
@@ -289,10 +289,7 @@ class Conversation:
         text = cell.output.rstrip()
         if cell.error:
             text = (text + "\n" if text else "") + cell.error.rstrip()
-        if len(text) > OBSERVATION_CHARS:
-            half = OBSERVATION_CHARS // 2
-            text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
-        return text
+        return middle_cut(text, OBSERVATION_CHARS)
 
     def go_on(self, reply: str) -> str | None:
         """What the user says to a reply without code, if the task goes on (None: that reply is the final answer)."""
@@ -587,11 +584,6 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
 
 
 # --- results: a manifest, then one JSON line per finished attempt, written as soon as it ends ----------------------
-
-def append_result(path: Path, result: Result) -> None:
-    """One whole line per attempt in a single write, on disk before the next attempt starts."""
-    append_line(path, result.to_json())
-
 
 def append_line(path: Path, record: dict) -> None:
     """A JSON line in a single write, on disk (fsync'd) before it returns: results.jsonl's and judge.jsonl's."""
