@@ -184,7 +184,6 @@ def extract_answer(reply: str) -> str:
 
 # --- prompts: ML-Bench's four settings, in ML-Bench's own wording when its checkout is given --------------------
 
-SETTINGS = ("oracle", "instruction", "bm25", "readme")
 TEMPLATE_NAMES = {"readme": "TASK1_PROMPT", "bm25": "TASK2_PROMPT", "oracle": "TASK3_PROMPT", "instruction": "TASK4_PROMPT"}
 TEMPLATE_FILES = ("scripts/api/litellm_api.py", "scripts/api/azure_openai.py", "scripts/openai/call_openai.py")
 OUR_TEMPLATES = {  # our wording: the instruction, then the setting's part of the README; one {} per part
