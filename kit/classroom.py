@@ -23,8 +23,9 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_result, check_modules,
-                         check_output_folder, file_name, functions_defined_in, run_attempts, run_one, suite_digest, write_manifest)
+from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_line, check_modules,
+                         check_output_folder, file_name, functions_defined_in, make_manifest, run_attempts, run_one, suite_digest,
+                         write_manifest)
 from kit import report
 from kit.jailed import SHOWN_FIGURES, SHOWN_PIXELS, SHOWN_PNG_BYTES
 from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
@@ -599,11 +600,10 @@ def grade_all(submissions: list[Submission], options: argparse.Namespace, run_di
     by_label = {submission.label: submission for submission in submissions}
     model = NotebookModel(by_label, options.budget)
     parallel = model.open(options.parallel, max(1, len(submissions)))
-    manifest = {"model": {"replay": "notebooks"}, "model_sha256": None, "device": "none (grading)", "suite": str(tasks_path),
-                "suite_size": len(tasks), "suite_sha256": suite_digest(tasks_path.parent, [tasks_path], tasks),
-                "flags": {"cell_timeout": options.cell_timeout, "budget": options.budget, "parallel": parallel, "samples": 1},
-                "grade": {"tasks": [task.id for task in tasks], "students": students, "submissions": len(submissions)},
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
+    flags = {"cell_timeout": options.cell_timeout, "budget": options.budget, "parallel": parallel, "samples": 1}
+    manifest = make_manifest("suite", tasks_path, suite_digest(tasks_path.parent, [tasks_path], tasks), tasks, limits, flags,
+                             model={"replay": "notebooks"}, model_sha256=None, device="none (grading)",
+                             grade={"tasks": [task.id for task in tasks], "students": students, "submissions": len(submissions)})
     write_manifest(run_dir, manifest)
     if not quiet:
         print(f"grading {len(submissions)} notebook(s) of {students} student(s) over {len(tasks)} task(s), {parallel} at once; "
@@ -616,8 +616,8 @@ def grade_all(submissions: list[Submission], options: argparse.Namespace, run_di
     for task, _, result, _ in run_attempts(todo, parallel, model, attempt, lambda in_flight: None):
         submission = by_label[task.id]
         results[submission.label] = result
-        append_result(run_dir / "results.jsonl", result)
-        points = submission.task.points
+        append_line(run_dir / "results.jsonl", result.to_json())
+        points = submission.task.own["points"]
         print(f"{terminal_text(submission.name)}: {'pass' if result.passed else 'fail'} {earned(submission.task, (submission, result)):g}/{points:g}"
               f"{': ' + terminal_text(result.reason, 300) if result.reason else ''}", flush=True)
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -666,8 +666,8 @@ def earned(task: Task, work: tuple[Submission, Result] | None) -> float:
     """A task's points: all for a pass, none for a fail, the parts' share of them where its check awards parts."""
     if not work:
         return 0.0
-    possible = sum(part[2] for part in work[0].parts)
-    return task.points if work[1].passed else task.points * sum(part[1] for part in work[0].parts) / possible if possible else 0.0
+    possible, points = sum(part[2] for part in work[0].parts), task.own["points"]
+    return points if work[1].passed else points * sum(part[1] for part in work[0].parts) / possible if possible else 0.0
 
 
 def read_overrides(path: Path, tasks: list[Task]) -> dict[tuple[str, str], tuple[float, str]]:
@@ -822,7 +822,7 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
     the others); overview.html: the teacher's view of the class, with the notes (duplicates, names off the roster)."""
     environment = report.templates()
     (run_dir / "feedback").mkdir(exist_ok=True)
-    possible = sum(task.points for task in tasks)
+    possible = sum(task.own["points"] for task in tasks)
     for row in book:
         work = [{"task": task, "points": row.points[task.id], "overridden": row.overridden.get(task.id, ""),
                  "submission": row.work[task.id][0] if row.work[task.id] else None,
@@ -874,7 +874,7 @@ def public_suite(tasks: list[Task], tasks_path: Path, folder: Path) -> int:
             shutil.copyfile(host, folder / "files" / Path(relative).name)
     (folder / "tasks.jsonl").write_text("".join(json.dumps({"id": task.id, "category": task.category, "query": task.query,
                                                             "files": [Path(name).name for name in task.inputs],
-                                                            "check": f"{PUBLIC}:{task.check_function}", "points": task.points},
+                                                            "check": f"{PUBLIC}:{task.check_function}", "points": task.own["points"]},
                                                            ensure_ascii=False) + "\n" for task in chosen), encoding="utf-8")
     return len(chosen)
 
@@ -916,7 +916,7 @@ def starter_notebook(task: Task, tasks: int):
 
     files = "\n".join(f"- `{path}`" for path in task.paths) or "- none"
     name = "`<your name>.ipynb`" if tasks == 1 else f"`<your name>/{task.id}.ipynb` or `<your name>__{task.id}.ipynb`"
-    saves = re.findall(r"\./output/[\w./-]*\w", task.query)
+    saves, points = re.findall(r"\./output/[\w./-]*\w", task.query), task.own["points"]
     answer = (f"Save {', '.join(f'`{path}`' for path in dict.fromkeys(saves))} as the task asks: that file is graded. Write a "
               "word or two in the answer cell at the end if you like." if saves else
               "Write your answer in words in the answer cell at the end (it is marked as the answer: keep it, wherever "
@@ -924,7 +924,7 @@ def starter_notebook(task: Task, tasks: int):
     book = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                                               "language_info": {"name": "python"}})
     book.cells = [nbformat.v4.new_markdown_cell(f"**Hand in** this notebook as {name} (your name as the class list spells it)."),
-                  nbformat.v4.new_markdown_cell(f"# {task.id} ({task.points:g} point{'s' if task.points != 1 else ''})\n\n"
+                  nbformat.v4.new_markdown_cell(f"# {task.id} ({points:g} point{'s' if points != 1 else ''})\n\n"
                                                 f"{task.query}\n\nInput files:\n{files}\n\n{answer}"),
                   nbformat.v4.new_code_cell("import os\nos.makedirs('./output', exist_ok=True)\n"
                                             + "".join(f"# {path}\n" for path in task.paths)),

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.engine import Model, Reply
-from kit.sandbox import (JAIL_ROOT, LIVE_JAILS, CellResult, Jail, JailLimits, check_limits, keep_output, mount_output,
-                         remove_tree, safe_record, safe_text, tidy_output, usable_cpus)
+from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, LIVE_JAILS, CellResult, Jail, JailLimits, cgroup_version, check_limits,
+                         keep_output, middle_cut, mount_output, remove_tree, safe_record, safe_text, tidy_output, usable_cpus)
 
 
 # --- tasks ---------------------------------------------------------------------------------------------------------
@@ -59,7 +59,6 @@ class Task:
     checks_dir: Path
     caveats: list[str] = field(default_factory=list)  # why the task cannot fairly count (set aside in the honest figure)
     environment: str = "suite"  # which of sandbox.JAIL_ENVIRONMENTS its cells and its check run in
-    points: float = 1.0  # what passing it is worth in a teacher's assignment (a tasks.jsonl line's "points")
     own: dict = field(default_factory=dict)  # what its benchmark alone knows of it (an original task's test, e.g.)
 
     def input_binds(self) -> list[tuple[str, str, bool]]:
@@ -290,10 +289,7 @@ class Conversation:
         text = cell.output.rstrip()
         if cell.error:
             text = (text + "\n" if text else "") + cell.error.rstrip()
-        if len(text) > OBSERVATION_CHARS:
-            half = OBSERVATION_CHARS // 2
-            text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
-        return text
+        return middle_cut(text, OBSERVATION_CHARS)
 
     def go_on(self, reply: str) -> str | None:
         """What the user says to a reply without code, if the task goes on (None: that reply is the final answer)."""
@@ -466,13 +462,18 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
     binds = task.input_binds() + [(str(run.output_dir), f"{JAIL_ROOT}/output", False), (str(record), f"{JAIL_ROOT}/figures.json", False)]
     cell = check_in_jail(task, run, log_dir, binds, path="", answer=run.answer, output=f"{JAIL_ROOT}/output", data=f"{JAIL_ROOT}/data",
                          sources={name.removesuffix(".py"): path.read_text(encoding="utf-8") for name, path in modules.items()})
+    return check_verdict(cell, lambda cell: cell.error_message or "the check's assertion failed" if cell.error_type == "AssertionError"
+                         else f"the check crashed: {cell.error_type}: {cell.error_message}")
+
+
+def check_verdict(cell: CellResult, failure: Callable[[CellResult], str]) -> tuple[bool, str]:
+    """(passed, reason) of a check's cell, for every benchmark: it passed, it did not finish (timed out, its jail
+    restarted or dead), or it raised, in the words failure gives."""
     if cell.status == "ok":
         return True, ""
     if cell.status in ("interrupted", "restarted", "dead"):
         return False, f"the check did not finish: {cell.error_message}"
-    if cell.error_type == "AssertionError":
-        return False, cell.error_message or "the check's assertion failed"
-    return False, f"the check crashed: {cell.error_type}: {cell.error_message}"
+    return False, failure(cell)
 
 
 def check_in_jail(task: Task, run: TaskRun, log_dir: Path, binds: list[tuple[str, str, bool]], **call) -> CellResult:
@@ -583,11 +584,6 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
 
 
 # --- results: a manifest, then one JSON line per finished attempt, written as soon as it ends ----------------------
-
-def append_result(path: Path, result: Result) -> None:
-    """One whole line per attempt in a single write, on disk before the next attempt starts."""
-    append_line(path, result.to_json())
-
 
 def append_line(path: Path, record: dict) -> None:
     """A JSON line in a single write, on disk (fsync'd) before it returns: results.jsonl's and judge.jsonl's."""
@@ -704,6 +700,47 @@ def lock_run_dir(run_dir: Path) -> None:
     handle.write(f"{os.getpid()}\n")
     handle.flush()
     RUN_LOCKS.append(handle)
+
+
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, the jails' pinned files
+PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
+
+
+def requirement_pins() -> dict[str, str]:
+    """requirements.txt as name: version (its one reader: setup, pack and a run's manifest)."""
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        requirement = line.split("#")[0].strip()
+        if requirement:
+            name, version = requirement.split("==")
+            pins[name.strip()] = version.strip()
+    return pins
+
+
+def make_manifest(benchmark: str, tasks_path: Path, suite_sha256: str, tasks: list[Task], limits: JailLimits, flags: dict,
+                  **facts) -> dict:
+    """Everything a run (or a class's grading) depends on, so that a result can be traced to its suite, settings, jail,
+    installed packages and machine; facts: what the caller adds (the model and its device, slurm's job)."""
+    import importlib.metadata
+    import platform
+    import sys
+
+    packages = {}
+    for name in requirement_pins():
+        try:
+            packages[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            packages[name] = None
+    environment = tasks[0].environment
+    requirements = JAIL_ENVIRONMENTS[environment].requirements
+    stamp = Path(sys.prefix) / PACK_STAMP  # in the venv running this, written by `setup --from PACK`
+    return facts | {
+        "llama_cpp_python": packages.get("llama-cpp-python"), "flags": flags, "benchmark": benchmark, "suite": str(tasks_path),
+        "suite_size": len(tasks), "suite_sha256": suite_sha256, "jail_limits": vars(limits),
+        "jail_environment": {"name": environment, "requirements": requirements, "sha256": sha256_of(ROOT / requirements)},
+        "cgroups": cgroup_version() or "none (rlimits)", "python": sys.version.split()[0], "packages": packages,
+        "setup": json.loads(stamp.read_text()) if stamp.is_file() else {"from": "online"}, "os": platform.platform(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": None}
 
 
 def write_manifest(run_dir: Path, manifest: dict) -> None:

@@ -1307,10 +1307,7 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
     import subprocess
     import tempfile
 
-    environment = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
-                       TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    if path_first:
-        environment["PATH"] = path_first + ":" + environment["PATH"]
+    environment = offline_environment(path_first)
     cwd = cwd or os.getcwd()
     if trace_values is not None:  # put first on PATH after what prefix_code exported, PATH included
         bin_folder, log_folder = tracing_folder(path_first)
@@ -1390,6 +1387,16 @@ def terminate_children(pid: int) -> None:
                 os.kill(child, signal.SIGKILL)
 
 
+def offline_environment(path_first: str) -> dict:
+    """The environment of ML-Bench's runs: pip and the Hugging Face libraries told they are offline, path_first (a
+    conda environment's bin) put first on PATH."""
+    environment = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
+                       TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    if path_first:
+        environment["PATH"] = path_first + ":" + environment["PATH"]
+    return environment
+
+
 def run_as_mlbench(answer: str, cwd: str, path: str, seconds: float, path_first: str = "") -> None:
     """One sample as ML-Bench's utils/exec.py runs it (execute_output): an answer holding '.sh ' or '.py ' is a bash
     command line (run_bash_script), any other is written to temp.py in the task folder and run with `python temp.py`
@@ -1399,10 +1406,7 @@ def run_as_mlbench(answer: str, cwd: str, path: str, seconds: float, path_first:
     (`source activate ENV`) is path_first, put first on PATH. Raises Outcome("exit N") or Outcome("timeout")."""
     import subprocess
 
-    environment = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
-                       TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    if path_first:
-        environment["PATH"] = path_first + ":" + environment["PATH"]
+    environment = offline_environment(path_first)
     if ".sh " in answer or ".py " in answer:
         command = f"cd {path}; {answer}"
     else:

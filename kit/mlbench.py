@@ -61,15 +61,20 @@ def is_split(path: Path) -> bool:
     """An ML-Bench split: a .parquet file, or a JSONL whose first record has ML-Bench's fields."""
     if path.suffix == ".parquet":
         return True
+    record = first_record(path)
+    return isinstance(record, dict) and {"github_id", "arguments", "instruction", "type"} <= record.keys()
+
+
+def first_record(path: Path) -> object:
+    """The first line of a JSONL file, read as JSON (None where there is no file, no line or no JSON)."""
     if not path.is_file():
-        return False
+        return None
     with open(path, encoding="utf-8", errors="replace") as handle:
         first = next((line for line in handle if line.strip()), "")
     try:
-        record = json.loads(first)
+        return json.loads(first)
     except json.JSONDecodeError:
-        return False
-    return isinstance(record, dict) and {"github_id", "arguments", "instruction", "type"} <= record.keys()
+        return None
 
 
 def read_records(path: Path) -> list[tuple[str, dict]]:
@@ -179,7 +184,6 @@ def extract_answer(reply: str) -> str:
 
 # --- prompts: ML-Bench's four settings, in ML-Bench's own wording when its checkout is given --------------------
 
-SETTINGS = ("oracle", "instruction", "bm25", "readme")
 TEMPLATE_NAMES = {"readme": "TASK1_PROMPT", "bm25": "TASK2_PROMPT", "oracle": "TASK3_PROMPT", "instruction": "TASK4_PROMPT"}
 TEMPLATE_FILES = ("scripts/api/litellm_api.py", "scripts/api/azure_openai.py", "scripts/openai/call_openai.py")
 OUR_TEMPLATES = {  # our wording: the instruction, then the setting's part of the README; one {} per part
@@ -305,12 +309,6 @@ def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
                  tmp_mib=args.mlbench_tmp or REPOSITORY_TMP_MIB, openhands=args.as_openhands)
 
 
-def mlbench_limits(limits: JailLimits, tmp_mib: int, wall_seconds: float = AGENT_SECONDS) -> JailLimits:
-    """An ML-Bench jail's limits (sandbox.repository_limits): room for a run of wall_seconds, the CPU time all the CPUs
-    can spend in it, Debian's /etc files, a /tmp of tmp_mib."""
-    return repository_limits(limits, wall_seconds, tmp_mib)
-
-
 # --- replay: ML-Bench's output format, each string scored as it stands -------------------------------------------
 
 class OutputReplay(ReplayModel):
@@ -348,12 +346,7 @@ def replay_model(path: Path, task_ids: set[str], setup: "Setup") -> ReplayModel:
     played as the model's replies)."""
     if not path.is_file():
         raise UsageError(f"--replay: {path} does not exist")
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        first = next((line for line in handle if line.strip()), "")
-    try:
-        record = json.loads(first)
-    except json.JSONDecodeError:
-        record = None
+    record = first_record(path)
     if isinstance(record, dict) and "github_id" in record and "output" in record:
         setup.output_replay = OutputReplay(path, task_ids)
         return setup.output_replay
@@ -498,7 +491,7 @@ def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: Ja
         script = "python temp.py"
     python = setup.pythons.get(task.repo)
     seconds = exec_seconds(task, answer)
-    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib, seconds), log_dir)
+    jail = Jail(name, binds, repository_limits(limits, seconds, setup.tmp_mib), log_dir)
     try:
         cell = jail.call("run_bash", script=script, cwd=folder, seconds=seconds, path_first=str(python.parent) if python else "",
                          prefix=task.record["prefix_code"], trace_values=task_values(task, script == "python temp.py"))
@@ -539,7 +532,7 @@ class SharedPass:
             os.lchown(self.tree, 65534, 65534)
             os.lchown(self.tree / "repos", 65534, 65534)
         binds = [(str(self.tree), MLBENCH_ROOT, True)] + environment_binds(self.setup, self.repos)
-        return Jail("mlbench-shared", binds, mlbench_limits(self.limits, self.setup.tmp_mib, EXEC_SECONDS), self.log_dir)
+        return Jail("mlbench-shared", binds, repository_limits(self.limits, EXEC_SECONDS, self.setup.tmp_mib), self.log_dir)
 
     def turn(self, task: MLBenchTask, sample: int, answer: str | None) -> str | None:
         """Wait for the samples before this one, then run the answer (None: not run, it failed the static check) as
@@ -683,11 +676,11 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
     prelude = f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else "")
     conversation = AgentConversation(prelude=prelude, opening_messages=opening, bash_seconds=limits.cell_timeout, openhands=setup.openhands)
     # the python turns in the repository's interpreter, where one is named and can run the worker, else the kit's
-    jail = Jail(name, binds, mlbench_limits(limits, setup.tmp_mib), log_dir,
+    jail = Jail(name, binds, repository_limits(limits, AGENT_SECONDS, setup.tmp_mib), log_dir,
                 environment=str(python) if python and hosts_worker(python) else "suite")
     run = converse(TaskRun(task, work, max_turns, jail, conversation), model, seed)
     if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():
-        judge = Jail(f"{name}.run", binds, mlbench_limits(limits, setup.tmp_mib), log_dir)
+        judge = Jail(f"{name}.run", binds, repository_limits(limits, AGENT_SECONDS, setup.tmp_mib), log_dir)
         try:
             cell = judge.call("run_bash", timeout=AGENT_SECONDS + 60, script="/bin/bash run.sh", cwd=folder, seconds=AGENT_SECONDS,
                               path_first=path_first, trace_values=task_values(task, False))

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.harness import (TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
-                     Verdict, check_in_jail, first_attempts, functions_defined_in, percent_interval, run_check, run_one, wilson)
+                     Verdict, check_in_jail, check_verdict, first_attempts, functions_defined_in, percent_interval, run_check, run_one,
+                     wilson)
 from kit.sandbox import JAIL_ROOT, JailLimits, remove_tree, safe_text
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
@@ -221,11 +222,7 @@ def run_test(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None, o
     binds = task.own["test_binds"] + [(str(output_dir), f"{JAIL_ROOT}/output", False)]
     cell = check_in_jail(task, run, log_dir, binds, path=f"{JAIL_ROOT}/data/unit_test",
                          trajectory=run.messages if trajectory is None else trajectory)
-    if cell.status == "ok":
-        return True, ""
-    if cell.status in ("interrupted", "restarted", "dead"):
-        return False, f"the check did not finish: {cell.error_message}"
-    return False, f"{cell.error_type}: {cell.error_message}" if cell.error_message else cell.error_type
+    return check_verdict(cell, lambda cell: f"{cell.error_type}: {cell.error_message}" if cell.error_message else cell.error_type)
 
 
 def score(task: Task, run: TaskRun, log_dir: Path, saved: SavedRecord | None, earlier_agents: list[threading.Event]) -> Verdict:

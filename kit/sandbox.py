@@ -1063,10 +1063,16 @@ CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 def safe_text(text: str, keep: int = TEXT_KEEP) -> str:
     """text as valid UTF-8: a byte that was not UTF-8 (U+DC80..U+DCFF) shows as \\xNN, any other lone surrogate as
     \\uXXXX; past `keep` characters the middle is cut and counted."""
-    if len(text) > keep:
-        half = keep // 2
-        text = f"{text[:half]}[... {len(text) - 2 * half} characters cut ...]{text[-half:]}"
+    text = middle_cut(text, keep, between="")
     return SURROGATES.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}" if 0xDC80 <= ord(m[0]) <= 0xDCFF else f"\\u{ord(m[0]):04x}", text)
+
+
+def middle_cut(text: str, keep: int, between: str = "\n") -> str:
+    """text, or past keep characters its head and tail with the count of what was cut between them."""
+    if len(text) <= keep:
+        return text
+    half = keep // 2
+    return f"{text[:half]}{between}[... {len(text) - 2 * half} characters cut ...]{between}{text[-half:]}"
 
 
 def terminal_text(text: str, keep: int = 200) -> str:

@@ -80,7 +80,7 @@ def task_from_record(record, where: str, tasks_path: Path, defined: dict) -> Tas
     if isinstance(points, bool) or not isinstance(points, (int, float)) or not 0 < points <= 10_000:
         raise UsageError(f"{where}: field 'points' {points!r} must be a number above 0 (what passing the task is worth; default 1)")
     return Task(task_id, record["category"], record["query"], inputs, [f"./{name}" for name in inputs], module, function, checks_dir,
-                points=float(points))
+                own={"points": float(points)})  # what passing it is worth in a teacher's assignment
 
 
 # --- teachers: prove a suite (validate) -------------------------------------------------------------------------

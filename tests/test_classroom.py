@@ -138,7 +138,7 @@ def test_points_default_to_1_and_are_validated(make_suite):
     check = 'def answer(answer, output, data):\n    """It says 1."""\n    assert "1" in answer\n'
     line = {"id": "a", "category": "math", "query": "?", "files": [], "check": "suite:answer"}
     tasks_path = make_suite([line, line | {"id": "b", "points": 2.5}], check)
-    assert [task.points for task in load_tasks(tasks_path)] == [1.0, 2.5]
+    assert [task.own["points"] for task in load_tasks(tasks_path)] == [1.0, 2.5]
     for bad in (0, -1, "2", True, None):
         tasks_path.write_text(json.dumps(line | {"points": bad}) + "\n")
         with pytest.raises(UsageError, match="field 'points'"):
@@ -327,6 +327,10 @@ def test_a_class_of_30_is_graded_in_one_command(graded_class):
     assert all(row["sum"] == row["mean"] + row["total"] + row["plot"] for row in got.values())
     reason = {line.split(": ", 1)[0]: line for line in verdicts}
     assert "not graded: the file is not JSON" in reason["badjson/mean.ipynb"]
+    manifest = json.loads((out / "manifest.json").read_text())  # harness.make_manifest, as a run's
+    assert manifest["grade"]["submissions"] == 90 and manifest["flags"]["budget"] == 15 and manifest["python"].startswith("3.12")
+    assert manifest["packages"]["llama-cpp-python"] == "0.3.36" and manifest["jail_environment"]["name"] == "suite"
+    assert manifest["os"] and manifest["jail_limits"]["cell_timeout"] == 10 and manifest["finished"]
     assert "not graded: the file is JSON nested too deeply" in reason["deep/mean.ipynb"]
     assert "cell 1 has no 'source' field" in reason["nosource/plot.ipynb"]
     assert "time budget of 15 s spent after 2 of 12 code cells" in reason["slow/total.ipynb"]

@@ -41,7 +41,7 @@ def test_the_result_record_names_its_fields_once_and_round_trips():
 def test_results_are_read_whole_lines_only_and_a_u2028_stays_inside_its_string(tmp_path):
     path = tmp_path / "results.jsonl"
     first = harness.Result("t1", "math", 0, 0, False, "a\u2028b", [], 1, "x", 0, 0, 0.0, 0, 0, "o", [], [], [])
-    harness.append_result(path, first)
+    harness.append_line(path, first.to_json())
     path.write_text(path.read_text() + '{"id": "torn')  # a crash mid-line
     results = harness.read_results(path)
     assert [result.reason for result in results] == ["a\u2028b"]
