@@ -222,29 +222,26 @@ def test_agreement_counts_the_two_by_two_table():
 
 
 @pytest.mark.slow
-def test_the_embedded_model_judges_a_replayed_run_twice_alike(tmp_path):
-    """A real run of two tasks, one solved (a reference replay) and one not (a wrong one), judged by the embedded
-    SmolLM2 twice: every attempt gets a record with the model's sha256, and the second judging (--force) gives the
-    same verdicts and the same text, whatever they are worth."""
-    reference = {record["id"]: record["replies"] for _, record in jsonl_records(ROOT / "checks" / "reference.jsonl")}
+def test_the_embedded_model_judges_a_replayed_run_twice_alike(tmp_path, capsys):
+    """A real run of one task with a wrong solution (a replay), judged by the embedded SmolLM2 twice: the attempt gets
+    a record with the model's sha256, and the second judging (--force) gives the same verdict and the same text,
+    whatever they are worth. (One attempt: the model reads about 1,000 prompt tokens an attempt; the replays of
+    reference and wrong solutions above show the column over more attempts.)"""
     wrong = {record["id"]: record["replies"] for _, record in jsonl_records(ROOT / "checks" / "wrong.jsonl")}
-    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "tables-01", "replies": reference["tables-01"]},
-                                                     {"id": "tables-02", "replies": wrong["tables-02"]}])
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "tables-02", "replies": wrong["tables-02"]}])
     run = tmp_path / "run"
-    made = run_pybench("--replay", replay, "--only", "tables-01,tables-02", "--out", run, timeout=300)
+    made = run_pybench("--replay", replay, "--only", "tables-02", "--out", run, timeout=300)
     assert made.returncode == 0, made.stderr
     started = time.monotonic()
     for flags in ((), ("--force",)):
-        judged = run_pybench("judge", run, *flags, timeout=300)
-        assert judged.returncode == 0, judged.stderr
-        assert "The judge's column: SmolLM2-135M-Instruct.Q4_1.gguf" in judged.stdout and "agreement over 2 attempts" in judged.stdout
-    records = judge_lines(run)
-    assert len(records) == 4 and all(record["verdict"] in ("pass", "fail") for record in records)
-    assert len({record["judge"]["sha256"] for record in records}) == 1 and all(record["prompt_tokens"] > 300 for record in records)
-    first = {record["id"]: (record["verdict"], record["reply"]) for record in records[:2]}
-    second = {record["id"]: (record["verdict"], record["reply"]) for record in records[2:]}
-    assert first == second and sorted(first) == ["tables-01", "tables-02"]
-    print(f"judged 4 attempts in {time.monotonic() - started:.1f} s")
+        status, shown, _ = pybench_cli(capsys, "judge", run, *flags)
+        assert status == 0
+        assert "The judge's column: SmolLM2-135M-Instruct.Q4_1.gguf" in shown and "agreement over 1 attempts" in shown
+    first, second = judge_lines(run)
+    assert first["id"] == second["id"] == "tables-02" and first["verdict"] in ("pass", "fail") and first["prompt_tokens"] > 300
+    assert first["judge"]["sha256"] == second["judge"]["sha256"] and not first["check_passed"]
+    assert (first["verdict"], first["reason"], first["reply"]) == (second["verdict"], second["reason"], second["reply"])
+    print(f"judged 2 attempts in {time.monotonic() - started:.1f} s")
 
 
 @pytest.mark.slow
