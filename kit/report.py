@@ -1019,14 +1019,15 @@ def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | N
     import dataclasses
 
     view = {"runs": [], "pairs": [], "disagreements": [], "judged": 0, "attempts": 0, "models": [], "prompts": []}
+    by_judge = []  # (name, the run's judged attempts with the judge's verdict as their own): the runs compared on its column
     for number, (name, results, max_turns) in enumerate(runs):
         pairs = judged(results)
         view["attempts"] += len(results)
         if not pairs:
             continue
         prefix = f"{name}: " if len(runs) > 1 else ""
-        view["runs"] += [(f"{prefix}checks", [result for result, _ in pairs], max_turns),
-                         (f"{prefix}judge", [dataclasses.replace(result, passed=record["verdict"] == "pass") for result, record in pairs], max_turns)]
+        by_judge.append((name, [dataclasses.replace(result, passed=record["verdict"] == "pass") for result, record in pairs]))
+        view["runs"] += [(f"{prefix}checks", [result for result, _ in pairs], max_turns), (f"{prefix}judge", by_judge[-1][1], max_turns)]
         view["pairs"] += [(bool(result.passed), record["verdict"] == "pass") for result, record in pairs]
         view["judged"] += len(pairs)
         view["models"] += [f"{record['judge'].get('file')} (sha256 {str(record['judge'].get('sha256'))[:12]})" for _, record in pairs]
@@ -1043,6 +1044,7 @@ def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | N
     view["max_turns"] = max(max_turns for _, _, max_turns in runs)
     view["paper"] = " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in PAPER_JUDGE.items())
     view["agreement_text"] = judge_agreement_text(view["agreement"])
+    view["comparisons"] = comparison_text([name for name, _ in by_judge], [results for _, results in by_judge]) if len(runs) > 1 else []
     return view
 
 
@@ -1062,7 +1064,7 @@ def judge_text(runs: list[tuple[str, list[Result], int]]) -> str:
              f" (prompt {', '.join(view['prompts'])})",
              table3_text([], view["max_turns"], [], view["runs"]),
              f"the paper's judge column (GPT-4o reading each trajectory, overall %): {view['paper']}",
-             view["agreement_text"]]
+             view["agreement_text"]] + [f"by the judge's column, {line}" for line in view["comparisons"]]
     if len(view["models"]) > 1 or len(view["prompts"]) > 1:
         lines.append("warning: these verdicts come from more than one judge model or prompt: judge again with --force for one column")
     if view["disagreements"]:

@@ -344,6 +344,29 @@ def test_a_class_of_30_is_graded_in_one_command(graded_class):
     assert slow["seconds"] < 15 + 10 + 10  # the budget, then one cell cut at its timeout, with its grace
 
 
+@pytest.mark.slow
+def test_a_graded_class_is_judged_beside_its_checks(graded_class, tmp_path):
+    """A teacher's view of the judge's column: every graded notebook gets a verdict (here a replay saying PASS to
+    all), the notebooks that were not graded have no request to judge, and the failed ones are listed beside the
+    checks' reasons."""
+    _, _, out, _ = graded_class
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    verdicts = tmp_path / "verdicts.jsonl"
+    verdicts.write_text("".join(json.dumps({"id": Path(result["output"]).name, "replies": ["Verdict: PASS\nReason: It looks done."]}) + "\n"
+                                for result in results))
+    judged = run_pybench("judge", out, "--judge-replay", verdicts)
+    assert judged.returncode == 0, judged.stderr
+    records = [json.loads(line) for line in (out / "judge.jsonl").read_text().splitlines()]
+    graded = [result for result in results if not result["reason"].startswith("not graded")]
+    assert sorted(record["id"] for record in records) == sorted(result["id"] for result in graded)
+    assert f"{len(results) - len(graded)} without a request, not judged" in judged.stdout
+    failed = sum(not result["passed"] for result in graded)
+    assert f"judge only {failed}, check only 0, both fail 0" in judged.stdout
+    s03 = next(result for result in results if result["submission"] == "s03/mean.ipynb")
+    assert any(line.startswith(f"  {s03['id']}: check fail (") and line.endswith("| judge PASS (It looks done.)")
+               for line in judged.stdout.splitlines()), judged.stdout
+
+
 def page_texts(pages: list[Path], scratch: Path) -> list[dict]:
     """Each page opened in headless Chromium: its title, how many scripts it holds, and its body's text."""
     frames = "".join(f'<iframe src="{page.as_uri()}"></iframe>' for page in pages)

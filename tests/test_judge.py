@@ -135,6 +135,19 @@ def test_verdicts_are_recorded_beside_the_results_resumed_and_reported(tmp_path,
     assert "The judge's column: an LLM's verdicts" in page and 'href="tasks/sum-wrong.html"' in page and "It saved the file asked for." in page
 
 
+def test_two_runs_are_compared_on_the_judges_column_too(tmp_path, capsys):
+    verdicts = write_jsonl(tmp_path / "verdicts.jsonl", [{"id": key, "replies": texts} for key, texts in VERDICTS.items()])
+    fails = write_jsonl(tmp_path / "fails.jsonl", [{"id": key, "replies": ["Verdict: FAIL\nReason: Not done."]} for key in VERDICTS])
+    first, second = make_run(tmp_path / "first"), make_run(tmp_path / "second")  # no manifest: each directory a run of its own
+    assert pybench_cli(capsys, "judge", first, "--judge-replay", verdicts)[0] == 0
+    assert pybench_cli(capsys, "judge", second, "--judge-replay", fails)[0] == 0
+    status, shown, _ = pybench_cli(capsys, "report", first, second, "--out", tmp_path / "html")
+    assert status == 0
+    assert "second minus first: +0.0 points" in shown  # the checks' column: the same results
+    assert "by the judge's column, second minus first: -66.7 points (95% " in shown and "2 only in the first" in shown
+    assert "By the judge's column, second minus first: -66.7 points" in (tmp_path / "html" / "report.html").read_text()
+
+
 def test_a_random_real_model_is_held_to_the_verdict_format_and_repeats(tmp_path, capsys):
     from tiny_gguf import write_tiny_gguf
 
@@ -209,26 +222,56 @@ def test_agreement_counts_the_two_by_two_table():
 
 
 @pytest.mark.slow
-def test_the_embedded_model_judges_a_replayed_run_twice_alike(tmp_path):
-    """A real run of two tasks, one solved (a reference replay) and one not (a wrong one), judged by the embedded
-    SmolLM2 twice: every attempt gets a record with the model's sha256, and the second judging (--force) gives the
-    same verdicts and the same text, whatever they are worth."""
-    reference = {record["id"]: record["replies"] for _, record in jsonl_records(ROOT / "checks" / "reference.jsonl")}
+def test_the_embedded_model_judges_a_replayed_run_twice_alike(tmp_path, capsys):
+    """A real run of one task with a wrong solution (a replay), judged by the embedded SmolLM2 twice: the attempt gets
+    a record with the model's sha256, and the second judging (--force) gives the same verdict and the same text,
+    whatever they are worth. (One attempt: the model reads about 1,000 prompt tokens an attempt; the replays of
+    reference and wrong solutions above show the column over more attempts.)"""
     wrong = {record["id"]: record["replies"] for _, record in jsonl_records(ROOT / "checks" / "wrong.jsonl")}
-    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "tables-01", "replies": reference["tables-01"]},
-                                                     {"id": "tables-02", "replies": wrong["tables-02"]}])
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "tables-02", "replies": wrong["tables-02"]}])
     run = tmp_path / "run"
-    made = run_pybench("--replay", replay, "--only", "tables-01,tables-02", "--out", run, timeout=300)
+    made = run_pybench("--replay", replay, "--only", "tables-02", "--out", run, timeout=300)
     assert made.returncode == 0, made.stderr
     started = time.monotonic()
     for flags in ((), ("--force",)):
-        judged = run_pybench("judge", run, *flags, timeout=300)
-        assert judged.returncode == 0, judged.stderr
-        assert "The judge's column: SmolLM2-135M-Instruct.Q4_1.gguf" in judged.stdout and "agreement over 2 attempts" in judged.stdout
-    records = judge_lines(run)
-    assert len(records) == 4 and all(record["verdict"] in ("pass", "fail") for record in records)
-    assert len({record["judge"]["sha256"] for record in records}) == 1 and all(record["prompt_tokens"] > 300 for record in records)
-    first = {record["id"]: (record["verdict"], record["reply"]) for record in records[:2]}
-    second = {record["id"]: (record["verdict"], record["reply"]) for record in records[2:]}
-    assert first == second and sorted(first) == ["tables-01", "tables-02"]
-    print(f"judged 4 attempts in {time.monotonic() - started:.1f} s")
+        status, shown, _ = pybench_cli(capsys, "judge", run, *flags)
+        assert status == 0
+        assert "The judge's column: SmolLM2-135M-Instruct.Q4_1.gguf" in shown and "agreement over 1 attempts" in shown
+    first, second = judge_lines(run)
+    assert first["id"] == second["id"] == "tables-02" and first["verdict"] in ("pass", "fail") and first["prompt_tokens"] > 300
+    assert first["judge"]["sha256"] == second["judge"]["sha256"] and not first["check_passed"]
+    assert (first["verdict"], first["reason"], first["reply"]) == (second["verdict"], second["reason"], second["reply"])
+    print(f"judged 2 attempts in {time.monotonic() - started:.1f} s")
+
+
+@pytest.mark.slow
+def test_replays_of_reference_and_wrong_solutions_are_judged_alike_twice_and_reported(tmp_path, capsys):
+    """The issue's first check: the first 8 tasks replayed with their reference solutions and with their wrong ones
+    (real jails, real checks: 8/8 and 0/8), each attempt judged by a verdict replay, judged again with --force to the
+    same verdicts and reasons, and `report A B` with the judge's column, the 2x2 table and the judges' comparison."""
+    runs = {}
+    for name in ("reference", "wrong"):
+        runs[name] = tmp_path / name
+        made = run_pybench("--replay", ROOT / "checks" / f"{name}.jsonl", "--limit", 8, "--out", runs[name], timeout=600)
+        assert made.returncode == 0, made.stderr
+    ids = sorted(result.id for result in read_run(runs["reference"])[0])
+    assert len(ids) == 8 and sorted(result.id for result in read_run(runs["wrong"])[0]) == ids
+    # The judge replayed: it passes every reference attempt and the first 3 wrong ones (what a lenient judge does).
+    verdicts = {name: write_jsonl(tmp_path / f"{name}-verdicts.jsonl", [
+        {"id": task, "replies": [f"Verdict: {'PASS' if name == 'reference' or number < 3 else 'FAIL'}\nReason: Read {task}."]}
+        for number, task in enumerate(ids)]) for name in runs}
+    judged = {}
+    for flags in ((), ("--force",)):
+        for name, run in runs.items():
+            assert pybench_cli(capsys, "judge", run, "--judge-replay", verdicts[name], *flags)[0] == 0
+            judged[name, bool(flags)] = {record["id"]: (record["verdict"], record["reason"]) for record in judge_lines(run)[-8:]}
+    for name in runs:
+        assert sorted(judged[name, False]) == sorted(ids) and judged[name, False] == judged[name, True]
+        assert all(record["check_passed"] == (name == "reference") for record in judge_lines(runs[name]))
+    status, shown, _ = pybench_cli(capsys, "report", runs["reference"], runs["wrong"], "--out", tmp_path / "html")
+    assert status == 0
+    assert ("agreement over 16 attempts: both pass 8, judge only 3, check only 0, both fail 5 (81.2% agree); "
+            "Cohen's kappa 0.62 (95% ") in shown
+    assert "by the judge's column, wrong minus reference: -62.5 points" in shown and "wrong minus reference: -100.0 points" in shown
+    page = (tmp_path / "html" / "report.html").read_text()
+    assert "The judge's column: an LLM's verdicts" in page and "<td>check pass</td><td class=\"n\">8</td><td class=\"n\">0</td>" in page

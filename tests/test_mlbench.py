@@ -9,7 +9,8 @@ from pathlib import Path
 from conftest import ROOT, run_pybench, write_jsonl
 from tiny_gguf import write_tiny_gguf
 
-from kit import mlbench
+from kit import judge, mlbench
+from kit.report import read_run
 
 pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 
@@ -221,6 +222,13 @@ def test_an_agent_run_from_a_replay_leaves_run_sh_and_is_judged_in_a_fresh_jail(
     assert results["1-2", 0]["mlbench"]["outcome"] == "exit 2" and not results["1-2", 0]["passed"]
     assert results["9-1", 0]["mlbench"]["outcome"] == "no run.sh" and not results["9-1", 0]["passed"]
     assert len(results) == 3  # one attempt per task by default, as ML-Agent-Bench makes
+    verdicts = write_jsonl(tmp_path / "verdicts.jsonl", [{"id": task, "replies": ["Verdict: PASS\nReason: run.sh is there."]}
+                                                          for task in ("1-1", "1-2", "9-1")])
+    judged = run_pybench("judge", out, "--judge-replay", verdicts)  # the judge's column reads an agent's trajectory too
+    assert judged.returncode == 0, judged.stderr
+    assert "agreement over 3 attempts: both pass 1, judge only 2, check only 0, both fail 0" in judged.stdout
+    prompt = judge.material_of(next(result for result in read_run(out)[0] if result.id == "1-1")).prompt(None)
+    assert "usage: train.py" in prompt and "run.sh is written." in prompt and "run.sh (text" in prompt
 
 
 def test_a_live_model_is_asked_in_ml_benchs_setting(tmp_path):

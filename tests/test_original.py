@@ -35,6 +35,15 @@ def test_saved_trajectories_are_re_executed_and_scored_by_the_checkouts_tests(tm
     report = run_pybench("report", out)
     assert report.returncode == 0, report.stderr
     assert "original way: 7/8" in report.stdout and "honest way:   6/6" in report.stdout and (out / "report" / "report.html").is_file()
+    verdicts = write_jsonl(tmp_path / "verdicts.jsonl", [{"id": task_id, "replies": ["Verdict: PASS\nReason: Done."]} for task_id in results])
+    judged = run_pybench("judge", out, "--judge-replay", verdicts)  # the judge's column reads an original checkout's run too
+    assert judged.returncode == 0, judged.stderr
+    assert f"agreement over {len(results)} attempts: both pass 7, judge only {len(results) - 7}, check only 0" in judged.stdout
+    from kit import judge
+    from kit.report import read_run
+
+    prompt = judge.material_of(next(result for result in read_run(out)[0] if result.id == "2")).prompt(None)
+    assert "Remove the duplicated rows" in prompt and "What it printed:\n10 rows, 2 duplicated" in prompt and "Code Interpreter Message" not in prompt
 
 
 def test_turn_limit_leaves_the_interpreter_message_last_and_the_agent_cannot_read_the_tests(tmp_path):
