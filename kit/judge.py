@@ -398,9 +398,9 @@ def judge_run(run_dir: Path, results: list[Result], model: Model, facts: dict, f
     except KeyboardInterrupt:
         print(f"interrupted: the verdicts so far are kept in {path}; the same command goes on", file=sys.stderr)
         return 130
-    finally:
+    finally:  # however it ends (Ctrl-C included), llama.cpp's engine thread is done before the interpreter tears down
         lock.close()
-    model.close()
+        model.close()
     if todo:
         print(f"judged {len(todo)} attempt(s) in {time.monotonic() - started:.1f} s "
               f"({(time.monotonic() - started) / len(todo):.1f} s an attempt, {at_once} at once)")

@@ -50,6 +50,34 @@ def test_two_ctrl_cs_at_any_moment_end_with_one_line_and_130(tmp_path, after_mod
     assert str(out) not in Path("/proc/self/mountinfo").read_text()  # no jail's output folder left mounted
 
 
+@pytest.mark.slow
+def test_two_ctrl_cs_while_judging_end_with_one_line_and_130(tmp_path):
+    """`judge` returned 130 on Ctrl-C without closing the model: the interpreter then ended while llama.cpp decoded a
+    verdict's prompt in its engine thread (a SIGSEGV, seen twice). The verdicts so far stay, and judging resumes."""
+    run = tmp_path / "replayed"
+    subprocess.run([sys.executable, str(ROOT / "pybench.py"), "--replay", "checks/reference.jsonl", "--limit", "2", "--out", str(run),
+                    "--no-report"], cwd=ROOT, check=True, capture_output=True)
+    for wait in (0.5, 3.0):
+        process = subprocess.Popen([sys.executable, str(ROOT / "pybench.py"), "judge", str(run), "--threads", "1", "--parallel", "1"],
+                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        try:
+            for line in process.stdout:
+                if line.startswith("judge: "):
+                    break
+            time.sleep(wait)
+            os.killpg(process.pid, signal.SIGINT)
+            time.sleep(0.3)
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGINT)
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            process.kill()
+        lines = stderr.strip().splitlines()
+        assert process.returncode in (0, 130) and len(lines) <= 1, stderr[-3000:]  # 0: it had judged both already
+        assert process.returncode == 0 or lines[0].startswith("interrupted"), stderr[-3000:]
+
+
 # --- every output folder that cannot be one: one line, exit 2 ------------------------------------------------------------
 
 def output_commands(folder: Path) -> dict[str, list[str]]:
