@@ -156,6 +156,7 @@ class LlamaModel:
         self.shared_prefix = shared_prefix
         self.samples = samples  # attempts per task: with more than one, their opening messages are a shared prefix too
         self.prefixes: dict[tuple, list[int]] = {}  # see opening_prompt
+        self.probe: dict = {}  # measure_speed's work for the engine thread ("work"), then its outcome ("value" or "error")
 
     def kv_bytes_per_sequence(self) -> int:
         """KV cache of one sequence of n_ctx tokens (f16 keys and values, every layer)."""
@@ -330,7 +331,7 @@ class LlamaModel:
         prefilling: list[Sequence] = []  # in arrival order
         while True:
             with self.lock:
-                while not any(sequence.request and not sequence.request.reply for sequence in self.slots):
+                while "work" not in self.probe and not any(sequence.request and not sequence.request.reply for sequence in self.slots):
                     if self.closed:
                         llama_cpp.llama_batch_free(self.batch)
                         llama_cpp.llama_free(self.ctx)
@@ -338,10 +339,25 @@ class LlamaModel:
                         self.lock.notify_all()
                         return
                     self.lock.wait()
+                probe = self.probe.pop("work", None)
                 for sequence in self.slots:
                     if sequence.request and not sequence.request.started and not sequence.request.reply and self.admit(sequence, prefilling):
                         prefilling.append(sequence)
-            self.step(prefilling, llama_cpp)
+            if probe:
+                self.run_probe(probe)
+            else:
+                self.step(prefilling, llama_cpp)
+
+    def run_probe(self, work) -> None:
+        """measure_speed's decodes, here: no other thread touches the context (an OpenMP pool of a thread that has
+        decoded slows every later decode of this one, see measure_speed), and close() cannot free it under them."""
+        try:
+            outcome = {"value": work()}
+        except Exception as error:  # raised again on measure_speed's thread
+            outcome = {"error": error}
+        with self.lock:
+            self.probe = outcome
+            self.lock.notify_all()
 
     def admit(self, sequence: "Sequence", prefilling: list["Sequence"]) -> bool:
         """Start a request on its sequence: keep the cells it can reuse, drop the rest, and cut what is left of the
@@ -382,7 +398,7 @@ class LlamaModel:
         """One llama_decode: the next piece of one prompt (cut by pieces()) while any is waiting, else the last sampled
         token of every generating sequence. Prompts first, so that the generating sequences decode together, in one
         llama_decode per step rather than in as many as prompts came in between (on a CPU every llama_decode reads all
-        the weights: at K=8 alternating cost 4% over raw llama.cpp). Prompt chunks never share a
+        the weights: bench_parallel at K=8 read 0.96x raw llama.cpp alternating, 1.03x so). Prompt chunks never share a
         llama_decode with other sequences: with three or more sequences of unequal token counts in one batch, the
         pinned llama.cpp gave a prompt other logits than alone (seen with SmolLM2; single tokens of many sequences
         and one sequence's chunk alone give bit-identical logits)."""
@@ -463,7 +479,10 @@ class LlamaModel:
         llama_decode, as a prompt chunk is evaluated; warm_up steps go first, untimed (a fresh context's first decodes
         are the slowest; on this machine under load the probe still read 3-7 times below the run's pace). The tokens are one ordinary token repeated (the
         work does not depend on which); the sequences' cells are emptied before and after. (prompt tokens/s, tokens/s
-        generated in all.)"""
+        generated in all.) The engine thread decodes them, as every other llama_decode: the CPU build's OpenMP (libgomp)
+        keeps a pool of workers for every thread that has run a parallel region, and once its pools hold more threads
+        than there are CPUs it stops spinning between regions in every team; this probe, decoded on the main thread,
+        left the engine thread decoding a token in 21 ms against 11 (SmolLM2, 2 cores)."""
         import llama_cpp
 
         token = self.llm.tokenize(b" the", add_bos=False, special=False)[0]
@@ -491,8 +510,15 @@ class LlamaModel:
                 llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
             return timings, prompt
 
-        with self.lock:
-            timings, prompt = on_a_thread_of_its_own(probe)
+        with self.lock:  # the engine thread runs it (see run_probe)
+            self.probe = {"work": probe}
+            self.lock.notify_all()
+            while "value" not in self.probe and "error" not in self.probe:
+                self.lock.wait()
+            outcome, self.probe = self.probe, {}
+        if "error" in outcome:
+            raise outcome["error"]
+        timings, prompt = outcome["value"]
         return prompt_tokens / prompt, len(self.slots) * steps / sum(timings[warm_up:])
 
 
@@ -596,28 +622,6 @@ class CompletionCapture:
     def create_completion(self, **settings):
         self.settings = settings
         raise self.Captured()
-
-
-def on_a_thread_of_its_own(work):
-    """work() run on a new thread that ends with it: what a llama_decode outside the engine thread needs. The CPU build's
-    OpenMP (libgomp) keeps a pool of workers for every thread that has run a parallel region, and once its pools hold
-    more threads than there are CPUs it stops spinning between regions in every team: the main thread's probe of a few
-    decodes left the engine thread decoding one token in 21 ms against 11 ms (SmolLM2, 2 cores). A pool ends with its
-    thread."""
-    outcome = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = work()
-        except Exception as error:  # raised again on the caller's thread
-            outcome["error"] = error
-
-    thread = threading.Thread(target=run, name="llama-probe")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
 
 
 def common_length(held: list[int], new: list[int]) -> int:

@@ -97,6 +97,16 @@ def raw_batched(path: Path, prompts: list[list[int]], k: int, tokens: int) -> tu
     return generated, seconds
 
 
+def on_a_thread(work):
+    """work() on a thread of its own that ends with it, as the kit decodes on its engine thread: raw llama.cpp's decodes
+    on the main thread would slow the kit's after them in this process (libgomp, see LlamaModel.measure_speed)."""
+    out = []
+    thread = threading.Thread(target=lambda: out.append(work()))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
 def kit_batched(model: "engine.LlamaModel", messages: list[list[dict]], k: int) -> tuple[int, float, list[str], int]:
     """The same prompts through LlamaModel with k threads, each taking the next prompt (continuous batching):
     (tokens generated, seconds, the replies, prompt tokens llama.cpp evaluated)."""
@@ -140,7 +150,7 @@ def bench_decoding(tokens: int, ks: tuple[int, ...] = (1, 4, 8), rounds: int = 2
         for half in range(rounds):
             for kind in ("raw", "off", "on")[::-1 if half % 2 else 1]:
                 if kind == "raw":
-                    generated[kind], spent = engine.on_a_thread_of_its_own(lambda: raw_batched(path, prompts, k, tokens))  # as the kit's engine: see there
+                    generated[kind], spent = on_a_thread(lambda: raw_batched(path, prompts, k, tokens))
                 else:
                     kit.shared_prefix = kind == "on"
                     generated[kind], spent, texts[k, kind], evaluated[k, kind] = kit_batched(kit, messages, k)
