@@ -14,7 +14,6 @@ import json
 import math
 import os
 import re
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.engine import Model, Reply
-from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, LIVE_JAILS, CellResult, Jail, JailLimits, cgroup_version, check_limits,
+from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, CellResult, Jail, JailLimits, cgroup_version, check_limits,
                          keep_output, middle_cut, mount_output, remove_tree, safe_record, safe_text, tidy_output, usable_cpus)
 
 
@@ -403,7 +402,6 @@ def run_agent(task: Task, model: Model, conversation: Conversation, output_dir: 
 def converse(run: TaskRun, model: Model, seed: int) -> TaskRun:
     """The agent loop, every benchmark's: the model's replies and their cells in the run's jail until the task ends."""
     session = model.attempt(run.task.id, seed)
-    LIVE_JAILS.add(run.jail)
     try:
         run.jail.start()
         if run.conversation.prelude:
@@ -412,7 +410,6 @@ def converse(run: TaskRun, model: Model, seed: int) -> TaskRun:
             run.take(session.reply(run.messages))
     finally:
         session.close()
-        LIVE_JAILS.discard(run.jail)
         run.jail.kill()
     return run
 
@@ -678,28 +675,23 @@ def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     write_manifest(run_dir, manifest)
 
 
-RUN_LOCKS = []  # the open lock files of this process's run directories: the kernel releases them when it dies
-
-
 def lock_run_dir(run_dir: Path) -> None:
-    """One run per run directory: an flock on DIR/lock, held until this process ends (kill -9 included, so a resume
-    after a crash finds it free); a second run on the same directory stops with the holder's pid."""
+    """One run per run directory: an flock on DIR/lock, its descriptor left open on purpose, so that the kernel holds
+    the lock until this process ends (kill -9 included, so a resume after a crash finds it free); a second run on the
+    same directory stops with the holder's pid."""
     import fcntl
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(run_dir / "lock", "a+")
+    lock = os.open(run_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "unknown"
-        handle.close()
+        holder = os.read(lock, 64).decode(errors="replace").strip() or "unknown"
+        os.close(lock)
         raise UsageError(f"--out {run_dir} is in use by another pybench run (pid {holder}); wait for it to end, "
                          "or choose another --out") from None
-    handle.truncate(0)
-    handle.write(f"{os.getpid()}\n")
-    handle.flush()
-    RUN_LOCKS.append(handle)
+    os.ftruncate(lock, 0)
+    os.write(lock, f"{os.getpid()}\n".encode())
 
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs, the jails' pinned files
@@ -804,9 +796,7 @@ def run_attempts(attempts: list, parallel: int, model, attempt, tick):
     except BaseException:
         stopping.set()
         model.stop("interrupted")
-        for jail in list(LIVE_JAILS):
-            if jail.process is not None:
-                Jail.signal_worker(jail.process, signal.SIGKILL)
+        Jail.kill_workers()
         deadline = time.monotonic() + 10
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))

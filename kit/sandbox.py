@@ -425,6 +425,8 @@ class Jail:
     """One nsjail jail with one persistent Python worker. A worker that dies or will not stop is killed with
     everything it started (it is the pid namespace's init) and a fresh one takes its place."""
 
+    running: set["Jail"] = set()  # the jails with a worker: a stop (Ctrl-C) ends them all, from this class alone
+
     def __init__(self, name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path, output_dir: Path | None = None,
                  environment: str = "suite"):
         self.name, self.binds, self.limits, self.log_dir = name, binds, limits, log_dir
@@ -452,6 +454,7 @@ class Jail:
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen([*dies_with_us, nsjail_binary(), "--config", str(config_path)], stdin=subprocess.DEVNULL,
                                             stdout=subprocess.PIPE, stderr=log, pass_fds=(command_read, result_write))
+        Jail.running.add(self)
         os.close(command_read)
         os.close(result_write)
         os.set_blocking(self.command_write, False)  # writes to the worker have a deadline (see send_command)
@@ -713,8 +716,16 @@ class Jail:
         except (OSError, ValueError):
             pass
 
+    @classmethod
+    def kill_workers(cls) -> None:
+        """Ctrl-C: SIGKILL every running jail's worker, its cell with it; each jail's own thread then cleans up."""
+        for jail in list(cls.running):
+            if (process := jail.process) is not None:
+                cls.signal_worker(process, signal.SIGKILL)
+
     def kill(self) -> None:
         """Kill the worker and everything it started, then nsjail; close the pipes."""
+        Jail.running.discard(self)
         if self.process is None:
             return
         if self.output_dir:
@@ -729,9 +740,6 @@ class Jail:
             os.close(fd)
         self.process.stdout.close()
         self.process = None
-
-
-LIVE_JAILS: set = set()  # the agents' jails now running, so that Ctrl-C can stop their cells
 
 
 # --- output trees: every walk over ./output/ holds one directory fd at a time, never follows a link ----------------
