@@ -169,8 +169,7 @@ class ReplayModel:
         self.replies: dict[str, list[str]] = {}
         for where, record in jsonl_records(path):
             record = self.replies_of(record)
-            if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
-                    and all(isinstance(reply, str) for reply in record["replies"])):
+            if not is_replay_line(record):
                 raise UsageError(f"{where}: expected {self.EXPECTED}")
             if record["id"] not in task_ids:
                 raise UsageError(f"{where}: task id {record['id']!r} is not in the tasks file")
@@ -197,6 +196,12 @@ class ReplayModel:
 
     def close(self) -> None:
         pass
+
+
+def is_replay_line(record) -> bool:
+    """Whether a parsed line of a replay file is {"id": TASK_ID, "replies": ["...", ...]} (ReplayModel.EXPECTED)."""
+    return (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
+            and all(isinstance(reply, str) for reply in record["replies"]))
 
 
 @dataclass

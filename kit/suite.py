@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                         check_modules, functions_defined_in, imported_names, jsonl_records, run_attempts, run_one)
+                         append_line, check_modules, functions_defined_in, imported_names, is_replay_line, jsonl_records, run_attempts,
+                         run_one)
 from kit.sandbox import JailLimits, jail_python
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: runs/
@@ -97,9 +98,8 @@ def read_replays(path: Path, expect: str | None, task_id: str | None = None) -> 
         if task_id and isinstance(record, dict):
             if record.setdefault("id", task_id) != task_id:
                 raise UsageError(f"{where}: a replay for task {record['id']!r}, not for {task_id!r}")
-        if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("replies"), list)
-                and all(isinstance(reply, str) for reply in record["replies"])):
-            raise UsageError(f"{where}: expected {{\"id\": TASK_ID, \"replies\": [\"...\", ...]}}")
+        if not is_replay_line(record):
+            raise UsageError(f"{where}: expected {ReplayModel.EXPECTED}")
         record.setdefault("expect", expect)
         if record["expect"] not in ("pass", "fail"):
             raise UsageError(f"{where}: field 'expect' must be \"pass\" or \"fail\"")
@@ -217,10 +217,8 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
             unprinted = unprinted_numbers(result, tasks[record["id"]].query) if record["expect"] == "pass" and result.passed else []
             if unprinted:
                 print(f"note  {record['id']}: {record['source']} [{record['kind']}] states {', '.join(unprinted)}, which none of its cells printed")
-            with open(results_path, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps({"id": record["id"], "replay": record["source"], "kind": record["kind"], "expect": record["expect"],
-                                         "got": "pass" if result.passed else "fail", "reason": result.reason,
-                                         "unprinted_numbers": unprinted}, ensure_ascii=False) + "\n")
+            append_line(results_path, {"id": record["id"], "replay": record["source"], "kind": record["kind"], "expect": record["expect"],
+                                       "got": "pass" if result.passed else "fail", "reason": result.reason, "unprinted_numbers": unprinted})
     finally:
         if not keep:
             shutil.rmtree(run_dir, ignore_errors=True)
