@@ -139,14 +139,12 @@ class LlamaModel:
         self.llama_cpp_version = llama_cpp.llama_cpp.llama_version().decode()
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
         self.grammar = grammar  # GBNF (rule "root") every reply is held to: the judge's verdict format; None for a run
-        layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
-        if self.offload and n_gpu_layers != 0:
-            self.device = gpu_device_text(load_log, n_gpu_layers, layers) + self.gpu_note
-        elif self.offload:
-            self.device = "CPU (--n-gpu-layers 0)" + self.gpu_note
-        else:
-            self.device = f"CPU ({why_no_gpu()})"
         self.kv_on_gpu = self.offload and n_gpu_layers != 0
+        if self.kv_on_gpu:
+            layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
+            self.device = gpu_device_text(load_log, n_gpu_layers, layers) + self.gpu_note
+        else:
+            self.device = "CPU (--n-gpu-layers 0)" + self.gpu_note if self.offload else f"CPU ({why_no_gpu()})"
         self.ctx = None
         self.slots: list[Sequence] = []
         self.slot_of: dict[object, Sequence] = {}   # attempt session -> its sequence
@@ -244,8 +242,7 @@ class LlamaModel:
         """The owner's sequence (an attempt's session). One without takes a free one, else the one idle longest (whose
         owner, on its next turn, takes another and evaluates its prompt afresh); the lock is held."""
         while owner not in self.slot_of:
-            owned = set(map(id, self.slot_of.values()))
-            free = [sequence for sequence in self.slots if id(sequence) not in owned]
+            free = [sequence for sequence in self.slots if sequence not in self.slot_of.values()]  # Sequences compare by identity
             idle = sorted((sequence for sequence in self.slots if sequence.request is None), key=lambda sequence: sequence.used)
             if free or idle:
                 sequence = (free or idle)[0]
@@ -626,12 +623,7 @@ class CompletionCapture:
 
 def common_length(held: list[int], new: list[int]) -> int:
     """How many tokens two token lists have in common from the start."""
-    common = 0
-    for a, b in zip(held, new):
-        if a != b:
-            break
-        common += 1
-    return common
+    return len(os.path.commonprefix([held, new]))
 
 
 def pieces(start: int, stop: int, ends: list[int], size: int) -> list[int]:
@@ -677,6 +669,9 @@ def parallel_plan(wanted: int | None, attempts: int, kv_per_sequence: int, on_gp
     return slots, f"--parallel {wanted}{f', {attempts} attempt(s) to run' if attempts < wanted else ''}; {where}"
 
 
+BUDGET_VARIABLE = "PYBENCH_GPU_MEMORY_GIB"  # at most this much GPU memory is counted as free (a shared or smaller GPU)
+
+
 def ram_free_bytes() -> int:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemAvailable:"):
@@ -687,10 +682,11 @@ def ram_free_bytes() -> int:
 def gpu_free_bytes() -> int:
     """Free memory of the GPUs llama.cpp sees, through ggml's device API (0 if there is none), at most the budget
     PYBENCH_GPU_MEMORY_GIB where it is set (a GPU shared with other work, or a smaller GPU to plan for)."""
+    value = os.environ.get(BUDGET_VARIABLE)
     try:
-        budget = memory_budget()
-    except ValueError as error:
-        raise ModelError(str(error)) from None
+        budget = int(float(value) * 2**30) if value else None
+    except ValueError:
+        raise ModelError(f"{BUDGET_VARIABLE}={value!r} is not a number of GiB") from None
     free = sum(device.free for device in gpus())
     return free if budget is None else min(free, budget)
 
@@ -778,20 +774,6 @@ def devices() -> list[Device]:
 
 def gpus() -> list[Device]:
     return [device for device in devices() if device.kind in ("gpu", "igpu")]
-
-
-BUDGET_VARIABLE = "PYBENCH_GPU_MEMORY_GIB"  # at most this much GPU memory is counted as free (a shared or smaller GPU)
-
-
-def memory_budget() -> int | None:
-    """PYBENCH_GPU_MEMORY_GIB in bytes, or None when unset."""
-    value = os.environ.get(BUDGET_VARIABLE)
-    if not value:
-        return None
-    try:
-        return int(float(value) * 2**30)
-    except ValueError:
-        raise ValueError(f"{BUDGET_VARIABLE}={value!r} is not a number of GiB") from None
 
 
 def why_no_gpu() -> str:
