@@ -82,8 +82,7 @@ def cpu_features() -> list[str]:
     """This CPU's instruction-set extensions, from /proc/cpuinfo (x86 flags, ARM features)."""
     text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
     line = re.search(r"^(flags|Features)\s*:(.*)$", text, re.MULTILINE)
-    words = set(line.group(2).split()) if line else set()
-    return sorted(word for word in words if line.group(1) == "Features" or ISA_FLAGS.fullmatch(word)) if line else []
+    return sorted(word for word in set(line.group(2).split()) if line.group(1) == "Features" or ISA_FLAGS.fullmatch(word)) if line else []
 
 
 def native_build(cmake_args: str) -> bool:
@@ -218,13 +217,18 @@ def pack(options: argparse.Namespace) -> Path:
     return final
 
 
+def installed_metadata(harness: Path, name: str) -> str:
+    """A file of the .dist-info of llama-cpp-python as the harness venv has it installed ("" where there is none)."""
+    return subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; "
+                           f"sys.stdout.write(m.distribution('llama-cpp-python').read_text({name!r}) or '')"],
+                          capture_output=True, text=True).stdout
+
+
 def installed_wheel_file(harness: Path) -> Path | None:
     """The wheel file the harness's llama-cpp-python was installed from, when pip installed it from a file (setup --gpu)."""
     import urllib.parse
 
-    record = subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; "
-                             "sys.stdout.write(m.distribution('llama-cpp-python').read_text('direct_url.json') or '')"],
-                            capture_output=True, text=True).stdout
+    record = installed_metadata(harness, "direct_url.json")
     url = json.loads(record).get("url", "") if record.strip() else ""
     path = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)) if url.startswith("file://") else None
     return path if path and path.suffix == ".whl" and path.is_file() else None
@@ -234,13 +238,12 @@ def same_as_installed(wheel: Path, harness: Path) -> bool:
     """Whether the wheel's compiled libraries are byte for byte those of llama-cpp-python installed in the harness venv."""
     import zipfile
 
-    record = subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; d = m.distribution('llama-cpp-python'); "
-                             "sys.stdout.write(d.read_text('RECORD') or '')"], capture_output=True, text=True).stdout
-    installed = {line.split(",")[0]: line.split(",")[1] for line in record.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
+    def libraries(record: str) -> dict[str, str]:  # a RECORD's lines of compiled libraries: path -> hash
+        return {line.split(",")[0]: line.split(",")[1] for line in record.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
+
     with zipfile.ZipFile(wheel) as archive:
-        built = archive.read(next(name for name in archive.namelist() if name.endswith(".dist-info/RECORD"))).decode()
-    packed = {line.split(",")[0]: line.split(",")[1] for line in built.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
-    return bool(packed) and packed == installed
+        packed = libraries(archive.read(next(name for name in archive.namelist() if name.endswith(".dist-info/RECORD"))).decode())
+    return bool(packed) and packed == libraries(installed_metadata(harness, "RECORD"))
 
 
 def merge_wheels(scratch: Path, wheels: Path) -> list[str]:
@@ -332,8 +335,8 @@ def copy_user_files(source: Path, folder: Path) -> str:
     if source.is_file():
         folder.mkdir(exist_ok=True)
         shutil.copy2(source, folder / source.name)
-        return source.name
-    shutil.copytree(source, folder, ignore=shutil.ignore_patterns(".git"))
+    else:
+        shutil.copytree(source, folder, ignore=shutil.ignore_patterns(".git"))
     return source.name
 
 

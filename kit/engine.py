@@ -269,9 +269,8 @@ class LlamaModel:
         prompt = list(settings["prompt"])
         if len(prompt) >= self.n_ctx:
             return Reply(None, stop=f"context window full (Requested tokens ({len(prompt)}) exceed context window of {self.n_ctx})")
-        wanted = settings.get("max_tokens") or self.n_ctx - len(prompt)
         stop = settings.get("stop") or []
-        return Request(prompt, settings, max_tokens=wanted if wanted + len(prompt) < self.n_ctx else self.n_ctx - len(prompt),
+        return Request(prompt, settings, max_tokens=min(settings.get("max_tokens") or self.n_ctx, self.n_ctx - len(prompt)),
                        stops=[text.encode() for text in ([stop] if isinstance(stop, str) else stop)],
                        ends=self.prefix_ends(messages, prompt, seed))
 

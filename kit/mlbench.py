@@ -593,14 +593,6 @@ def openhands_instruction(task: MLBenchTask, folder: str) -> str:
 AGENT_BLOCK = re.compile(r"```(python|py|python3|bash|sh|shell)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 
 
-def agent_block(reply: str) -> tuple[str, str] | None:
-    """(language, code) of the reply's first python or bash block, or None."""
-    match = AGENT_BLOCK.search(reply)
-    if not match:
-        return None
-    return ("python" if match.group(1).lower().startswith("py") else "bash"), match.group(2)
-
-
 @dataclass
 class AgentConversation(Conversation):
     """ML-Bench's agent mode on the kit's agent loop: a reply's first python or bash block runs (python in the jail's
@@ -614,8 +606,9 @@ class AgentConversation(Conversation):
         return list(self.opening_messages)
 
     def code_in(self, reply: str) -> str | None:
-        block = agent_block(reply)
-        return None if block is None else block[1] if block[0] == "python" else f"{BASH_CELL}{block[1]}"
+        """The reply's first python or bash block (a bash one marked BASH_CELL), or None."""
+        block = AGENT_BLOCK.search(reply)
+        return None if block is None else block[2] if block[1].lower().startswith("py") else f"{BASH_CELL}{block[2]}"
 
     def go_on(self, reply: str) -> str | None:
         return OPENHANDS_GO_ON if self.openhands and OPENHANDS_FINISH not in reply else None
@@ -725,9 +718,8 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
 def figures(attempts: list[list[Result]], key) -> list[float | None]:
     """For tasks given as lists of their attempts: ML-Bench's pass@1/2/5 (any of the first k samples passes) and the
     unbiased pass@1/2/5 (1 - C(n-c, k)/C(n, k), over the tasks with at least k samples), in %."""
-    row = []
-    for k in PASS_AT:
-        row.append(100 * sum(any(key(r) for r in task if r.sample < k) for task in attempts) / len(attempts) if attempts else None)
+    row = [100 * sum(any(key(r) for r in task if r.sample < k) for task in attempts) / len(attempts) if attempts else None
+           for k in PASS_AT]
     for k in PASS_AT:
         scored = [pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]
         row.append(100 * sum(scored) / len(scored) if scored else None)
