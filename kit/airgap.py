@@ -64,11 +64,10 @@ def cache_key(for_tests: bool) -> str:
 
 
 def platform_facts() -> dict:
-    release = {}
-    if Path("/etc/os-release").is_file():
-        for line in Path("/etc/os-release").read_text().splitlines():
-            key, _, value = line.partition("=")
-            release[key] = value.strip('"')
+    try:
+        release = platform.freedesktop_os_release()
+    except OSError:
+        release = {}
     return {"os": f"{release.get('ID', platform.system().lower())} {release.get('VERSION_ID', platform.release())}",
             "os_name": release.get("PRETTY_NAME", platform.platform()), "machine": platform.machine(),
             "libc": " ".join(platform.libc_ver())}
@@ -82,7 +81,8 @@ def cpu_features() -> list[str]:
     """This CPU's instruction-set extensions, from /proc/cpuinfo (x86 flags, ARM features)."""
     text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
     line = re.search(r"^(flags|Features)\s*:(.*)$", text, re.MULTILINE)
-    return sorted(word for word in set(line.group(2).split()) if line.group(1) == "Features" or ISA_FLAGS.fullmatch(word)) if line else []
+    words = set(line.group(2).split()) if line else set()
+    return sorted(word for word in words if line.group(1) == "Features" or ISA_FLAGS.fullmatch(word))
 
 
 def native_build(cmake_args: str) -> bool:

@@ -242,7 +242,7 @@ class LlamaModel:
         """The owner's sequence (an attempt's session). One without takes a free one, else the one idle longest (whose
         owner, on its next turn, takes another and evaluates its prompt afresh); the lock is held."""
         while owner not in self.slot_of:
-            free = [sequence for sequence in self.slots if sequence not in self.slot_of.values()]  # Sequences compare by identity
+            free = [sequence for sequence in self.slots if sequence not in self.slot_of.values()]  # by identity
             idle = sorted((sequence for sequence in self.slots if sequence.request is None), key=lambda sequence: sequence.used)
             if free or idle:
                 sequence = (free or idle)[0]

@@ -255,7 +255,8 @@ class Setup:
 
     def prompt(self, task: MLBenchTask) -> str:
         context = {"oracle": lambda: [task.record["oracle"]], "instruction": list,
-                   "bm25": lambda: [bm25_passage(self.repos / task.repo, task.query)], "readme": lambda: [readme_of(self.repos / task.repo)]}
+                   "bm25": lambda: [bm25_passage(self.repos / task.repo, task.query)],
+                   "readme": lambda: [readme_of(self.repos / task.repo)]}
         return self.templates[self.setting].format(task.query, *context[self.setting]())
 
     def path_first(self, repo: str) -> str:
@@ -306,18 +307,18 @@ class OutputReplay(ReplayModel):
 
     def __init__(self, path: Path, task_ids: set[str]):
         self.answers: dict[str, list[str]] = {}
-        self.unknown = 0
+        unknown = 0
         for where, record in jsonl_records(path):
             if not (isinstance(record, dict) and isinstance(record.get("github_id"), int) and isinstance(record.get("id"), int)
                     and isinstance(record.get("output"), list) and all(isinstance(text, str) for text in record["output"])):
                 raise UsageError(f"{where}: expected ML-Bench's output format {{\"github_id\": N, \"id\": M, \"output\": [\"...\", ...]}}")
             task_id = f"{record['github_id']}-{record['id']}"
             if task_id not in task_ids:
-                self.unknown += 1
+                unknown += 1
             else:
                 self.answers.setdefault(task_id, record["output"])
-        if self.unknown:
-            print(f"note: {self.unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
+        if unknown:
+            print(f"note: {unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
                   file=sys.stderr)
         self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
         self.replies, self.generated, self.stopped, self.choice = {}, 0, "", ""
