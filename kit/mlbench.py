@@ -331,9 +331,7 @@ class OutputReplay(ReplayModel):
 def replay_model(path: Path, task_ids: set[str], setup: "Setup") -> ReplayModel:
     """ML-Bench's output format (kept as the setup's output_replay), or pybench's own replay format ({"id", "replies"}:
     played as the model's replies)."""
-    if not path.is_file():
-        raise UsageError(f"--replay: {path} does not exist")
-    record = first_record(path)
+    record = first_record(path)  # None where there is no file: ReplayModel says so
     if isinstance(record, dict) and "github_id" in record and "output" in record:
         setup.output_replay = OutputReplay(path, task_ids)
         return setup.output_replay
@@ -427,17 +425,17 @@ def outcome_of(cell: CellResult) -> str:
 def traced_run(name: str, binds: list, limits: JailLimits, seconds: int, setup: Setup, log_dir: Path,
                **call) -> tuple[str, dict | None, str]:
     """A traced jailed.run_bash in a jail of its own, for `seconds`: (outcome, what the tracing wrappers saw of the
-    task's runs: jailed.task_runs, what it printed)."""
+    task's runs: jailed.task_runs, the last 4000 characters it printed)."""
     jail = Jail(name, binds, repository_limits(limits, seconds, setup.tmp_mib), log_dir)
     try:
         cell = jail.call("run_bash", seconds=seconds, **call)
     finally:
         jail.kill()
-    outcome = outcome_of(cell)
+    outcome, runs = outcome_of(cell), None
     if cell.error_type == "Outcome" and outcome.startswith("{"):
         traced = json.loads(outcome)
-        return traced["outcome"], traced["task"], cell.output
-    return outcome, None, cell.output
+        outcome, runs = traced["outcome"], traced["task"]
+    return outcome, runs, cell.output[-4000:]
 
 
 def honest_verdict(outcome: str, runs: dict | None, what: str) -> tuple[bool, str]:
@@ -649,7 +647,7 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
                                            trace_values=[str(value) for value in task.arguments.values()])
     else:
         outcome, runs, output = "no run.sh", None, ""
-    return run, outcome, runs, output[-4000:]
+    return run, outcome, runs, output
 
 
 # --- one attempt: asked (or replayed), checked statically, executed where asked; one results line ---------------
@@ -700,7 +698,7 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
         if setup.execute and static:
             outcome, runs, run_output = execute(task, answer, setup, work, limits, log_dir, name)
             passed, ours_reason = honest_verdict(outcome, runs, "executed")
-            facts |= {"outcome": outcome, "task_runs": runs, "run_output": run_output[-4000:]}
+            facts |= {"outcome": outcome, "task_runs": runs, "run_output": run_output}
         if setup.shared:  # ML-Bench's evaluator drops a record of other than 5 samples before it runs anything
             kept = facts.get("samples_in_file", SAMPLES) == SAMPLES
             facts["mlbench_outcome"] = theirs = setup.shared.turn(task, sample, answer if static and kept else None)
