@@ -141,7 +141,8 @@ def pack(options: argparse.Namespace) -> Path:
     def progress(what: str, paths: list[Path], note: str = "") -> None:
         """Step done: its files and the time since the previous step."""
         nonlocal step, started
-        step, size = step + 1, sum(path.stat().st_size for path in paths)
+        step += 1
+        size = sum(path.stat().st_size for path in paths)
         print(f"[{step}/{len(steps)}] {what}: {len(paths)} file(s), {size / 2**20:.1f} MiB, {time.monotonic() - started:.0f} s"
               + (f"; {note}" if note else ""), flush=True)
         started = time.monotonic()

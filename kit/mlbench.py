@@ -484,8 +484,8 @@ class SharedPass:
     <run>/mlbench-tree/repos/<name>, shared by every sample, with one jail over it for the whole run; samples run one at
     a time in ML-Bench's order (the records as its evaluator meets them: the replay file's order, else the split's;
     samples 1 to 5 of a record in turn: the attempts are queued so, each waiting for the ones before it). A sample sees
-    what earlier ones left
-    (files, temp.py, processes that outlived their timeout). A resumed run goes on over the tree as it was left."""
+    what earlier ones left (files, temp.py, processes that outlived their timeout). A resumed run goes on over the tree
+    as it was left."""
 
     def __init__(self, setup: Setup, run_dir: Path, limits: JailLimits, todo: list):
         self.order = [(task.id, sample) for task, sample in todo]  # in ML-Bench's order: tasks_to_run put the tasks so
