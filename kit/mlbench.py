@@ -24,6 +24,7 @@ import shutil
 import sys
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,27 +143,18 @@ def load_split(path: Path) -> list[MLBenchTask]:
 
 # --- the static checks, as ML-LLM-Bench's utils/exec.py makes them ----------------------------------------------
 
-def arguments_present(answer: str, arguments: dict) -> bool:
-    """Every argument's value, as str() writes it, occurs in the answer, ignoring case."""
-    answer = answer.lower()
-    return all(str(value).lower() in answer for value in arguments.values())
-
-
 def is_script_call(answer: str) -> bool:
     """ML-Bench's test for a command line: '.sh ' or '.py ' (with the space) anywhere in the answer."""
     return ".sh " in answer or ".py " in answer
 
 
-def type_matches(answer: str, kind: str) -> bool:
-    return is_script_call(answer) if kind == "Bash Script" else not is_script_call(answer)
-
-
 def static_verdict(answer: str, arguments: dict, kind: str) -> tuple[bool, str]:
-    """(passed, reason), the arguments first, as ML-Bench checks them."""
-    if not arguments_present(answer, arguments):
-        missing = [str(value) for value in arguments.values() if str(value).lower() not in answer.lower()]
+    """(passed, reason) as ML-Bench checks: every argument's value, as str() writes it, occurs in the answer (ignoring
+    case); then a Bash Script answer is a script call and a Python Code answer is not."""
+    missing = [str(value) for value in arguments.values() if str(value).lower() not in answer.lower()]
+    if missing:
         return False, f"arguments missing from the answer: {', '.join(map(repr, missing))}"
-    if not type_matches(answer, kind):
+    if is_script_call(answer) != (kind == "Bash Script"):
         return False, ("a Bash Script answer must call a .sh or .py file ('.sh ' or '.py ')" if kind == "Bash Script" else
                        "a Python Code answer must not call a .sh or .py file (it holds '.sh ' or '.py ')")
     return True, ""
@@ -186,19 +178,14 @@ def extract_answer(reply: str) -> str:
 
 TEMPLATE_NAMES = {"readme": "TASK1_PROMPT", "bm25": "TASK2_PROMPT", "oracle": "TASK3_PROMPT", "instruction": "TASK4_PROMPT"}
 TEMPLATE_FILES = ("scripts/api/litellm_api.py", "scripts/api/azure_openai.py", "scripts/openai/call_openai.py")
+ASK = ("You are a machine-learning engineer working in a GitHub repository. Write the command or script that does this "
+       "task:\n{}\n\n")
+ANSWER_FORMAT = "Answer with one fenced code block (```bash for a command line, ```python for a script) and nothing else."
 OUR_TEMPLATES = {  # our wording: the instruction, then the setting's part of the README; one {} per part
-    "oracle": "You are a machine-learning engineer working in a GitHub repository. Write the command or script that does "
-              "this task:\n{}\n\nThis part of the repository's README shows how its code is run; you may use it directly:\n{}\n\n"
-              "Answer with one fenced code block (```bash for a command line, ```python for a script) and nothing else.",
-    "instruction": "You are a machine-learning engineer working in a GitHub repository. Write the command or script that "
-                   "does this task:\n{}\n\nAnswer with one fenced code block (```bash for a command line, ```python for a "
-                   "script) and nothing else.",
-    "bm25": "You are a machine-learning engineer working in a GitHub repository. Write the command or script that does this "
-            "task:\n{}\n\nThe passage of the repository's README that matches the task best:\n{}\n\nAnswer with one fenced "
-            "code block (```bash for a command line, ```python for a script) and nothing else.",
-    "readme": "You are a machine-learning engineer working in a GitHub repository. Write the command or script that does "
-              "this task:\n{}\n\nThe repository's README:\n{}\n\nAnswer with one fenced code block (```bash for a command "
-              "line, ```python for a script) and nothing else.",
+    "oracle": ASK + "This part of the repository's README shows how its code is run; you may use it directly:\n{}\n\n" + ANSWER_FORMAT,
+    "instruction": ASK + ANSWER_FORMAT,
+    "bm25": ASK + "The passage of the repository's README that matches the task best:\n{}\n\n" + ANSWER_FORMAT,
+    "readme": ASK + "The repository's README:\n{}\n\n" + ANSWER_FORMAT,
 }
 
 
@@ -267,15 +254,15 @@ class Setup:
     openhands: bool = False                       # --as-openhands: the agent is asked and answered as OpenHands does
 
     def prompt(self, task: MLBenchTask) -> str:
-        if self.setting == "oracle":
-            parts = (task.query, task.record["oracle"])
-        elif self.setting == "instruction":
-            parts = (task.query,)
-        elif self.setting == "bm25":
-            parts = (task.query, bm25_passage(self.repos / task.repo, task.query))
-        else:
-            parts = (task.query, readme_of(self.repos / task.repo))
-        return self.templates[self.setting].format(*parts)
+        context = {"oracle": lambda: [task.record["oracle"]], "instruction": list,
+                   "bm25": lambda: [bm25_passage(self.repos / task.repo, task.query)],
+                   "readme": lambda: [readme_of(self.repos / task.repo)]}
+        return self.templates[self.setting].format(task.query, *context[self.setting]())
+
+    def path_first(self, repo: str) -> str:
+        """The folder of the interpreter named for this repository, put first on PATH in its jails ("" for none)."""
+        python = self.pythons.get(repo)
+        return str(python.parent) if python else ""
 
 
 def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
@@ -320,18 +307,18 @@ class OutputReplay(ReplayModel):
 
     def __init__(self, path: Path, task_ids: set[str]):
         self.answers: dict[str, list[str]] = {}
-        self.unknown = 0
+        unknown = 0
         for where, record in jsonl_records(path):
             if not (isinstance(record, dict) and isinstance(record.get("github_id"), int) and isinstance(record.get("id"), int)
                     and isinstance(record.get("output"), list) and all(isinstance(text, str) for text in record["output"])):
                 raise UsageError(f"{where}: expected ML-Bench's output format {{\"github_id\": N, \"id\": M, \"output\": [\"...\", ...]}}")
             task_id = f"{record['github_id']}-{record['id']}"
             if task_id not in task_ids:
-                self.unknown += 1
+                unknown += 1
             else:
                 self.answers.setdefault(task_id, record["output"])
-        if self.unknown:
-            print(f"note: {self.unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
+        if unknown:
+            print(f"note: {unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
                   file=sys.stderr)
         self.name, self.device, self.offload, self.llama_cpp_version, self.n_ctx = f"replay:{path.name}", "none (replay)", False, None, None
         self.replies, self.generated, self.stopped, self.choice = {}, 0, "", ""
@@ -344,9 +331,7 @@ class OutputReplay(ReplayModel):
 def replay_model(path: Path, task_ids: set[str], setup: "Setup") -> ReplayModel:
     """ML-Bench's output format (kept as the setup's output_replay), or pybench's own replay format ({"id", "replies"}:
     played as the model's replies)."""
-    if not path.is_file():
-        raise UsageError(f"--replay: {path} does not exist")
-    record = first_record(path)
+    record = first_record(path)  # None where there is no file: ReplayModel says so
     if isinstance(record, dict) and "github_id" in record and "output" in record:
         setup.output_replay = OutputReplay(path, task_ids)
         return setup.output_replay
@@ -406,16 +391,12 @@ def copy_for_jail(source: Path, target: Path) -> Path:
     return target
 
 
-def private_copy(task: MLBenchTask, repos: Path, work: Path) -> Path:
-    """A fresh copy of the task folder for one attempt (copy_for_jail)."""
+def private_tree(task: MLBenchTask, setup: Setup, work: Path) -> tuple[list[tuple[str, str, bool]], str]:
+    """A fresh copy of the task folder for one attempt (copy_for_jail) at work, and (the jail's binds: the checkout
+    read-only at /repo/<name>, the copy writable over its task folder, environment_binds; the task folder there)."""
     if work.exists() or work.is_symlink():  # left by an attempt that was killed: the agent's tree, removed without recursion
         remove_tree(work)
-    return copy_for_jail(repos / task.repo / task.folder, work)
-
-
-def repo_binds(task: MLBenchTask, setup: Setup, work: Path) -> tuple[list[tuple[str, str, bool]], str]:
-    """The checkout read-only at /repo/<name>, the private copy writable over its task folder, and the interpreter
-    the user named for this repository (its environment and the Python it was made from), read-only."""
+    copy_for_jail(setup.repos / task.repo / task.folder, work)
     inside = f"{REPO_ROOT}/{task.repo}"
     folder = f"{inside}/{task.folder}" if task.folder else inside
     binds = [(str(setup.repos / task.repo), inside, False), (str(work), folder, True)]
@@ -441,20 +422,20 @@ def outcome_of(cell: CellResult) -> str:
     return f"not run: {cell.error_type}: {cell.error_message}".strip()
 
 
-def traced_outcome(cell: CellResult) -> tuple[str, dict | None]:
-    """(outcome, what the tracing wrappers saw of the task's runs: jailed.task_runs) of a traced jailed.run_bash."""
-    outcome = outcome_of(cell)
+def traced_run(name: str, binds: list, limits: JailLimits, seconds: int, setup: Setup, log_dir: Path,
+               **call) -> tuple[str, dict | None, str]:
+    """A traced jailed.run_bash in a jail of its own, for `seconds`: (outcome, what the tracing wrappers saw of the
+    task's runs: jailed.task_runs, the last 4000 characters it printed)."""
+    jail = Jail(name, binds, repository_limits(limits, seconds, setup.tmp_mib), log_dir)
+    try:
+        cell = jail.call("run_bash", seconds=seconds, **call)
+    finally:
+        jail.kill()
+    outcome, runs = outcome_of(cell), None
     if cell.error_type == "Outcome" and outcome.startswith("{"):
         traced = json.loads(outcome)
-        return traced["outcome"], traced["task"]
-    return outcome, None
-
-
-def task_values(task: MLBenchTask, answer_is_code: bool) -> list[str]:
-    """What a run of the task's own command must hold in its arguments: the record's argument values (as ML-Bench's
-    static check finds them in an answer), or, for a Python Code answer that the kit writes to temp.py, `temp.py` (the
-    values were found in that file's text)."""
-    return ["temp.py"] if answer_is_code else [str(value) for value in task.arguments.values()]
+        outcome, runs = traced["outcome"], traced["task"]
+    return outcome, runs, cell.output[-4000:]
 
 
 def honest_verdict(outcome: str, runs: dict | None, what: str) -> tuple[bool, str]:
@@ -481,24 +462,15 @@ def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: Ja
             name: str) -> tuple[str, str, dict | None]:
     """Run one answer as ML-LLM-Bench does (an answer calling '.sh ' or '.py ' is a bash command line; any other is
     written to temp.py in the task folder and run with `python temp.py`), prefix_code first, the interpreters it
-    starts traced. (outcome, output, the task's runs: jailed.task_runs)."""
-    private_copy(task, setup.repos, work)
-    binds, folder = repo_binds(task, setup, work)
+    starts traced, each to hold the record's argument values. (outcome, the task's runs: jailed.task_runs, output)."""
+    binds, folder = private_tree(task, setup, work)
     if is_script_call(answer):
-        script = answer
+        script, values = answer, [str(value) for value in task.arguments.values()]
     else:
         (work / "temp.py").write_text(answer, encoding="utf-8")
-        script = "python temp.py"
-    python = setup.pythons.get(task.repo)
-    seconds = exec_seconds(task, answer)
-    jail = Jail(name, binds, repository_limits(limits, seconds, setup.tmp_mib), log_dir)
-    try:
-        cell = jail.call("run_bash", script=script, cwd=folder, seconds=seconds, path_first=str(python.parent) if python else "",
-                         prefix=task.record["prefix_code"], trace_values=task_values(task, script == "python temp.py"))
-    finally:
-        jail.kill()
-    return *traced_outcome(cell), cell.output
-
+        script, values = "python temp.py", ["temp.py"]  # the values were found in temp.py's text
+    return traced_run(name, binds, limits, exec_seconds(task, answer), setup, log_dir, script=script, cwd=folder,
+                      path_first=setup.path_first(task.repo), prefix=task.record["prefix_code"], trace_values=values)
 
 
 # --- ML-Bench's count for --execute: the samples as utils/exec.py runs them, in one shared tree, one at a time -----
@@ -512,8 +484,8 @@ class SharedPass:
     <run>/mlbench-tree/repos/<name>, shared by every sample, with one jail over it for the whole run; samples run one at
     a time in ML-Bench's order (the records as its evaluator meets them: the replay file's order, else the split's;
     samples 1 to 5 of a record in turn: the attempts are queued so, each waiting for the ones before it). A sample sees
-    what earlier ones left
-    (files, temp.py, processes that outlived their timeout). A resumed run goes on over the tree as it was left."""
+    what earlier ones left (files, temp.py, processes that outlived their timeout). A resumed run goes on over the tree
+    as it was left."""
 
     def __init__(self, setup: Setup, run_dir: Path, limits: JailLimits, todo: list):
         self.order = [(task.id, sample) for task, sample in todo]  # in ML-Bench's order: tasks_to_run put the tasks so
@@ -547,10 +519,9 @@ class SharedPass:
                 if self.jail is None:
                     self.jail = self.start()
                 seconds = exec_seconds(task, answer)
-                python = self.setup.pythons.get(task.repo)
                 cell = self.jail.call("run_as_mlbench", timeout=seconds + CLEANUP_SECONDS + 30, answer=answer, cwd=MLBENCH_ROOT,
                                       path=f"./repos/{task.repo}{task.record['path'][1:]}", seconds=seconds,
-                                      path_first=str(python.parent) if python else "")
+                                      path_first=self.setup.path_first(task.repo))
                 outcome = outcome_of(cell)
         finally:
             self.release(key)
@@ -621,14 +592,6 @@ def openhands_instruction(task: MLBenchTask, folder: str) -> str:
 AGENT_BLOCK = re.compile(r"```(python|py|python3|bash|sh|shell)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 
 
-def agent_block(reply: str) -> tuple[str, str] | None:
-    """(language, code) of the reply's first python or bash block, or None."""
-    match = AGENT_BLOCK.search(reply)
-    if not match:
-        return None
-    return ("python" if match.group(1).lower().startswith("py") else "bash"), match.group(2)
-
-
 @dataclass
 class AgentConversation(Conversation):
     """ML-Bench's agent mode on the kit's agent loop: a reply's first python or bash block runs (python in the jail's
@@ -642,8 +605,9 @@ class AgentConversation(Conversation):
         return list(self.opening_messages)
 
     def code_in(self, reply: str) -> str | None:
-        block = agent_block(reply)
-        return None if block is None else block[1] if block[0] == "python" else f"{BASH_CELL}{block[1]}"
+        """The reply's first python or bash block (a bash one marked BASH_CELL), or None."""
+        block = AGENT_BLOCK.search(reply)
+        return None if block is None else block[2] if block[1].lower().startswith("py") else f"{BASH_CELL}{block[2]}"
 
     def go_on(self, reply: str) -> str | None:
         return OPENHANDS_GO_ON if self.openhands and OPENHANDS_FINISH not in reply else None
@@ -664,10 +628,8 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
               name: str) -> tuple[TaskRun, str, dict | None, str]:
     """The agent's turns in one jail over its private copy; then run.sh, judged in a fresh jail: (the run, its
     outcome, the task's own script's traced runs, what run.sh printed)."""
-    private_copy(task, setup.repos, work)
-    binds, folder = repo_binds(task, setup, work)
-    python = setup.pythons.get(task.repo)
-    path_first = str(python.parent) if python else ""
+    binds, folder = private_tree(task, setup, work)
+    python, path_first = setup.pythons.get(task.repo), setup.path_first(task.repo)
     opening = ([{"role": "system", "content": OPENHANDS_PROMPT}, {"role": "user", "content": openhands_instruction(task, folder)}]
                if setup.openhands else
                [{"role": "system", "content": AGENT_PROMPT},
@@ -680,16 +642,12 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
                 environment=str(python) if python and hosts_worker(python) else "suite")
     run = converse(TaskRun(task, work, max_turns, jail, conversation), model, seed)
     if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():
-        judge = Jail(f"{name}.run", binds, repository_limits(limits, AGENT_SECONDS, setup.tmp_mib), log_dir)
-        try:
-            cell = judge.call("run_bash", timeout=AGENT_SECONDS + 60, script="/bin/bash run.sh", cwd=folder, seconds=AGENT_SECONDS,
-                              path_first=path_first, trace_values=task_values(task, False))
-        finally:
-            judge.kill()
-        (outcome, runs), output = traced_outcome(cell), cell.output
+        outcome, runs, output = traced_run(f"{name}.run", binds, limits, AGENT_SECONDS, setup, log_dir, timeout=AGENT_SECONDS + 60,
+                                           script="/bin/bash run.sh", cwd=folder, path_first=path_first,
+                                           trace_values=[str(value) for value in task.arguments.values()])
     else:
         outcome, runs, output = "no run.sh", None, ""
-    return run, outcome, runs, output[-4000:]
+    return run, outcome, runs, output
 
 
 # --- one attempt: asked (or replayed), checked statically, executed where asked; one results line ---------------
@@ -740,7 +698,7 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
         if setup.execute and static:
             outcome, runs, run_output = execute(task, answer, setup, work, limits, log_dir, name)
             passed, ours_reason = honest_verdict(outcome, runs, "executed")
-            facts |= {"outcome": outcome, "task_runs": runs, "run_output": run_output[-4000:]}
+            facts |= {"outcome": outcome, "task_runs": runs, "run_output": run_output}
         if setup.shared:  # ML-Bench's evaluator drops a record of other than 5 samples before it runs anything
             kept = facts.get("samples_in_file", SAMPLES) == SAMPLES
             facts["mlbench_outcome"] = theirs = setup.shared.turn(task, sample, answer if static and kept else None)
@@ -759,9 +717,8 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
 def figures(attempts: list[list[Result]], key) -> list[float | None]:
     """For tasks given as lists of their attempts: ML-Bench's pass@1/2/5 (any of the first k samples passes) and the
     unbiased pass@1/2/5 (1 - C(n-c, k)/C(n, k), over the tasks with at least k samples), in %."""
-    row = []
-    for k in PASS_AT:
-        row.append(100 * sum(any(key(r) for r in task if r.sample < k) for task in attempts) / len(attempts) if attempts else None)
+    row = [100 * sum(any(key(r) for r in task if r.sample < k) for task in attempts) / len(attempts) if attempts else None
+           for k in PASS_AT]
     for k in PASS_AT:
         scored = [pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]
         row.append(100 * sum(scored) / len(scored) if scored else None)
@@ -802,11 +759,8 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     if aside:
         notes.append(f"overall, honest: {aside} task(s) set aside whose reference output fails ML-Bench's own static check.")
     if executed:
-        outcomes = {}
-        for result in results:
-            outcome = result.own.get("mlbench", {}).get("outcome", "not run (static check failed)")
-            outcomes[outcome] = outcomes.get(outcome, 0) + 1
-        notes.append("Outcomes of the samples: " + ", ".join(f"{name} {count}" for name, count in sorted(outcomes.items(), key=lambda item: -item[1])))
+        outcomes = Counter(result.own.get("mlbench", {}).get("outcome", "not run (static check failed)") for result in results)
+        notes.append("Outcomes of the samples: " + ", ".join(f"{name} {count}" for name, count in outcomes.most_common()))
     return blocks, notes
 
 
