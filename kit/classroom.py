@@ -252,7 +252,7 @@ def shown_pictures(text: str, room: int) -> dict:
             data = base64.b64decode(picture, validate=True) if isinstance(picture, str) else b""
         except ValueError:
             data = b""
-        if picture_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and png_pixels(data) <= SHOWN_PIXELS and len(uris) < room:
+        if report.picture_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and png_pixels(data) <= SHOWN_PIXELS and len(uris) < room:
             uris.append(data_uri("png", data))
     return {"uris": uris, "left_out": left_out + len(pictures) - len(uris)}
 
@@ -784,7 +784,6 @@ def passed_with_errors(book: list[Graded]) -> list[str]:
 
 PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNORECASE)
 PICTURE_BYTES = 2 * 2**20  # a larger picture is not put on the page
-MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}
 
 
 def data_uri(kind: str, data: bytes):
@@ -793,11 +792,6 @@ def data_uri(kind: str, data: bytes):
     import markupsafe
 
     return markupsafe.Markup(f"data:image/{kind};base64,{base64.b64encode(data).decode()}")
-
-
-def picture_kind(data: bytes) -> str | None:
-    """png, jpeg or gif by the file's first bytes, or None."""
-    return next((kind for magic, kind in MAGIC.items() if data.startswith(magic)), None)
 
 
 def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
@@ -811,7 +805,7 @@ def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
         if ".." in Path(name).parts or path.is_symlink() or not path.is_file() or path.stat().st_size > PICTURE_BYTES:
             continue
         data = path.read_bytes()
-        kind = picture_kind(data)
+        kind = report.picture_kind(data)
         if kind:
             shown.append({"name": f"./output/{name}", "uri": data_uri(kind, data)})
     return shown

@@ -14,6 +14,7 @@ import re
 import shutil
 import stat
 import urllib.parse
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
@@ -53,6 +54,7 @@ PAPER_ROWS_SHOWN = ("GPT-4o", "Llama3-Instruct 8B")  # beside ours, unless --pap
 PAPER_TASKS = (62, 23, 48, 6, 4, 143)  # the paper's tasks per category, and in all
 TABLE3_COLUMNS = ("Chart", "Text", "Image", "Math", "Software", "Overall", "Avg turns")
 REPORT_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+PICTURE_MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}  # a WebP: RIFF, WEBP
 REPORT_IMAGE_BYTES = 5 * 2**20     # a larger output image is listed, not shown
 REPORT_FILES_LISTED = 200          # output files listed per page; the rest are counted
 REPORT_FOLDERS_OPEN = 256          # folders of an output tree waiting to be read at once; beyond, they are counted
@@ -109,16 +111,19 @@ def mcnemar(only_first: int, only_second: int) -> float:
 def read_run(run_dir: Path) -> tuple[list[Result], dict]:
     """The finished attempts of one run directory and its manifest, read without changing anything: a last line
     still being written is left out. Each attempt gets its run directory."""
-    run_dir = run_dir.resolve()
-    path = run_dir / "results.jsonl"
-    if not path.is_file():
-        raise UsageError(f"report: {run_dir} holds no results.jsonl: give run directories made by pybench.py")
-    attempts = []
-    for result in read_results(path):
+    run_dir = results_file(run_dir).parent
+    attempts = list(read_results(run_dir / "results.jsonl"))
+    for result in attempts:
         result.run_dir = run_dir
-        attempts.append(result)
     manifest_path = run_dir / "manifest.json"
     return attempts, json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+
+
+def results_file(run_dir: Path) -> Path:
+    path = run_dir.resolve() / "results.jsonl"
+    if not path.is_file():
+        raise UsageError(f"report: {path.parent} holds no results.jsonl: give run directories made by pybench.py")
+    return path
 
 
 def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
@@ -148,8 +153,7 @@ def group_runs(run_dirs: list[Path]) -> list[list[Path]]:
     """The run directories grouped into runs, in the order first given."""
     groups: dict[tuple, list[Path]] = {}
     for run_dir in run_dirs:
-        if not (run_dir / "results.jsonl").is_file():
-            raise UsageError(f"report: {run_dir.resolve()} holds no results.jsonl: give run directories made by pybench.py")
+        results_file(run_dir)
         groups.setdefault(run_key(run_dir), []).append(run_dir)
     return list(groups.values())
 
@@ -172,6 +176,10 @@ def tally(results: list[dict]) -> dict[str, tuple[str, int, int]]:
         _, n, c = counts.get(result.id, (result.category, 0, 0))
         counts[result.id] = (result.category, n + 1, c + bool(result.passed))
     return counts
+
+
+def most_samples(results: list[Result]) -> int:
+    return max((n for _, n, _ in tally(results).values()), default=1)
 
 
 def categories_of(results) -> tuple[str, ...]:
@@ -201,7 +209,7 @@ def our_rows(results: list[dict], max_turns: int, name: str = "this run", catego
     """A run's rows of Table 3 (name, figures, intervals), by categories (default: its own, categories_of): pass rate;
     with K attempts per task, pass@1, pass@K, pass^K. Overall is the last figure but one, average turns the last."""
     categories = categories or categories_of(results)
-    samples = max((n for _, n, _ in tally(results).values()), default=1)
+    samples = most_samples(results)
     if samples == 1:
         return [(name, *table3_row(results, max_turns, categories))]
     rows = [(f"{name} pass@1", *table3_row(results, max_turns, categories))]
@@ -241,17 +249,14 @@ def our_figure(value: float | None, turns: bool) -> str:
 
 def pass_at_k_lines(results: list[dict]) -> list[str]:
     """pass@k and pass^k overall for k = 1..K, when some task has more than one attempt."""
-    tasks = tally(results).values()
-    samples = max((n for _, n, _ in tasks), default=1)
+    samples = most_samples(results)
     if samples == 1:
         return []
     lines = []
     for name, score in (("pass@k", pass_at_k), ("pass^k", pass_hat_k)):
-        figures = []
-        for k in range(1, samples + 1):
-            scores = [score(n, c, k) for _, n, c in tasks if n >= k]
-            figures.append(f"k={k} {100 * sum(scores) / len(scores):.1f} ({percent_interval(bootstrap(scores))})")
-        lines.append(f"{name} (%, 95% interval): {', '.join(figures)}")
+        overall = [table3_row(results, 0, (), score, k) for k in range(1, samples + 1)]  # (figures, intervals), Overall first
+        lines.append(f"{name} (%, 95% interval): " + ", ".join(f"k={k} {figures[0]:.1f} ({percent_interval(intervals[0])})"
+                                                              for k, (figures, intervals) in enumerate(overall, 1)))
     return lines
 
 
@@ -304,33 +309,24 @@ def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs
 
 # --- report: safe text and names, for pages and notebooks ---
 
-INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # controls (tab and newline kept), DEL, C1, surrogates
+INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # controls (tab and newline kept), DEL, C1
 
 
-def visible(text) -> str:
-    """Text with its control characters, NUL, ESC, DEL and C1 codes shown as symbols or escapes, and lone surrogates
-    (invalid UTF-8 in a file name, read with surrogateescape) shown as \\xNN: nothing raw reaches a page."""
-    from markupsafe import Markup
-
-    if not isinstance(text, str) or isinstance(text, Markup):  # Markup: a macro's output, made of values already made safe
-        return text
-    return INVISIBLE.sub(lambda match: shown(match.group()), text)
+def visible(text: str) -> str:
+    """Text (already safe_text: no lone surrogate) with its control characters, NUL, ESC, DEL and C1 codes shown as
+    symbols or escapes: nothing raw reaches a page."""
+    return INVISIBLE.sub(lambda match: shown(ord(match.group())), text)
 
 
-def shown(char: str) -> str:
-    code = ord(char)
+def shown(code: int) -> str:
     if code < 0x20:
         return chr(0x2400 + code)        # ␀ ␁ … ␛ …
-    if code == 0x7F:
-        return "\u2421"                  # ␡
-    if 0xDC80 <= code <= 0xDCFF:
-        return f"\\x{code - 0xDC00:02x}"  # a byte that was not UTF-8
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return "\u2421" if code == 0x7F else f"\\x{code:02x}"  # ␡, or a C1 code
 
 
 def notebook_text(text: str) -> str:
-    """Text a notebook (UTF-8 JSON) can hold: lone surrogates as \\xNN or \\uNNNN; control characters are JSON-escaped."""
-    return re.sub("[\ud800-\udfff]", lambda match: shown(match.group()), text)
+    """Text a notebook (UTF-8 JSON) can hold: lone surrogates as \\xNN or \\uNNNN, nothing cut."""
+    return safe_text(text, len(text))
 
 
 def attempt_stem(result: dict, samples: int, prefix: str = "") -> str:
@@ -502,13 +498,16 @@ def copy_image(directory: int, name: str, destination: Path) -> bool:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             return False
         data = handle.read(REPORT_IMAGE_BYTES + 1)
-    is_image = (data.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a"))
-                or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"))
-    if len(data) > REPORT_IMAGE_BYTES or not is_image:
+    if len(data) > REPORT_IMAGE_BYTES or not (picture_kind(data) or data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
         return False
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_bytes(data)
     return True
+
+
+def picture_kind(data: bytes) -> str | None:
+    """png, jpeg or gif by the file's first bytes, or None."""
+    return next((kind for magic, kind in PICTURE_MAGIC.items() if data.startswith(magic)), None)
 
 
 def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]], pages_dir: Path, run_name: str = "") -> str:
@@ -546,13 +545,9 @@ def write_attempts(results: list[dict], out_dir: Path, samples: int, prefix: str
 def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir: Path) -> list[tuple[str, str]]:
     """Three PNGs beside report.html: pass rate per category with 95% intervals beside the paper's rows, a histogram
     of turns, and seconds and tokens per task. Returns (file name, description) pairs."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    plots = []
+    plt, plots = pyplot(), []
     table = table3([("this run", results, max_turns)], paper)
     shown = table["rows"][:1] + [row for row in table["rows"] if row["kind"] == "paper"]  # this run's first row (pass@1), the paper's
     series = [(row["name"], row["figures"][:-1], row["raw_intervals"][:-1]) for row in shown]
@@ -624,11 +619,7 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
 
 def comparison_plot(rows: list[dict], out_dir: Path) -> tuple[str, str]:
     """One plot for a comparison: each run's overall pass rate (pass@1) and each paper row's, with 95% intervals."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     shown = [row for row in rows if row["kind"] == "paper" or (row["kind"] == "ours" and not re.search(r" pass[@^]\d+$", row["name"])
                                                                   or row["name"].endswith(" pass@1"))]
     figure, axes = plt.subplots(figsize=(9, 0.45 * len(shown) + 1.4))
@@ -647,12 +638,19 @@ def comparison_plot(rows: list[dict], out_dir: Path) -> tuple[str, str]:
     return save_plot(figure, out_dir / "comparison.png", "overall pass rate of each run and of the paper's rows, with 95% intervals")
 
 
-def save_plot(figure, path: Path, description: str) -> tuple[str, str]:
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def save_plot(figure, path: Path, description: str) -> tuple[str, str]:
     figure.tight_layout()
     figure.savefig(path, dpi=100)
-    plt.close(figure)
+    pyplot().close(figure)
     return path.name, description
 
 
@@ -705,10 +703,7 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
     counts = tally(results)
     models = distinct(model_text(manifest["model"]) for manifest in manifests if manifest.get("model"))
     shards = distinct(flag.get("shard") for flag in flags)
-    endings: dict[str, int] = {}
-    for result in results:
-        ending = str(result.get("ended_by", "?")).split(" (")[0]
-        endings[ending] = endings.get(ending, 0) + 1
+    endings = Counter(str(result.get("ended_by", "?")).split(" (")[0] for result in results)
     per_category = ", ".join(f"{category} {sum(c == category for c, _, _ in counts.values())}" for category in categories_of(results))
     facts = [
         ("Model", "; ".join(models) or "unknown (no manifest.json)"),
@@ -719,7 +714,7 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
         ("Tasks", f"{len(counts)} tasks ({per_category}) × {samples} sample{'s' if samples > 1 else ''} = "
                   f"{len(results)} attempts; the paper has 143 tasks"),
         ("Settings", settings_text(manifests) or "unknown"),
-        ("Endings", " · ".join(f"{ending} {count}" for ending, count in sorted(endings.items(), key=lambda item: -item[1]))),
+        ("Endings", " · ".join(f"{ending} {count}" for ending, count in endings.most_common())),
         *prompt_tokens_fact(results, flags),
         ("Run directories", "; ".join(str(run_dir.resolve()) for run_dir in run_dirs) + (f" (shards {', '.join(shards)})" if shards else "")),
     ]
@@ -751,8 +746,7 @@ def prompt_tokens_fact(results: list[dict], flags: list[dict]) -> list[tuple[str
 
 
 def samples_of(results: list[dict], manifests: list[dict]) -> int:
-    return max(max((manifest.get("flags", {}).get("samples") or 1 for manifest in manifests), default=1),
-               max(n for _, n, _ in tally(results).values()))
+    return max(max((manifest.get("flags", {}).get("samples") or 1 for manifest in manifests), default=1), most_samples(results))
 
 
 def prepare_out_dir(out_dir: Path) -> Path:
@@ -803,18 +797,16 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     plots = report_plots(results, paper, max_turns, out_dir)
     facts, warnings = run_facts(results, manifests, run_dirs, samples)
     rows = our_rows(results, max_turns)
-    _, figures, intervals = rows[0]
-    headline = {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[-2]:.1f}%", "interval": percent_interval(intervals[-2]),
-                "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[-1]:.2f}",
-                "more": [f"{name.removeprefix('this run ')} {row[-2]:.1f}% (95% {percent_interval(bounds[-2])})" for name, row, bounds in rows[1:]]}
+    top = headline(results, samples, rows) | {
+        "more": [f"{name.removeprefix('this run ')} {row[-2]:.1f}% (95% {percent_interval(bounds[-2])})" for name, row, bounds in rows[1:]]}
     tables = tables_of(results, manifests)
     titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
     title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
     page = out_dir / "report.html"
-    write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, tables=tables,
+    write_page(page, render("overview.html", title=title, headline=top, facts=facts, warnings=warnings, tables=tables,
                             table=table3([("this run", results, max_turns)], paper), max_turns=max_turns,
                             pass_at_k=pass_at_k_lines(results), plots=plots, tasks=task_rows(results, stems),
-                            judge=judge_view([("this run", results, max_turns)], lambda _, result: href(f"tasks/{stems[result.id, result.sample]}.html"))))
+                            judge=judge_view([("this run", results, max_turns)], lambda _, result: page_of(stems, result))))
     return page
 
 
@@ -824,15 +816,30 @@ def task_rows(results: list[dict], stems: dict) -> list[dict]:
     rows = []
     for task, attempts in attempts_by_task(results).items():
         failed = next((result for result in attempts if not result.passed), None)
-        rows.append({"id": task, "category": attempts[0].category, "href": href(f"tasks/{stems[task, attempts[0].sample]}.html"),
-                     "badges": [{"href": href(f"tasks/{stems[task, result.sample]}.html"), "passed": result.passed,
-                                 "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"}
-                                for result in attempts],
+        rows.append({"id": task, "category": attempts[0].category, "href": page_of(stems, attempts[0]), "badges": badges(attempts, stems),
                      "turns": f"{sum(r.turns for r in attempts) / len(attempts):.1f}".removesuffix(".0"),
                      "seconds": f"{sum(r.get('seconds') or 0 for r in attempts) / len(attempts):.1f}",
                      "endings": ", ".join(distinct(str(result.get("ended_by", "")).split(" (")[0] for result in attempts)),
                      "reason": failed.get("reason", "") if failed else "", "short_reason": short(failed.get("reason", "")) if failed else ""})
     return rows
+
+
+def page_of(stems: dict, result: Result) -> str:
+    """The link from report.html to an attempt's page."""
+    return href(f"tasks/{stems[result.id, result.sample]}.html")
+
+
+def badges(attempts: list[Result], stems: dict) -> list[dict]:
+    """A task's attempts as links to their pages, labelled pass or fail (one attempt) or by sample (several)."""
+    return [{"href": page_of(stems, result), "passed": result.passed,
+             "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"} for result in attempts]
+
+
+def headline(results: list[Result], samples: int, rows: list[tuple[str, list, list]]) -> dict:
+    """A run's first figure (its first row's Overall, our_rows), with its interval, passes and average turns."""
+    _, figures, intervals = rows[0]
+    return {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[-2]:.1f}%", "interval": percent_interval(intervals[-2]),
+            "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[-1]:.2f}"}
 
 
 # --- report: several runs compared ---
@@ -856,8 +863,8 @@ def compare_pair(first: list[dict], second: list[dict]) -> dict:
     one, two = first_attempts(first), first_attempts(second)
     common = [task for task in one if task in two]
     figures = paired_difference([bool(one[task].passed) for task in common], [bool(two[task].passed) for task in common])
-    flips = [{"id": task, "first": bool(one[task].passed), "second": bool(two[task].passed), "first_sample": one[task].sample,
-              "second_sample": two[task].sample} for task in common if bool(one[task].passed) != bool(two[task].passed)]
+    flips = [{"id": task, "first": bool(one[task].passed), "second": bool(two[task].passed), "attempts": (one[task], two[task])}
+             for task in common if bool(one[task].passed) != bool(two[task].passed)]
     return figures | {"flips": flips, "only_in_one": len(set(one) ^ set(two))}
 
 
@@ -886,38 +893,30 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
     for number, ((results, manifests, group), name) in enumerate(zip(runs, names), 1):
         samples = samples_of(results, manifests)
         stems.append(write_attempts(results, out_dir, samples, prefix=f"r{number}_", run_name=name))
-        max_turns = run_max_turns(manifests)
-        table_runs.append((name, results, max_turns))
-        _, figures, intervals = our_rows(results, max_turns, name)[0]
+        table_runs.append((name, results, run_max_turns(manifests)))
+        rows = our_rows(results, table_runs[-1][2], name)
         facts, warnings = run_facts(results, manifests, group, samples)
-        cards.append({"name": name, "rate": f"{figures[-2]:.1f}%", "interval": percent_interval(intervals[-2]),
-                      "passed": sum(bool(r.passed) for r in results), "attempts": len(results),
-                      "label": "pass@1" if samples > 1 else "pass rate", "facts": facts, "warnings": warnings,
-                      "tables": tables_of(results, manifests)})
+        cards.append(headline(results, samples, rows) | {"name": name, "facts": facts, "warnings": warnings,
+                                                         "tables": tables_of(results, manifests)})
     pairs = []
     for number in range(1, len(runs)):
         pair = compare_pair(runs[0][0], runs[number][0])
-        pair["flips"] = [flip | {"first_href": href(f"tasks/{stems[0][flip['id'], flip['first_sample']]}.html"),
-                                 "second_href": href(f"tasks/{stems[number][flip['id'], flip['second_sample']]}.html")}
+        pair["flips"] = [flip | {"first_href": page_of(stems[0], flip["attempts"][0]), "second_href": page_of(stems[number], flip["attempts"][1])}
                          for flip in pair["flips"]]
-        pairs.append(pair | {"first": names[0], "second": names[number], "difference_text": f"{100 * pair['difference']:+.1f}",
-                             "interval_text": f"{100 * pair['low']:+.1f} to {100 * pair['high']:+.1f}", "p_text": f"{pair['mcnemar_p']:.3g}"})
+        pairs.append(pair | {"first": names[0], "second": names[number]})
     table = table3(table_runs, paper)
     plot = comparison_plot(table["rows"], out_dir)
     order = {category: number for number, category in enumerate(categories_of([result for results, _, _ in runs for result in results]))}
     every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order[item[0]], item[1]))
     by_run = [attempts_by_task(results) for results, _, _ in runs]
-    grid = [{"id": task, "category": category,
-             "cells": [[{"href": href(f"tasks/{stems[number][task, result.sample]}.html"), "passed": result.passed,
-                         "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"}
-                        for result in attempts] for number, attempts in enumerate(by_run_task.get(task, []) for by_run_task in by_run)],
-             "differs": len({tuple(bool(r.passed) for r in by_run_task.get(task, [])) for by_run_task in by_run}) > 1}
+    grid = [{"id": task, "category": category, "cells": [badges(tasks.get(task, []), stems[number]) for number, tasks in enumerate(by_run)],
+             "differs": len({tuple(bool(result.passed) for result in tasks.get(task, [])) for tasks in by_run}) > 1}
             for category, task in every]
     page = out_dir / "report.html"
     write_page(page, render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
                             table=table, plot=plot, grid=grid, paper=paper, max_turns=max(turns for _, _, turns in table_runs),
                             pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)],
-                            judge=judge_view(table_runs, lambda number, result: href(f"tasks/{stems[number][result.id, result.sample]}.html"))))
+                            judge=judge_view(table_runs, lambda number, result: page_of(stems[number], result))))
     return page
 
 
@@ -926,23 +925,15 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
 def summary_text(run_dirs: list[Path], paper_rows: list[str], tables_of) -> str:
     """What `report` prints before building the pages: Table 3 with intervals (a row per run when the directories
     are different runs), the paired comparisons, and each run's benchmark tables (tables_of: see build_report)."""
-    groups = group_runs(run_dirs)
-    runs = [(*merge_runs(group), group) for group in groups]
-    if len(runs) == 1:
-        results, manifests, _ = runs[0]
-        tables = tables_of(results, manifests)
-        judged = judge_text([("this run", results, run_max_turns(manifests))])
-        if tables.replaces_table3:
-            return "\n".join([tables.text] + ([judged] if judged else []))
-        return "\n".join([table3_text(results, run_max_turns(manifests), paper_rows)] + ([tables.text] if tables.text else [])
-                         + ([judged] if judged else []))
-    names = run_names(runs)
+    runs = [(*merge_runs(group), group) for group in group_runs(run_dirs)]
+    names = run_names(runs) if len(runs) > 1 else ["this run"]
     table_runs = [(name, results, run_max_turns(manifests)) for name, (results, manifests, _) in zip(names, runs)]
-    lines = [table3_text([], 10, paper_rows, table_runs), *comparison_text(names, [results for results, _, _ in runs])]
-    for name, (results, manifests, _) in zip(names, runs):
-        tables = tables_of(results, manifests)
-        if tables.text:
-            lines += [f"{name}:", tables.text]
+    tables = [tables_of(results, manifests) for results, manifests, _ in runs]
+    if len(runs) == 1 and tables[0].replaces_table3:
+        lines = [tables[0].text]
+    else:
+        lines = [table3_text([], 10, paper_rows, table_runs), *comparison_text(names, [results for results, _, _ in runs])]
+        lines += [line for name, table in zip(names, tables) if table.text for line in ([f"{name}:"] if len(runs) > 1 else []) + [table.text]]
     judged = judge_text(table_runs)
     return "\n".join(lines + ([judged] if judged else []))
 
@@ -966,15 +957,9 @@ def read_judgements(run_dir: Path) -> dict[tuple[str, int], dict]:
 
 def judged(results: list[Result]) -> list[tuple[Result, dict]]:
     """Each result with its judge record (from its own run directory), for those that have one with a verdict."""
-    by_run: dict[Path, dict] = {}
-    pairs = []
-    for result in results:
-        if result.run_dir not in by_run:
-            by_run[result.run_dir] = read_judgements(result.run_dir) if result.run_dir else {}
-        record = by_run[result.run_dir].get((result.id, result.sample))
-        if record and record.get("verdict") in ("pass", "fail"):
-            pairs.append((result, record))
-    return pairs
+    by_run = {run_dir: read_judgements(run_dir) for run_dir in dict.fromkeys(result.run_dir for result in results) if run_dir}
+    records = [(result, by_run.get(result.run_dir, {}).get((result.id, result.sample))) for result in results]
+    return [(result, record) for result, record in records if record and record.get("verdict") in ("pass", "fail")]
 
 
 def agreement(pairs: list[tuple[bool, bool]]) -> dict:
