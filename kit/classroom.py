@@ -814,30 +814,24 @@ def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
 def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: list[str]) -> None:
     """feedback/<student>.html: a student's own work, points and reasons (nothing of the checks, the references or
     the others); overview.html: the teacher's view of the class, with the notes (duplicates, names off the roster)."""
-    environment = report.templates()
     (run_dir / "feedback").mkdir(exist_ok=True)
     possible = sum(task.own["points"] for task in tasks)
     for row in book:
-        work = [{"task": task, "points": row.points[task.id], "overridden": row.overridden.get(task.id, ""),
-                 "submission": row.work[task.id][0] if row.work[task.id] else None,
-                 "result": row.work[task.id][1] if row.work[task.id] else None,
-                 "cells": student_cells(*row.work[task.id]) if row.work[task.id] else [],
-                 "images": output_images(run_dir, task, row.work[task.id][1]) if row.work[task.id] else []} for task in tasks]
-        page = environment.get_template("classroom_student.html").render(student=row.shown, total=row.total,
-                                                                         possible=possible, work=work, markdown=MarkdownBudget(),
-                                                                         figures_cap=SHOWN_FIGURES, png_mib=SHOWN_PNG_BYTES / 2**20)
-        (run_dir / "feedback" / f"{row.label}.html").write_text(page, encoding="utf-8", errors="backslashreplace")
+        work = [{"task": task, "points": row.points[task.id], "overridden": row.overridden.get(task.id, ""), "submission": submission,
+                 "result": result, "cells": student_cells(submission, result) if result else [],
+                 "images": output_images(run_dir, task, result) if result else []}
+                for task in tasks for submission, result in [row.work[task.id] or (None, None)]]
+        report.write_page(run_dir / "feedback" / f"{row.label}.html", report.render(
+            "classroom_student.html", student=row.shown, total=row.total, possible=possible, work=work, markdown=MarkdownBudget(),
+            figures_cap=SHOWN_FIGURES, png_mib=SHOWN_PNG_BYTES / 2**20))
     totals = Counter(row.total for row in book)
-    failed = []
-    for task in tasks:
-        reasons = Counter((row.work[task.id][1].reason if row.work[task.id] else "no submission")
-                          for row in book if not row.points[task.id])
-        failed.append({"task": task, "failed": sum(reasons.values()), "reasons": reasons.most_common(3)})
-    failed.sort(key=lambda item: -item["failed"])
-    page = environment.get_template("classroom_overview.html").render(
-        tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
-        most=max(totals.values(), default=1), failed=[item for item in failed if item["failed"]], notes=notes + passed_with_errors(book))
-    (run_dir / "overview.html").write_text(page, encoding="utf-8", errors="backslashreplace")
+    reasons = [(task, Counter(row.work[task.id][1].reason if row.work[task.id] else "no submission" for row in book if not row.points[task.id]))
+               for task in tasks]
+    failed = sorted(({"task": task, "failed": sum(counts.values()), "reasons": counts.most_common(3)} for task, counts in reasons if counts),
+                    key=lambda item: -item["failed"])
+    report.write_page(run_dir / "overview.html", report.render(
+        "classroom_overview.html", tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
+        most=max(totals.values(), default=1), failed=failed, notes=notes + passed_with_errors(book)))
 
 
 # --- the handout ---------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ harness.Tables, from the tables_of(results, manifests) that pybench.py hands it.
 Everything shown in a page goes through the templates, so every value is escaped once, by jinja2; control
 characters, NUL, ESC and lone surrogates are first made visible (␀, ␛, \\xff) by the environment's finalize.
 """
+import functools
 import json
 import math
 import os
@@ -349,6 +350,7 @@ def short(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+@functools.cache
 def templates():
     """The jinja2 environment of templates/, the one for every page the kit writes: autoescape on, every text value
     made safe (cut past TEXT_KEEP characters, invalid UTF-8 shown as escapes) and visible (control characters shown)
