@@ -523,10 +523,9 @@ def grade_options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--memory", type=float, default=4.0, help="GiB of memory per notebook (default 4)")
     parser.add_argument("--max-notebook-mib", type=float, default=NOTEBOOK_MIB, help=f"larger files are not read (default {NOTEBOOK_MIB:g})")
     options = parser.parse_args(argv)
-    for flag, value in (("--parallel", options.parallel), ("--cell-timeout", options.cell_timeout), ("--budget", options.budget),
-                        ("--memory", options.memory), ("--max-notebook-mib", options.max_notebook_mib)):
-        if value is not None and value <= 0:
-            raise UsageError(f"grade {flag} must be positive, not {value:g}")
+    for flag in ("parallel", "cell_timeout", "budget", "memory", "max_notebook_mib"):
+        if getattr(options, flag) is not None and getattr(options, flag) <= 0:
+            raise UsageError(f"grade --{flag.replace('_', '-')} must be positive, not {getattr(options, flag):g}")
     if options.out:
         check_output_folder(options.out, "grade --out")
     return options
@@ -565,9 +564,8 @@ def grade_class(argv: list[str]) -> int:
     run_dir = (options.out or ROOT / "runs" / f"class-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     if run_dir.exists() and any(run_dir.iterdir()):
         raise UsageError(f"grade --out {run_dir} is not empty: give a new folder")
-    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
-    run_dir.chmod(0o755)
-    for line in class_notes(unmatched, submissions, unrostered):
+    notes = class_notes(unmatched, submissions, unrostered)
+    for line in notes:
         print(line)
     began = time.monotonic()
     results = grade_all(submissions, options, run_dir, tasks_path, tasks, len(students))
@@ -576,7 +574,7 @@ def grade_class(argv: list[str]) -> int:
     applied = override_notes(book, overrides, overrides_path)
     for line in applied:
         print(line)
-    write_pages(run_dir, tasks, book, class_notes(unmatched, submissions, unrostered) + applied)
+    write_pages(run_dir, tasks, book, notes + applied)
     print(f"graded {len(results)} notebook(s) in {time.monotonic() - began:.0f} s; grades: {run_dir / 'grades.csv'}; "
           f"feedback: {run_dir / 'feedback'}; overview: {run_dir / 'overview.html'}")
     return 0
@@ -596,6 +594,8 @@ def class_notes(unmatched: list[str], submissions: list[Submission], unrostered:
 def grade_all(submissions: list[Submission], options: argparse.Namespace, run_dir: Path, tasks_path: Path, tasks: list[Task],
               students: int, quiet: bool = False) -> dict[str, Result]:
     """Every submission in the jail, as many at once as --parallel says, a line each as it ends: results by label."""
+    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
+    run_dir.chmod(0o755)
     limits = JailLimits(memory_gib=options.memory, cell_timeout=options.cell_timeout, notebook=True)
     by_label = {submission.label: submission for submission in submissions}
     model = NotebookModel(by_label, options.budget)
@@ -650,10 +650,8 @@ def gradebook(students: list[str], tasks: list[Task], submissions: list[Submissi
     taken: set[str] = set()
     rows = []
     for student in students:
-        work = {task.id: None for task in tasks}
-        for submission in submissions:
-            if submission.student == student:
-                work[submission.task.id] = (submission, results[submission.label])
+        work = {task.id: None for task in tasks} | {submission.task.id: (submission, results[submission.label])
+                                                    for submission in submissions if submission.student == student}
         points = {task.id: earned(task, work[task.id]) for task in tasks}
         overridden = {task.id: overrides[student_key(student), task.id] for task in tasks if (student_key(student), task.id) in overrides}
         points |= {task_id: given for task_id, (given, _) in overridden.items()}
@@ -763,17 +761,10 @@ class MarkdownBudget:
 def student_cells(submission: Submission, result: Result) -> list[dict]:
     """The student's cells as handed in, each code cell with what it printed and the figures it displayed when the
     grader ran it."""
-    printed = [text for code, text in zip(result.code or [], result.printed or []) if code is not None]
-    none = {"uris": [], "left_out": 0}
-    cells, number = [], 0
-    for kind, source in submission.cells:
-        if kind == "code" and source.strip():
-            cells.append({"kind": "code", "source": source, "output": printed[number] if number < len(printed) else None,
-                          "shown": submission.shown[number] if number < len(submission.shown) else none})
-            number += 1
-        elif kind != "code" and source.strip():
-            cells.append({"kind": kind, "source": source, "output": None})
-    return cells
+    printed = iter([text for code, text in zip(result.code or [], result.printed or []) if code is not None])
+    shown = iter(submission.shown)
+    return [{"kind": "code", "source": source, "output": next(printed, None), "shown": next(shown, {"uris": [], "left_out": 0})}
+            if kind == "code" else {"kind": kind, "source": source, "output": None} for kind, source in submission.cells if source.strip()]
 
 
 def passed_with_errors(book: list[Graded]) -> list[str]:
@@ -888,8 +879,6 @@ def self_check(argv: list[str]) -> int:
     submissions = file_submissions([notebook], task)
     read_notebooks(submissions, grading.max_notebook_mib)
     run_dir = Path(tempfile.mkdtemp(prefix="pybench-check-"))
-    run_dir.chmod(0o755)
-    (run_dir / "jails").mkdir()
     try:
         results = grade_all(submissions, grading, run_dir, tasks_path, [task], 1, quiet=True)
     finally:

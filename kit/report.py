@@ -1,11 +1,10 @@
-"""pybench's reports: Table 3 beside the paper's rows with 95% intervals, static HTML pages rendered by jinja2 from
-templates/ (autoescape on; no script), one run (or its shards) or several runs compared, and an original checkout's
-score three ways. Imported by pybench.py's `report` command and at the end of a run; it reads run directories and
-never changes them. It knows no benchmark: what a benchmark shows beside Table 3 (or in its place) comes as data,
-harness.Tables, from the tables_of(results, manifests) that pybench.py hands it.
+"""pybench's reports: Table 3 beside the paper's rows with 95% intervals, and static HTML pages (jinja2, templates/, no
+script) of one run (or its shards) or of several runs compared. It reads run directories and never changes them. It
+knows no benchmark: what a benchmark shows beside Table 3 (or in its place) comes as data, harness.Tables, from the
+tables_of(results, manifests) that pybench.py hands it.
 
-Everything shown in a page goes through the templates, so every value is escaped once, by jinja2; control
-characters, NUL, ESC and lone surrogates are first made visible (␀, ␛, \\xff) by the environment's finalize.
+Every value shown in a page is escaped once, by jinja2, after the environment's finalize has made control
+characters, NUL, ESC and lone surrogates visible (␀, ␛, \\xff).
 """
 import functools
 import json
@@ -110,8 +109,7 @@ def mcnemar(only_first: int, only_second: int) -> float:
 # --- report: reading run directories; shards of one run merge, different runs are compared ---
 
 def read_run(run_dir: Path) -> tuple[list[Result], dict]:
-    """The finished attempts of one run directory and its manifest, read without changing anything: a last line
-    still being written is left out. Each attempt gets its run directory."""
+    """The finished attempts of one run directory (each given its run_dir; a torn last line left out), its manifest."""
     run_dir = results_file(run_dir).parent
     attempts = list(read_results(run_dir / "results.jsonl"))
     for result in attempts:
@@ -230,11 +228,6 @@ def paper_row_names(names: list[str]) -> list[str]:
     return [known[name.strip().lower()] for name in names]
 
 
-def paper_intervals(name: str) -> list[tuple | None]:
-    """Wilson intervals for a paper row, taking its rates as passed shares of the paper's tasks per category."""
-    return [wilson(round(value * count / 100), count) for value, count in zip(PAPER_TABLE3[name][:6], PAPER_TASKS)] + [None]
-
-
 def passed_of_attempts(results: list[dict], categories: tuple[str, ...]) -> list[str]:
     """'passed/attempts' per category and overall ('-' for a category with none)."""
     cells = []
@@ -262,20 +255,11 @@ def pass_at_k_lines(results: list[dict]) -> list[str]:
 
 
 def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> dict:
-    """Table 3 for runs (name, results, max_turns) and the paper's chosen rows: its columns (a category each, as
-    categories_of groups all the runs' results, then Overall and Avg turns), the paper's tasks under each, and its
-    rows (table3_rows)."""
+    """Table 3 for runs (name, results, max_turns) and the paper's chosen rows: its columns (the categories of all the
+    runs' results, then Overall and Avg turns), the paper's tasks under each, and its rows, each with its kind (ours,
+    counts, paper), its figures, and its cells and 95% intervals ('lo-hi') as shown."""
     categories = categories_of([result for _, results, _ in runs for result in results])
-    pybench = categories == CATEGORIES
-    return {"columns": TABLE3_COLUMNS if pybench else (*categories, *TABLE3_COLUMNS[-2:]),
-            "paper_tasks": PAPER_TASKS if pybench else ("-",) * len(categories) + PAPER_TASKS[-1:],
-            "rows": table3_rows(runs, paper_rows, categories)}
-
-
-def table3_rows(runs: list[tuple[str, list[dict], int]], paper_rows: list[str], categories: tuple[str, ...]) -> list[dict]:
-    """Table 3's rows for runs (name, results, max_turns) and the paper's chosen rows, each with its figures shown, its
-    95% intervals shown ('lo-hi') and its kind (ours, counts, paper); a paper row has figures only for Overall and
-    Avg turns under categories not PyBench's."""
+    others = 0 if categories == CATEGORIES else len(categories)  # columns the paper has no figure for
     rows = []
     for name, results, max_turns in runs:
         for row_name, figures, intervals in our_rows(results, max_turns, name, categories):
@@ -283,18 +267,19 @@ def table3_rows(runs: list[tuple[str, list[dict], int]], paper_rows: list[str], 
                          "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
         rows.append({"name": "  passed/attempts", "kind": "counts", "cells": passed_of_attempts(results, categories) + [""],
                      "intervals": [""] * (len(categories) + 2)})
-    others = 0 if categories == CATEGORIES else len(categories)  # columns the paper has no figure for
     for name in paper_row_names(paper_rows):
-        figures = [None] * others + list(PAPER_TABLE3[name][-2:] if others else PAPER_TABLE3[name])
-        intervals = [None] * others + (paper_intervals(name)[-2:] if others else paper_intervals(name))
+        figures = list(PAPER_TABLE3[name])  # Wilson intervals, taking its rates as passed shares of its tasks per category
+        intervals = [wilson(round(value * count / 100), count) for value, count in zip(figures, PAPER_TASKS)] + [None]
+        if others:
+            figures, intervals = [None] * others + figures[-2:], [None] * others + intervals[-2:]
         rows.append({"name": f"paper: {name}", "kind": "paper", "cells": ["-" if value is None else str(value) for value in figures],
                      "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
-    return rows
+    return {"columns": (*categories, *TABLE3_COLUMNS[-2:]) if others else TABLE3_COLUMNS,
+            "paper_tasks": ("-",) * others + PAPER_TASKS[-1:] if others else PAPER_TASKS, "rows": rows}
 
 
 def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs: list[tuple[str, list[dict], int]] | None = None) -> str:
-    """Table 3's columns for a run, or for several, (pass rate %, its 95% interval beneath, average turns with a failed
-    attempt counting max_turns) and the paper's chosen rows, as printed in the terminal."""
+    """Table 3 (table3) of a run or of several runs, and the pass@k lines, as printed in the terminal."""
     rows = []
     table = table3(runs or [("this run", results, max_turns)], paper_rows)
     for row in table["rows"]:
@@ -352,9 +337,8 @@ def short(text: str, limit: int = 100) -> str:
 
 @functools.cache
 def templates():
-    """The jinja2 environment of templates/, the one for every page the kit writes: autoescape on, every text value
-    made safe (cut past TEXT_KEEP characters, invalid UTF-8 shown as escapes) and visible (control characters shown)
-    first; Markup (a macro's output, a picture's data: URI) as it is."""
+    """The jinja2 environment of every page the kit writes: autoescape on, each text value but Markup (a macro's output,
+    a data: URI) made safe_text and visible first."""
     import jinja2
 
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
@@ -377,10 +361,9 @@ def write_page(path: Path, text: str) -> None:
 # --- report: one attempt, as a page and as a notebook ---
 
 def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple[str, list[str], list[tuple[str, str | None, str, str | None]]]:
-    """The system prompt; the user messages before the first reply (the uploaded files, then the query); and per
-    assistant reply: its prose before the code that ran, that code (None for a final answer), its prose after,
-    and the interpreter's answer to the code (None if the task ended first). The code that ran is the attempt's
-    record of it (results without one are read with our own protocol's rule)."""
+    """The system prompt, the user messages before the first reply, and per reply (prose before the code that ran,
+    that code or None for a final answer, prose after, the interpreter's answer or None); without the attempt's
+    record of its code, our protocol's rule finds it."""
     first_reply = next((i for i, message in enumerate(messages) if message["role"] == "assistant"), len(messages))
     system = "\n\n".join(message["content"] for message in messages[:first_reply] if message["role"] == "system")
     asked = [message["content"] for message in messages[:first_reply] if message["role"] == "user"]
@@ -419,15 +402,13 @@ def attempt_notebook(result: dict):
             printed = "" if answer is None else (shown[number] or "") if shown else answer
             outputs = [{"output_type": "stream", "name": "stdout", "text": notebook_text(printed)}] if printed else []
             cells.append({"cell_type": "code", "execution_count": executed, "outputs": outputs, "source": code})
-    for cell in cells:
-        cell["source"] = notebook_text(cell["source"])
-    facts = {key: result.get(key) for key in ("id", "category", "sample", "seed", "passed", "reason", "turns", "ended_by")}
-    facts = {key: notebook_text(value) if isinstance(value, str) else value for key, value in facts.items()}
+    facts = {key: notebook_text(value) if isinstance(value := result.get(key), str) else value
+             for key in ("id", "category", "sample", "seed", "passed", "reason", "turns", "ended_by")}
     return nbformat.from_dict({
         "nbformat": 4, "nbformat_minor": 5,
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                      "language_info": {"name": "python"}, "pybench": facts},
-        "cells": [cell | {"id": f"cell-{number}", "metadata": {}} for number, cell in enumerate(cells)]})
+        "cells": [cell | {"source": notebook_text(cell["source"]), "id": f"cell-{number}", "metadata": {}} for number, cell in enumerate(cells)]})
 
 
 def attempt_output_dir(result: dict) -> Path | None:
@@ -440,10 +421,9 @@ def attempt_output_dir(result: dict) -> Path | None:
 
 
 def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
-    """Regular files under an attempt's output folder, walked with directory descriptors (never a path longer than one
-    name, so depth, loops and names of any bytes cannot stop it; links are never followed): at most REPORT_FILES_LISTED
-    listed, PNG/JPEG/GIF/WebP images copied beside the page; how many more files there are, and how many entries were
-    skipped as not regular files."""
+    """Regular files under an attempt's output folder, walked by directory descriptors (no link followed; depth, loops
+    and names of any bytes cannot stop it): REPORT_FILES_LISTED listed, their images copied beside the page
+    (copy_image), and how many more files and how many skipped entries (not regular files) there are."""
     listed, more, skipped, used = [], 0, 0, set()
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     pending = [(os.open(folder, flags), "")]
@@ -518,12 +498,9 @@ def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]],
     samples = [{"label": f"s{sample}", "href": href(f"{other}.html"), "passed": passed, "current": other == stem}
                for sample, other, passed in siblings] if len(siblings) > 1 or result.sample else []
     sample_text = f" · sample {result.sample} (seed {result.get('seed', '?')})" if samples else ""
-    facts = (f"{result.turns} turns · ended by {result.get('ended_by', '?')} · {result.get('cells', '?')} cells · "
-             f"{result.get('worker_restarts', 0)} worker restarts · {result.get('seconds', 0):.1f} s · "
-             f"{result.get('prompt_tokens', 0)} prompt + {result.get('completion_tokens', 0)} completion tokens")
     folder = attempt_output_dir(result)
     outputs = output_files(folder, pages_dir, stem) if folder else None
-    return render("attempt.html", result=result, stem=stem, samples=samples, sample_text=sample_text, facts=facts, run_name=run_name,
+    return render("attempt.html", result=result, stem=stem, samples=samples, sample_text=sample_text, run_name=run_name,
                   system=system, asked=asked, steps=steps, folder=folder, outputs=outputs,
                   title=f"{result.id}{sample_text}: {'passed' if result.passed else 'failed'}")
 
@@ -704,6 +681,7 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
     flags = [manifest.get("flags", {}) for manifest in manifests]
     counts = tally(results)
     models = distinct(model_text(manifest["model"]) for manifest in manifests if manifest.get("model"))
+    suites = distinct(manifest.get("suite_sha256") for manifest in manifests)
     shards = distinct(flag.get("shard") for flag in flags)
     endings = Counter(str(result.get("ended_by", "?")).split(" (")[0] for result in results)
     per_category = ", ".join(f"{category} {sum(c == category for c, _, _ in counts.values())}" for category in categories_of(results))
@@ -712,7 +690,7 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
         ("Device", "; ".join(distinct(manifest.get("device") for manifest in manifests)) or "unknown"),
         ("llama-cpp-python", ", ".join(distinct(manifest.get("llama_cpp_python") for manifest in manifests)) or "unknown"),
         ("Date", run_dates(manifests, run_dirs)),
-        ("Suite", ", ".join(f"sha256 {sha[:12]}" for sha in distinct(manifest.get("suite_sha256") for manifest in manifests)) or "unknown"),
+        ("Suite", ", ".join(f"sha256 {sha[:12]}" for sha in suites) or "unknown"),
         ("Tasks", f"{len(counts)} tasks ({per_category}) × {samples} sample{'s' if samples > 1 else ''} = "
                   f"{len(results)} attempts; the paper has 143 tasks"),
         ("Settings", settings_text(manifests) or "unknown"),
@@ -721,9 +699,9 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
         ("Run directories", "; ".join(str(run_dir.resolve()) for run_dir in run_dirs) + (f" (shards {', '.join(shards)})" if shards else "")),
     ]
     warnings = [f"These run directories differ in {what}: their attempts are merged anyway."
-                for what, values in (("model", models), ("suite", distinct(m.get("suite_sha256") for m in manifests)),
-                                     ("max_turns", distinct(flag.get("max_turns") for flag in flags))) if len(values) > 1]
-    if any(manifest.get("default_model") for manifest in manifests if manifest):
+                for what, values in (("model", models), ("suite", suites), ("max_turns", distinct(flag.get("max_turns") for flag in flags)))
+                if len(values) > 1]
+    if any(manifest.get("default_model") for manifest in manifests):
         warnings.append("This run used the embedded default model (SmolLM2-135M-Instruct), a smoke test of the kit: expect "
                         "about 0%. For a real figure run pybench.py --model FILE.gguf.")
     if not all(manifests):
@@ -751,22 +729,12 @@ def samples_of(results: list[dict], manifests: list[dict]) -> int:
     return max(max((manifest.get("flags", {}).get("samples") or 1 for manifest in manifests), default=1), most_samples(results))
 
 
-def prepare_out_dir(out_dir: Path) -> Path:
-    """The folders of a report being built (in build_report's fresh staging folder)."""
-    for folder in ("tasks", "notebooks"):
-        (out_dir / folder).mkdir(parents=True)
-    return out_dir.resolve()
-
-
 # --- report: one run (or its shards) ---
 
 def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
-    """A static report in out_dir: of one run or its shards (report.html: the run's facts, Table 3 with intervals
-    beside the paper's rows, plots, every attempt), or of several runs compared (see build_comparison); a page per
-    attempt in tasks/ and a notebook per attempt in notebooks/. It has no script and loads nothing from the network:
-    it opens from disk. tables_of(results, manifests) gives the benchmark's own tables (harness.Tables). Returns the
-    path of report.html. It is built in a folder beside out_dir and then moved into place (replacing an earlier
-    report there), so a build that fails leaves out_dir as it was and nothing beside it."""
+    """report.html in out_dir, of one run or its shards (its facts, Table 3 beside the paper's rows, plots, every
+    attempt) or of several runs compared, with a page and a notebook per attempt; tables_of(results, manifests) gives
+    the benchmark's own tables. Built beside out_dir and moved into place: a failed build leaves out_dir as it was."""
     out_dir = out_dir.resolve()
     if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").is_file():
         raise UsageError(f"report --out {out_dir} holds other files: give a new folder, or one a report was written to before")
@@ -774,6 +742,8 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     staging, earlier = (out_dir.parent / f".{out_dir.name}.{part}-{os.getpid()}" for part in ("building", "earlier"))
     shutil.rmtree(staging, ignore_errors=True)
     try:
+        for folder in ("tasks", "notebooks"):
+            (staging / folder).mkdir(parents=True)
         write_report(run_dirs, staging, paper_rows, tables_of)
         if out_dir.exists():
             out_dir.rename(earlier)
@@ -785,7 +755,7 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
 
 
 def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
-    """build_report's work, in a fresh folder out_dir."""
+    """build_report's work, in a fresh folder out_dir (absolute) that holds tasks/ and notebooks/."""
     groups = group_runs(run_dirs)
     if len(groups) > 1:
         return build_comparison(groups, out_dir, paper_rows, tables_of)
@@ -794,7 +764,6 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
         raise UsageError(f"report: no finished attempt in {', '.join(map(str, run_dirs))}")
     paper = paper_row_names(paper_rows)
     max_turns, samples = run_max_turns(manifests), samples_of(results, manifests)
-    out_dir = prepare_out_dir(out_dir)
     stems = write_attempts(results, out_dir, samples)
     plots = report_plots(results, paper, max_turns, out_dir)
     facts, warnings = run_facts(results, manifests, run_dirs, samples)
@@ -881,16 +850,14 @@ def comparison_text(names: list[str], results: list[list[dict]]) -> list[str]:
 
 
 def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
-    """report.html for several runs: each run's headline on the first screen with the paired difference against the
-    first run (interval, McNemar), Table 3 with a row per run beside the paper's rows, one plot of all of them with
-    intervals, the tasks that flip, and a grid of every task's verdict per run linking to its attempt page."""
+    """report.html for several runs: each run's headline, its paired difference from the first run, Table 3 with a row
+    per run beside the paper's rows and its plot, the tasks that flip, and every task's verdicts per run."""
     paper = paper_row_names(paper_rows)
     runs = [(*merge_runs(group), group) for group in groups]
     for results, _, group in runs:
         if not results:
             raise UsageError(f"report: no finished attempt in {', '.join(map(str, group))}")
     names = run_names(runs)
-    out_dir = prepare_out_dir(out_dir)
     stems, cards, table_runs = [], [], []
     for number, ((results, manifests, group), name) in enumerate(zip(runs, names), 1):
         samples = samples_of(results, manifests)
@@ -1001,8 +968,7 @@ def cohen_kappa(both: int, judge_only: int, check_only: int, neither: int) -> tu
 
 def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | None:
     """For runs (name, results, max_turns): Table 3's rows of the checks and of the judge over the attempts judged,
-    the agreement over all of them together, where they disagree (link(run number, result) -> its page, for the HTML),
-    and the judge models and prompts the records name; None when no attempt of these runs is judged."""
+    their agreement, where they disagree (link(run number, result): its page) and the judges named; None if none."""
     import dataclasses
 
     view = {"runs": [], "pairs": [], "disagreements": [], "judged": 0, "attempts": 0, "models": [], "prompts": []}
