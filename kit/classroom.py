@@ -49,9 +49,8 @@ class Unreadable(Exception):
 
 
 def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str, str]]:
-    """(cell type, source) per cell of a Jupyter notebook, its saved outputs ignored, a markdown cell marked as the
-    answer (ANSWER_MARK) typed "answer"; Unreadable with the reason for anything that is not a notebook Jupyter would
-    open."""
+    """(cell type, source) per cell of a Jupyter notebook (saved outputs ignored; the marked answer cell typed "answer");
+    Unreadable with the reason for anything that is not a notebook Jupyter would open."""
     try:
         size = path.stat().st_size
         if size > max_mib * 2**20:
@@ -120,19 +119,13 @@ def cell_count(book: dict) -> int:
 
 
 def notebook_answer(cells: list[tuple[str, str]]) -> str | None:
-    """The answer rule: the cell marked as the answer (the handout's, once written), wherever it sits; in a notebook
-    without one, the last non-empty markdown cell after the last code cell; None when there is none (then the answer is what the
-    last code cell printed)."""
+    """The answer rule: the marked answer cell, once written; else the last non-empty markdown cell after the last code
+    cell; else None (the answer is then what the last code cell printed)."""
     marked = [source for kind, source in cells if kind == "answer" and source.strip() not in ("", ANSWER_PLACEHOLDER)]
     if marked:
         return marked[-1]
-    answer = None
-    for kind, source in cells:
-        if kind == "code" and source.strip():
-            answer = None
-        elif kind == "markdown" and source.strip():
-            answer = source
-    return answer
+    written = [(kind, source) for kind, source in cells if kind in ("code", "markdown") and source.strip()]
+    return written[-1][1] if written and written[-1][0] == "markdown" else None
 
 
 # --- IPython's syntax, as a kernel would run it ------------------------------------------------------------------
@@ -219,7 +212,6 @@ class NotebookConversation(Conversation):
     """The protocol for a notebook: a reply is a code cell only as the grader wrote it (a final answer holding a code
     block stays an answer); it notes each cell that failed, for the student's page and the teacher's overview."""
     failed: list[str] = field(default_factory=list)
-    cells_run: int = 0
     shown: list[dict] = field(default_factory=list)  # per cell run, the figures it displayed (shown_pictures)
 
     def code_in(self, reply: str) -> str | None:
@@ -227,18 +219,16 @@ class NotebookConversation(Conversation):
         return found.group(1) if found else None
 
     def printed(self, cell) -> str:
-        self.cells_run += 1
         self.shown.append(shown_pictures(cell.shown, SHOWN_FIGURES - sum(len(each["uris"]) for each in self.shown)))
         if cell.status != "ok":
             message = (cell.error_message or "").strip().splitlines()
-            self.failed.append(f"cell {self.cells_run}: {cell.error_type or cell.status}" + (f": {message[-1][:200]}" if message else ""))
+            self.failed.append(f"cell {len(self.shown)}: {cell.error_type or cell.status}" + (f": {message[-1][:200]}" if message else ""))
         return super().printed(cell)
 
 
 def shown_pictures(text: str, room: int) -> dict:
-    """The figures a cell displayed, as its worker sent them (jailed.as_in_a_notebook), never trusted: {"uris": each
-    PNG as a data: URI for the page, at most `room` of them, "left_out": how many more it showed}; anything that is
-    not a PNG of at most SHOWN_PNG_BYTES and SHOWN_PIXELS is left out (a small file of huge size stalls a browser)."""
+    """The figures a cell displayed, as its worker sent them, never trusted: {"uris": at most `room` data: URIs, each a PNG
+    of at most SHOWN_PNG_BYTES and SHOWN_PIXELS (a huge image stalls a browser), "left_out": how many more it showed}."""
     try:
         sent = json.loads(text) if text else {}
     except ValueError:
@@ -368,9 +358,8 @@ def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission
 
 
 def file_submissions(paths: list[Path], task: Task) -> list[Submission]:
-    """A submission per file given (a class of one each): a notebook is `<student>.ipynb`; a replay file (.jsonl)
-    is one submission per line ({"replies": [...]}, an "id", if any, the task's), its agent's cells run as a
-    notebook's."""
+    """A submission per file given: a notebook is `<student>.ipynb`'s; a replay file (.jsonl) one per line (replay_cells),
+    whose "id", if any, must be the task's."""
     found = []
     for path in paths:
         if not (path.is_file() or path.is_symlink()):
@@ -542,9 +531,8 @@ def handed_in(options: argparse.Namespace, tasks: list[Task]) -> tuple[list[Subm
 
 
 def grade_class(argv: list[str]) -> int:
-    """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook of a folder (or, for one
-    task, every file given) graded against its task, a line each, then grades.csv, results.jsonl and the feedback
-    pages. 0 when every submission was graded."""
+    """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook (or, for one task, file) graded,
+    a line each, then grades.csv, results.jsonl and the pages; 0 when every submission was graded."""
     options = grade_options(argv)
     tasks_path = options.tasks.resolve()
     tasks = load_tasks(tasks_path)
@@ -720,10 +708,8 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
 
 
 def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
-    """A student's Markdown as HTML (markdown-it-py, CommonMark) with raw HTML off, so a <script> or any other tag a
-    student wrote is shown as text, and links only where markdown-it allows them (never javascript:, vbscript:,
-    file: or data: but images); the pages' policy allows no script anyway. None when rendering takes longer than
-    `seconds` (Markdown nested to make the parser crawl)."""
+    """A student's Markdown as HTML (CommonMark, raw HTML off: any tag shown as text; no javascript:, vbscript:, file: or
+    data: link but images), or None when rendering takes longer than `seconds` (Markdown nested to make it crawl)."""
     import markupsafe
     from markdown_it import MarkdownIt
 
@@ -786,9 +772,8 @@ def data_uri(kind: str, data: bytes):
 
 
 def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
-    """The pictures the task's query asks for, as the student's notebook left them in ./output/ (what its check
-    looked at), each as a data: URI for the page: only a regular file that really is a PNG, JPEG or GIF, at most
-    PICTURE_BYTES."""
+    """The pictures the task's query asks for, as the notebook left them in ./output/, each as a data: URI: only regular
+    files that really are PNG, JPEG or GIF images of at most PICTURE_BYTES."""
     folder = run_dir / result.output
     shown = []
     for name in dict.fromkeys(PICTURE.findall(task.query)):
@@ -831,9 +816,8 @@ PUBLIC = "public"  # checks/public.py: a task's public check is the function nam
 
 
 def public_suite(tasks: list[Task], tasks_path: Path, folder: Path) -> int:
-    """The students' self-checks, written under folder as a suite of its own (tasks.jsonl, files/, checks/): each
-    task whose check function has a namesake in checks/public.py, checked by it. Only public.py and the kit's check
-    library go in, never a module of the hidden checks. Returns how many tasks have a public check."""
+    """The students' self-checks as a suite under folder: each task whose check has a namesake in checks/public.py,
+    checked by it; only public.py and the kit's check library go in. Returns how many tasks have a public check."""
     checks_dir = tasks_path.parent / "checks"
     if not (checks_dir / f"{PUBLIC}.py").is_file():
         return 0

@@ -81,11 +81,8 @@ def bootstrap(per_task: list[float], draws: int = BOOTSTRAP_DRAWS, seed: int = 0
 def paired_difference(first: list[bool], second: list[bool]) -> dict:
     """second's pass rate minus first's over the same tasks, Newcombe's score interval for paired proportions (his
     method 10), and McNemar's exact test on the discordant tasks. Fractions, not percents."""
-    n = len(first)
-    both = sum(a and b for a, b in zip(first, second))
-    only_first = sum(a and not b for a, b in zip(first, second))
-    only_second = sum(b and not a for a, b in zip(first, second))
-    neither = n - both - only_first - only_second
+    n, counts = len(first), Counter(zip(map(bool, first), map(bool, second)))
+    both, only_first, only_second, neither = counts[True, True], counts[True, False], counts[False, True], counts[False, False]
     p1, p2 = (both + only_second) / max(n, 1), (both + only_first) / max(n, 1)   # second's rate, first's rate
     l1, u1 = wilson(both + only_second, n)
     l2, u2 = wilson(both + only_first, n)
@@ -209,10 +206,8 @@ def our_rows(results: list[dict], max_turns: int, name: str = "this run", catego
     with K attempts per task, pass@1, pass@K, pass^K. Overall is the last figure but one, average turns the last."""
     categories = categories or categories_of(results)
     samples = most_samples(results)
-    if samples == 1:
-        return [(name, *table3_row(results, max_turns, categories))]
-    rows = [(f"{name} pass@1", *table3_row(results, max_turns, categories))]
-    for label, score in ((f"pass@{samples}", pass_at_k), (f"pass^{samples}", pass_hat_k)):
+    rows = [(f"{name} pass@1" if samples > 1 else name, *table3_row(results, max_turns, categories))]
+    for label, score in ((f"pass@{samples}", pass_at_k), (f"pass^{samples}", pass_hat_k)) if samples > 1 else ():
         figures, intervals = table3_row(results, max_turns, categories, score, samples)
         rows.append((f"{name} {label}", figures[:-1] + [None], intervals))
     return rows
@@ -934,10 +929,8 @@ def judged(results: list[Result]) -> list[tuple[Result, dict]]:
 def agreement(pairs: list[tuple[bool, bool]]) -> dict:
     """(check passed, judge passed) per attempt: the 2x2 table, the share that agree, and Cohen's kappa with its 95%
     interval (None where kappa is undefined: both said the same of every attempt, so chance explains it all)."""
-    both = sum(check and judge for check, judge in pairs)
-    judge_only = sum(judge and not check for check, judge in pairs)
-    check_only = sum(check and not judge for check, judge in pairs)
-    neither = len(pairs) - both - judge_only - check_only
+    counts = Counter(pairs)
+    both, judge_only, check_only, neither = counts[True, True], counts[False, True], counts[True, False], counts[False, False]
     kappa = cohen_kappa(both, judge_only, check_only, neither)
     return {"attempts": len(pairs), "both": both, "judge_only": judge_only, "check_only": check_only, "neither": neither,
             "agree": (both + neither) / len(pairs) if pairs else None, "kappa": kappa[0] if kappa else None,
