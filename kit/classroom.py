@@ -49,8 +49,8 @@ class Unreadable(Exception):
 
 
 def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str, str]]:
-    """(cell type, source) per cell of a Jupyter notebook (saved outputs ignored; the marked answer cell typed "answer");
-    Unreadable with the reason for anything that is not a notebook Jupyter would open."""
+    """(cell type, source) per cell of a Jupyter notebook (saved outputs ignored; the marked answer cell typed
+    "answer"); Unreadable with the reason for anything that is not a notebook Jupyter would open."""
     try:
         size = path.stat().st_size
         if size > max_mib * 2**20:
@@ -227,8 +227,8 @@ class NotebookConversation(Conversation):
 
 
 def shown_pictures(text: str, room: int) -> dict:
-    """The figures a cell displayed, as its worker sent them, never trusted: {"uris": at most `room` data: URIs, each a PNG
-    of at most SHOWN_PNG_BYTES and SHOWN_PIXELS (a huge image stalls a browser), "left_out": how many more it showed}."""
+    """The figures a cell displayed, as its worker sent them, never trusted: {"uris": at most `room` data: URIs, each
+    a PNG of at most SHOWN_PNG_BYTES and SHOWN_PIXELS (a huge image stalls a browser), "left_out": how many more}."""
     try:
         sent = json.loads(text) if text else {}
     except ValueError:
@@ -358,8 +358,8 @@ def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission
 
 
 def file_submissions(paths: list[Path], task: Task) -> list[Submission]:
-    """A submission per file given: a notebook is `<student>.ipynb`'s; a replay file (.jsonl) one per line (replay_cells),
-    whose "id", if any, must be the task's."""
+    """A submission per file given: a notebook is `<student>.ipynb`'s; a replay file (.jsonl) one per line
+    (replay_cells), whose "id", if any, must be the task's."""
     found = []
     for path in paths:
         if not (path.is_file() or path.is_symlink()):
@@ -531,8 +531,8 @@ def handed_in(options: argparse.Namespace, tasks: list[Task]) -> tuple[list[Subm
 
 
 def grade_class(argv: list[str]) -> int:
-    """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook (or, for one task, file) graded,
-    a line each, then grades.csv, results.jsonl and the pages; 0 when every submission was graded."""
+    """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook (or, for one task, file)
+    graded, a line each, then grades.csv, results.jsonl and the pages; 0 when every submission was graded."""
     options = grade_options(argv)
     tasks_path = options.tasks.resolve()
     tasks = load_tasks(tasks_path)
@@ -708,8 +708,8 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
 
 
 def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
-    """A student's Markdown as HTML (CommonMark, raw HTML off: any tag shown as text; no javascript:, vbscript:, file: or
-    data: link but images), or None when rendering takes longer than `seconds` (Markdown nested to make it crawl)."""
+    """A student's Markdown as HTML (CommonMark, raw HTML off: any tag shown as text; no javascript:, vbscript:, file:
+    or data: link but images), or None when rendering takes longer than `seconds` (Markdown nested to make it crawl)."""
     import markupsafe
     from markdown_it import MarkdownIt
 
@@ -882,8 +882,7 @@ def starter_notebook(task: Task, tasks: int):
               "word or two in the answer cell at the end if you like." if saves else
               "Write your answer in words in the answer cell at the end (it is marked as the answer: keep it, wherever "
               "it ends up).")
-    book = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                                              "language_info": {"name": "python"}})
+    book = nbformat.v4.new_notebook(metadata=report.NOTEBOOK_METADATA)
     book.cells = [nbformat.v4.new_markdown_cell(f"**Hand in** this notebook as {name} (your name as the class list spells it)."),
                   nbformat.v4.new_markdown_cell(f"# {task.id} ({points:g} point{'s' if points != 1 else ''})\n\n"
                                                 f"{task.query}\n\nInput files:\n{files}\n\n{answer}"),

@@ -54,7 +54,7 @@ PAPER_ROWS_SHOWN = ("GPT-4o", "Llama3-Instruct 8B")  # beside ours, unless --pap
 PAPER_TASKS = (62, 23, 48, 6, 4, 143)  # the paper's tasks per category, and in all
 TABLE3_COLUMNS = ("Chart", "Text", "Image", "Math", "Software", "Overall", "Avg turns")
 REPORT_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-PICTURE_MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}  # a WebP: RIFF, WEBP
+PICTURE_MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}
 REPORT_IMAGE_BYTES = 5 * 2**20     # a larger output image is listed, not shown
 REPORT_FILES_LISTED = 200          # output files listed per page; the rest are counted
 REPORT_FOLDERS_OPEN = 256          # folders of an output tree waiting to be read at once; beyond, they are counted
@@ -243,7 +243,7 @@ def pass_at_k_lines(results: list[dict]) -> list[str]:
         return []
     lines = []
     for name, score in (("pass@k", pass_at_k), ("pass^k", pass_hat_k)):
-        overall = [table3_row(results, 0, (), score, k) for k in range(1, samples + 1)]  # (figures, intervals), Overall first
+        overall = [table3_row(results, 0, (), score, k) for k in range(1, samples + 1)]
         lines.append(f"{name} (%, 95% interval): " + ", ".join(f"k={k} {figures[0]:.1f} ({percent_interval(intervals[0])})"
                                                               for k, (figures, intervals) in enumerate(overall, 1)))
     return lines
@@ -263,7 +263,7 @@ def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> di
         rows.append({"name": "  passed/attempts", "kind": "counts", "cells": passed_of_attempts(results, categories) + [""],
                      "intervals": [""] * (len(categories) + 2)})
     for name in paper_row_names(paper_rows):
-        figures = list(PAPER_TABLE3[name])  # Wilson intervals, taking its rates as passed shares of its tasks per category
+        figures = list(PAPER_TABLE3[name])  # its intervals: Wilson's, its rates taken as shares of its tasks
         intervals = [wilson(round(value * count / 100), count) for value, count in zip(figures, PAPER_TASKS)] + [None]
         if others:
             figures, intervals = [None] * others + figures[-2:], [None] * others + intervals[-2:]
@@ -379,6 +379,10 @@ def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple
     return system, asked, steps
 
 
+NOTEBOOK_METADATA = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                     "language_info": {"name": "python"}}  # the notebooks we write: JupyterLab opens them without asking
+
+
 def attempt_notebook(result: dict):
     """The trajectory as a Jupyter notebook, as the original PyBench writes them: the query, then per reply its
     prose as markdown and its code as a code cell holding the interpreter's output. Validated once, on write."""
@@ -401,18 +405,14 @@ def attempt_notebook(result: dict):
              for key in ("id", "category", "sample", "seed", "passed", "reason", "turns", "ended_by")}
     return nbformat.from_dict({
         "nbformat": 4, "nbformat_minor": 5,
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                     "language_info": {"name": "python"}, "pybench": facts},
+        "metadata": NOTEBOOK_METADATA | {"pybench": facts},
         "cells": [cell | {"source": notebook_text(cell["source"]), "id": f"cell-{number}", "metadata": {}} for number, cell in enumerate(cells)]})
 
 
 def attempt_output_dir(result: dict) -> Path | None:
     """The attempt's output folder, if it is a real folder inside its run directory."""
-    run_dir = result.run_dir
-    folder = run_dir / str(result.output)
-    if folder.is_symlink() or not folder.is_dir() or not folder.resolve().is_relative_to(run_dir):
-        return None
-    return folder
+    folder = result.run_dir / str(result.output)
+    return None if folder.is_symlink() or not folder.is_dir() or not folder.resolve().is_relative_to(result.run_dir) else folder
 
 
 def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
@@ -814,9 +814,9 @@ def run_names(runs: list[tuple[list[dict], list[dict], list[Path]]]) -> list[str
     """A short, distinct name per run: its model, and the settings in which the runs differ."""
     bases = []
     for _, manifests, run_dirs in runs:
-        model = manifests[0].get("model", {}) if manifests and manifests[0] else {}
+        model = manifests[0].get("model", {})  # a run has a manifest per directory, {} where there is none
         bases.append((Path(model["replay"]).stem if "replay" in model else model.get("name") or model.get("file")) or run_dirs[0].name)
-    flags = [manifests[0].get("flags", {}) if manifests and manifests[0] else {} for _, manifests, _ in runs]
+    flags = [manifests[0].get("flags", {}) for _, manifests, _ in runs]
     varying = [key for key in ("temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
                if len({json.dumps(flag.get(key)) for flag in flags}) > 1]
     names = [" · ".join([base] + [f"{key} {flag.get(key)}" for key in varying]) for base, flag in zip(bases, flags)]
@@ -897,7 +897,8 @@ def summary_text(run_dirs: list[Path], paper_rows: list[str], tables_of) -> str:
         lines = [tables[0].text]
     else:
         lines = [table3_text([], 10, paper_rows, table_runs), *comparison_text(names, [results for results, _, _ in runs])]
-        lines += [line for name, table in zip(names, tables) if table.text for line in ([f"{name}:"] if len(runs) > 1 else []) + [table.text]]
+        lines += [line for name, table in zip(names, tables) if table.text
+                  for line in ([f"{name}:"] if len(runs) > 1 else []) + [table.text]]
     judged = judge_text(table_runs)
     return "\n".join(lines + ([judged] if judged else []))
 
@@ -964,34 +965,31 @@ def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | N
     their agreement, where they disagree (link(run number, result): its page) and the judges named; None if none."""
     import dataclasses
 
-    view = {"runs": [], "pairs": [], "disagreements": [], "judged": 0, "attempts": 0, "models": [], "prompts": []}
+    view = {"runs": [], "pairs": [], "disagreements": [], "models": [], "prompts": [],
+            "attempts": sum(len(results) for _, results, _ in runs)}
     by_judge = []  # (name, the run's judged attempts with the judge's verdict as their own): the runs compared on its column
     for number, (name, results, max_turns) in enumerate(runs):
         pairs = judged(results)
-        view["attempts"] += len(results)
         if not pairs:
             continue
         prefix = f"{name}: " if len(runs) > 1 else ""
         by_judge.append((name, [dataclasses.replace(result, passed=record["verdict"] == "pass") for result, record in pairs]))
         view["runs"] += [(f"{prefix}checks", [result for result, _ in pairs], max_turns), (f"{prefix}judge", by_judge[-1][1], max_turns)]
         view["pairs"] += [(bool(result.passed), record["verdict"] == "pass") for result, record in pairs]
-        view["judged"] += len(pairs)
         view["models"] += [f"{record['judge'].get('file')} (sha256 {str(record['judge'].get('sha256'))[:12]})" for _, record in pairs]
         view["prompts"] += [str(record.get("prompt_sha256"))[:12] for _, record in pairs]
         view["disagreements"] += [{"run": name if len(runs) > 1 else "", "id": result.id, "sample": result.sample, "check": bool(result.passed),
                                    "check_reason": result.reason or "(passed)", "judge": record["verdict"], "judge_reason": record["reason"],
                                    "href": link(number, result) if link else None}
                                   for result, record in pairs if bool(result.passed) != (record["verdict"] == "pass")]
-    if not view["judged"]:
+    if not view["pairs"]:
         return None
-    view["models"], view["prompts"] = distinct(view["models"]), distinct(view["prompts"])
-    view["agreement"] = agreement(view["pairs"])
-    view["table"] = table3(view["runs"], [])
-    view["max_turns"] = max(max_turns for _, _, max_turns in runs)
-    view["paper"] = " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in PAPER_JUDGE.items())
-    view["agreement_text"] = judge_agreement_text(view["agreement"])
-    view["comparisons"] = comparison_text([name for name, _ in by_judge], [results for _, results in by_judge]) if len(runs) > 1 else []
-    return view
+    figures = agreement(view["pairs"])
+    return view | {"judged": len(view["pairs"]), "models": distinct(view["models"]), "prompts": distinct(view["prompts"]),
+                   "agreement": figures, "agreement_text": judge_agreement_text(figures), "table": table3(view["runs"], []),
+                   "max_turns": max(max_turns for _, _, max_turns in runs),
+                   "paper": " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in PAPER_JUDGE.items()),
+                   "comparisons": comparison_text([name for name, _ in by_judge], [results for _, results in by_judge]) if len(runs) > 1 else []}
 
 
 def judge_agreement_text(figures: dict) -> str:
