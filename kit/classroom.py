@@ -307,8 +307,7 @@ class NotebookAttempt:
         if turn < len(code):
             if turn and time.monotonic() - self.started > self.model.budget:
                 return Reply(None, stop=f"time budget of {self.model.budget:g} s spent after {turn} of {len(code)} code cells")
-            source = kernel_source(code[turn])
-            return Reply(f"```python\n{source}\n```", stop="stop")
+            return Reply(f"```python\n{kernel_source(code[turn])}\n```", stop="stop")
         if turn == len(code):
             answer = notebook_answer(self.submission.cells)
             return Reply(answer if answer is not None else printed_answer(messages), stop="stop")

@@ -131,8 +131,7 @@ def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
         manifests.append(manifest)
         attempts |= {(result.id, result.sample): result for result in results}
     order = {category: number for number, category in enumerate(categories_of(attempts.values()))}
-    merged = sorted(attempts.values(), key=lambda r: (order[r.category], r.id, r.sample))
-    return merged, manifests
+    return sorted(attempts.values(), key=lambda result: (order[result.category], result.id, result.sample)), manifests
 
 
 def run_key(run_dir: Path) -> tuple:
@@ -275,8 +274,8 @@ def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> di
 
 def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs: list[tuple[str, list[dict], int]] | None = None) -> str:
     """Table 3 (table3) of a run or of several runs, and the pass@k lines, as printed in the terminal."""
-    rows = []
-    table = table3(runs or [("this run", results, max_turns)], paper_rows)
+    runs, rows = runs or [("this run", results, max_turns)], []
+    table = table3(runs, paper_rows)
     for row in table["rows"]:
         rows.append((row["name"], row["cells"]))
         if row["kind"] == "ours":
@@ -285,7 +284,7 @@ def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs
     widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(table["columns"])]
     lines = ["  ".join([" " * width, *(column.rjust(w) for column, w in zip(table["columns"], widths))])]
     lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
-    return "\n".join(lines + [line for _, run_results, _ in (runs or [("", results, 0)]) for line in pass_at_k_lines(run_results)])
+    return "\n".join(lines + [line for _, run_results, _ in runs for line in pass_at_k_lines(run_results)])
 
 
 # --- report: safe text and names, for pages and notebooks ---
