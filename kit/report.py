@@ -68,12 +68,10 @@ BOOTSTRAP_DRAWS = 2000             # resamples over tasks for the intervals of p
 # --- report: 95% intervals, Wilson for a proportion, a bootstrap over tasks for pass@k, paired for two runs ---
 
 def bootstrap(per_task: list[float], draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> tuple[float, float]:
-    """Percentile interval (95%) of the mean of per-task scores, resampling tasks with replacement."""
+    """Percentile interval (95%) of the mean of per-task scores (at least one), resampling tasks with replacement."""
     import numpy as np
 
     values = np.asarray(per_task, dtype=float)
-    if len(values) == 0:
-        return 0.0, 1.0
     means = np.random.default_rng(seed).choice(values, size=(draws, len(values)), replace=True).mean(axis=1)
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
@@ -191,11 +189,10 @@ def table3_row(results: list[dict], max_turns: int, categories: tuple[str, ...],
     max_turns; no interval). With one attempt per task the interval is Wilson's; with several, a bootstrap over tasks."""
     tasks = tally(results).values()
     single = all(n == 1 for _, n, _ in tasks) and k == 1
-    figures, intervals = [], []
-    for category in (*categories, None):
-        scores = [score(n, c, k) for task_category, n, c in tasks if n >= k and category in (None, task_category)]
-        figures.append(100 * sum(scores) / len(scores) if scores else None)
-        intervals.append(None if not scores else wilson(round(sum(scores)), len(scores)) if single else bootstrap(scores))
+    scores = [[score(n, c, k) for task_category, n, c in tasks if n >= k and category in (None, task_category)]
+              for category in (*categories, None)]
+    figures = [100 * sum(each) / len(each) if each else None for each in scores]
+    intervals = [None if not each else wilson(round(sum(each)), len(each)) if single else bootstrap(each) for each in scores]
     turns = [result.turns if result.passed else max_turns for result in results]
     return figures + [sum(turns) / len(turns) if turns else None], intervals + [None]
 
@@ -224,11 +221,8 @@ def paper_row_names(names: list[str]) -> list[str]:
 
 def passed_of_attempts(results: list[dict], categories: tuple[str, ...]) -> list[str]:
     """'passed/attempts' per category and overall ('-' for a category with none)."""
-    cells = []
-    for category in (*categories, None):
-        chosen = [result.passed for result in results if category in (None, result.category)]
-        cells.append(f"{sum(chosen)}/{len(chosen)}" if chosen else "-")
-    return cells
+    chosen = [[result.passed for result in results if category in (None, result.category)] for category in (*categories, None)]
+    return [f"{sum(passed)}/{len(passed)}" if passed else "-" for passed in chosen]
 
 
 def our_figure(value: float | None, turns: bool) -> str:
@@ -912,11 +906,8 @@ PAPER_JUDGE = {"GPT-4o": 81.8, "Llama3-Instruct 8B": 49.7, "PyLlama3 8B": 73.4}
 
 def read_judgements(run_dir: Path) -> dict[tuple[str, int], dict]:
     """(id, sample) -> the last judge record of a run directory; a torn last line is left out."""
-    records = {}
-    for _, record in jsonl_records(run_dir / JUDGE_FILE, finished_only=True, advice=": remove the line, or judge again with --force"):
-        if isinstance(record, dict) and "id" in record:
-            records[record["id"], record.get("sample", 0)] = record
-    return records
+    lines = jsonl_records(run_dir / JUDGE_FILE, finished_only=True, advice=": remove the line, or judge again with --force")
+    return {(record["id"], record.get("sample", 0)): record for _, record in lines if isinstance(record, dict) and "id" in record}
 
 
 def judged(results: list[Result]) -> list[tuple[Result, dict]]:
