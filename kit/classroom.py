@@ -184,22 +184,16 @@ def kernel_source(source: str) -> str:
             return shell_line(body) if not INSTALLERS.search(body) else note("the shell cell's install skipped: no network here")
         else:
             return note(f"cell magic %%{magic} skipped: the grader runs plain Python")
-    plain = []
-    for line in lines:
-        found = MAGIC_LINE.match(line)
-        if not found:
-            plain.append(line)
-            continue
-        indent, name = found[1], found["name"]
-        if found["shell"] is not None:
-            statement = (f"{name} = {SHELL.format(command=found['shell'].strip())}.stdout.splitlines()" if name
-                         else shell_line(found["shell"]))
-        else:
-            statement = line_magic(found["magic"], found["rest"].strip())
-            if name:
-                statement = f"{name} = None; " + statement
-        plain.append(indent + statement)
-    return "\n".join(plain)
+    return "\n".join(magic_statement(found) if (found := MAGIC_LINE.match(line)) else line for line in lines)
+
+
+def magic_statement(found: re.Match) -> str:
+    """A line's shell escape or line magic (MAGIC_LINE), its indent kept, as Python."""
+    name = found["name"]
+    if found["shell"] is None:
+        return found[1] + (f"{name} = None; " if name else "") + line_magic(found["magic"], found["rest"].strip())
+    shell = found["shell"]
+    return found[1] + (f"{name} = {SHELL.format(command=shell.strip())}.stdout.splitlines()" if name else shell_line(shell))
 
 
 # --- the cells as an attempt's replies, under a time budget ------------------------------------------------------
