@@ -786,12 +786,9 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
     (run_dir / "feedback").mkdir(exist_ok=True)
     possible = sum(task.own["points"] for task in tasks)
     for row in book:
-        work = [{"task": task, "points": row.points[task.id], "overridden": row.overridden.get(task.id, ""), "submission": submission,
-                 "result": result, "cells": student_cells(submission, result) if result else [],
-                 "images": output_images(run_dir, task, result) if result else []}
-                for task in tasks for submission, result in [row.work[task.id] or (None, None)]]
         report.write_page(run_dir / "feedback" / f"{row.label}.html", report.render(
-            "classroom_student.html", student=row.shown, total=row.total, possible=possible, work=work, markdown=MarkdownBudget(),
+            "classroom_student.html", student=row.shown, total=row.total, possible=possible, row=row, tasks=tasks, cells=student_cells,
+            images=lambda task, result: output_images(run_dir, task, result), markdown=MarkdownBudget(),
             figures_cap=SHOWN_FIGURES, png_mib=SHOWN_PNG_BYTES / 2**20))
     totals = Counter(row.total for row in book)
     reasons = [(task, Counter(row.work[task.id][1].reason if row.work[task.id] else "no submission" for row in book if not row.points[task.id]))
