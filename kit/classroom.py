@@ -506,8 +506,8 @@ def grade_options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-notebook-mib", type=float, default=NOTEBOOK_MIB, help=f"larger files are not read (default {NOTEBOOK_MIB:g})")
     options = parser.parse_args(argv)
     for flag in ("parallel", "cell_timeout", "budget", "memory", "max_notebook_mib"):
-        if getattr(options, flag) is not None and getattr(options, flag) <= 0:
-            raise UsageError(f"grade --{flag.replace('_', '-')} must be positive, not {getattr(options, flag):g}")
+        if (value := getattr(options, flag)) is not None and value <= 0:
+            raise UsageError(f"grade --{flag.replace('_', '-')} must be positive, not {value:g}")
     if options.out:
         check_output_folder(options.out, "grade --out")
     return options

@@ -405,7 +405,9 @@ def attempt_notebook(result: dict):
 def attempt_output_dir(result: dict) -> Path | None:
     """The attempt's output folder, if it is a real folder inside its run directory."""
     folder = result.run_dir / str(result.output)
-    return None if folder.is_symlink() or not folder.is_dir() or not folder.resolve().is_relative_to(result.run_dir) else folder
+    if folder.is_symlink() or not folder.is_dir() or not folder.resolve().is_relative_to(result.run_dir):
+        return None
+    return folder
 
 
 def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
@@ -468,7 +470,7 @@ def copy_image(directory: int, name: str, destination: Path) -> bool:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             return False
         data = handle.read(REPORT_IMAGE_BYTES + 1)
-    if len(data) > REPORT_IMAGE_BYTES or not (picture_kind(data) or data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
+    if len(data) > REPORT_IMAGE_BYTES or not (picture_kind(data) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")):
         return False
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_bytes(data)
@@ -774,12 +776,12 @@ def task_rows(results: list[dict], stems: dict) -> list[dict]:
     the first failing reason."""
     rows = []
     for task, attempts in attempts_by_task(results).items():
-        failed = next((result for result in attempts if not result.passed), None)
+        reason = next((result.get("reason", "") for result in attempts if not result.passed), "")  # the first failure's
         rows.append({"id": task, "category": attempts[0].category, "href": page_of(stems, attempts[0]), "badges": badges(attempts, stems),
                      "turns": f"{sum(r.turns for r in attempts) / len(attempts):.1f}".removesuffix(".0"),
                      "seconds": f"{sum(r.get('seconds') or 0 for r in attempts) / len(attempts):.1f}",
                      "endings": ", ".join(distinct(str(result.get("ended_by", "")).split(" (")[0] for result in attempts)),
-                     "reason": failed.get("reason", "") if failed else "", "short_reason": short(failed.get("reason", "")) if failed else ""})
+                     "reason": reason, "short_reason": short(reason)})
     return rows
 
 
