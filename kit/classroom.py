@@ -49,9 +49,8 @@ class Unreadable(Exception):
 
 
 def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str, str]]:
-    """(cell type, source) per cell of a Jupyter notebook, its saved outputs ignored, a markdown cell marked as the
-    answer (ANSWER_MARK) typed "answer"; Unreadable with the reason for anything that is not a notebook Jupyter would
-    open."""
+    """(cell type, source) per cell of a Jupyter notebook (saved outputs ignored; the marked answer cell typed
+    "answer"); Unreadable with the reason for anything that is not a notebook Jupyter would open."""
     try:
         size = path.stat().st_size
         if size > max_mib * 2**20:
@@ -120,19 +119,13 @@ def cell_count(book: dict) -> int:
 
 
 def notebook_answer(cells: list[tuple[str, str]]) -> str | None:
-    """The answer rule: the cell marked as the answer (the handout's, once written), wherever it sits; in a notebook
-    without one, the last non-empty markdown cell after the last code cell; None when there is none (then the answer is what the
-    last code cell printed)."""
+    """The answer rule: the marked answer cell, once written; else the last non-empty markdown cell after the last code
+    cell; else None (the answer is then what the last code cell printed)."""
     marked = [source for kind, source in cells if kind == "answer" and source.strip() not in ("", ANSWER_PLACEHOLDER)]
     if marked:
         return marked[-1]
-    answer = None
-    for kind, source in cells:
-        if kind == "code" and source.strip():
-            answer = None
-        elif kind == "markdown" and source.strip():
-            answer = source
-    return answer
+    written = [(kind, source) for kind, source in cells if kind in ("code", "markdown") and source.strip()]
+    return written[-1][1] if written and written[-1][0] == "markdown" else None
 
 
 # --- IPython's syntax, as a kernel would run it ------------------------------------------------------------------
@@ -191,22 +184,16 @@ def kernel_source(source: str) -> str:
             return shell_line(body) if not INSTALLERS.search(body) else note("the shell cell's install skipped: no network here")
         else:
             return note(f"cell magic %%{magic} skipped: the grader runs plain Python")
-    plain = []
-    for line in lines:
-        found = MAGIC_LINE.match(line)
-        if not found:
-            plain.append(line)
-            continue
-        indent, name = found[1], found["name"]
-        if found["shell"] is not None:
-            statement = (f"{name} = {SHELL.format(command=found['shell'].strip())}.stdout.splitlines()" if name
-                         else shell_line(found["shell"]))
-        else:
-            statement = line_magic(found["magic"], found["rest"].strip())
-            if name:
-                statement = f"{name} = None; " + statement
-        plain.append(indent + statement)
-    return "\n".join(plain)
+    return "\n".join(magic_statement(found) if (found := MAGIC_LINE.match(line)) else line for line in lines)
+
+
+def magic_statement(found: re.Match) -> str:
+    """A line's shell escape or line magic (MAGIC_LINE), its indent kept, as Python."""
+    name = found["name"]
+    if found["shell"] is None:
+        return found[1] + (f"{name} = None; " if name else "") + line_magic(found["magic"], found["rest"].strip())
+    shell = found["shell"]
+    return found[1] + (f"{name} = {SHELL.format(command=shell.strip())}.stdout.splitlines()" if name else shell_line(shell))
 
 
 # --- the cells as an attempt's replies, under a time budget ------------------------------------------------------
@@ -219,7 +206,6 @@ class NotebookConversation(Conversation):
     """The protocol for a notebook: a reply is a code cell only as the grader wrote it (a final answer holding a code
     block stays an answer); it notes each cell that failed, for the student's page and the teacher's overview."""
     failed: list[str] = field(default_factory=list)
-    cells_run: int = 0
     shown: list[dict] = field(default_factory=list)  # per cell run, the figures it displayed (shown_pictures)
 
     def code_in(self, reply: str) -> str | None:
@@ -227,18 +213,16 @@ class NotebookConversation(Conversation):
         return found.group(1) if found else None
 
     def printed(self, cell) -> str:
-        self.cells_run += 1
         self.shown.append(shown_pictures(cell.shown, SHOWN_FIGURES - sum(len(each["uris"]) for each in self.shown)))
         if cell.status != "ok":
             message = (cell.error_message or "").strip().splitlines()
-            self.failed.append(f"cell {self.cells_run}: {cell.error_type or cell.status}" + (f": {message[-1][:200]}" if message else ""))
+            self.failed.append(f"cell {len(self.shown)}: {cell.error_type or cell.status}" + (f": {message[-1][:200]}" if message else ""))
         return super().printed(cell)
 
 
 def shown_pictures(text: str, room: int) -> dict:
-    """The figures a cell displayed, as its worker sent them (jailed.as_in_a_notebook), never trusted: {"uris": each
-    PNG as a data: URI for the page, at most `room` of them, "left_out": how many more it showed}; anything that is
-    not a PNG of at most SHOWN_PNG_BYTES and SHOWN_PIXELS is left out (a small file of huge size stalls a browser)."""
+    """The figures a cell displayed, as its worker sent them, never trusted: {"uris": at most `room` data: URIs, each
+    a PNG of at most SHOWN_PNG_BYTES and SHOWN_PIXELS (a huge image stalls a browser), "left_out": how many more}."""
     try:
         sent = json.loads(text) if text else {}
     except ValueError:
@@ -252,7 +236,7 @@ def shown_pictures(text: str, room: int) -> dict:
             data = base64.b64decode(picture, validate=True) if isinstance(picture, str) else b""
         except ValueError:
             data = b""
-        if picture_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and png_pixels(data) <= SHOWN_PIXELS and len(uris) < room:
+        if report.picture_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and png_pixels(data) <= SHOWN_PIXELS and len(uris) < room:
             uris.append(data_uri("png", data))
     return {"uris": uris, "left_out": left_out + len(pictures) - len(uris)}
 
@@ -317,8 +301,7 @@ class NotebookAttempt:
         if turn < len(code):
             if turn and time.monotonic() - self.started > self.model.budget:
                 return Reply(None, stop=f"time budget of {self.model.budget:g} s spent after {turn} of {len(code)} code cells")
-            source = kernel_source(code[turn])
-            return Reply(f"```python\n{source}\n```", stop="stop")
+            return Reply(f"```python\n{kernel_source(code[turn])}\n```", stop="stop")
         if turn == len(code):
             answer = notebook_answer(self.submission.cells)
             return Reply(answer if answer is not None else printed_answer(messages), stop="stop")
@@ -368,9 +351,8 @@ def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission
 
 
 def file_submissions(paths: list[Path], task: Task) -> list[Submission]:
-    """A submission per file given (a class of one each): a notebook is `<student>.ipynb`; a replay file (.jsonl)
-    is one submission per line ({"replies": [...]}, an "id", if any, the task's), its agent's cells run as a
-    notebook's."""
+    """A submission per file given: a notebook is `<student>.ipynb`'s; a replay file (.jsonl) one per line
+    (replay_cells), whose "id", if any, must be the task's."""
     found = []
     for path in paths:
         if not (path.is_file() or path.is_symlink()):
@@ -523,10 +505,9 @@ def grade_options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--memory", type=float, default=4.0, help="GiB of memory per notebook (default 4)")
     parser.add_argument("--max-notebook-mib", type=float, default=NOTEBOOK_MIB, help=f"larger files are not read (default {NOTEBOOK_MIB:g})")
     options = parser.parse_args(argv)
-    for flag, value in (("--parallel", options.parallel), ("--cell-timeout", options.cell_timeout), ("--budget", options.budget),
-                        ("--memory", options.memory), ("--max-notebook-mib", options.max_notebook_mib)):
-        if value is not None and value <= 0:
-            raise UsageError(f"grade {flag} must be positive, not {value:g}")
+    for flag in ("parallel", "cell_timeout", "budget", "memory", "max_notebook_mib"):
+        if (value := getattr(options, flag)) is not None and value <= 0:
+            raise UsageError(f"grade --{flag.replace('_', '-')} must be positive, not {value:g}")
     if options.out:
         check_output_folder(options.out, "grade --out")
     return options
@@ -543,9 +524,8 @@ def handed_in(options: argparse.Namespace, tasks: list[Task]) -> tuple[list[Subm
 
 
 def grade_class(argv: list[str]) -> int:
-    """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook of a folder (or, for one
-    task, every file given) graded against its task, a line each, then grades.csv, results.jsonl and the feedback
-    pages. 0 when every submission was graded."""
+    """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook (or, for one task, file)
+    graded, a line each, then grades.csv, results.jsonl and the pages; 0 when every submission was graded."""
     options = grade_options(argv)
     tasks_path = options.tasks.resolve()
     tasks = load_tasks(tasks_path)
@@ -565,9 +545,8 @@ def grade_class(argv: list[str]) -> int:
     run_dir = (options.out or ROOT / "runs" / f"class-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     if run_dir.exists() and any(run_dir.iterdir()):
         raise UsageError(f"grade --out {run_dir} is not empty: give a new folder")
-    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
-    run_dir.chmod(0o755)
-    for line in class_notes(unmatched, submissions, unrostered):
+    notes = class_notes(unmatched, submissions, unrostered)
+    for line in notes:
         print(line)
     began = time.monotonic()
     results = grade_all(submissions, options, run_dir, tasks_path, tasks, len(students))
@@ -576,7 +555,7 @@ def grade_class(argv: list[str]) -> int:
     applied = override_notes(book, overrides, overrides_path)
     for line in applied:
         print(line)
-    write_pages(run_dir, tasks, book, class_notes(unmatched, submissions, unrostered) + applied)
+    write_pages(run_dir, tasks, book, notes + applied)
     print(f"graded {len(results)} notebook(s) in {time.monotonic() - began:.0f} s; grades: {run_dir / 'grades.csv'}; "
           f"feedback: {run_dir / 'feedback'}; overview: {run_dir / 'overview.html'}")
     return 0
@@ -596,6 +575,8 @@ def class_notes(unmatched: list[str], submissions: list[Submission], unrostered:
 def grade_all(submissions: list[Submission], options: argparse.Namespace, run_dir: Path, tasks_path: Path, tasks: list[Task],
               students: int, quiet: bool = False) -> dict[str, Result]:
     """Every submission in the jail, as many at once as --parallel says, a line each as it ends: results by label."""
+    (run_dir / "jails").mkdir(parents=True, exist_ok=True)
+    run_dir.chmod(0o755)
     limits = JailLimits(memory_gib=options.memory, cell_timeout=options.cell_timeout, notebook=True)
     by_label = {submission.label: submission for submission in submissions}
     model = NotebookModel(by_label, options.budget)
@@ -650,10 +631,8 @@ def gradebook(students: list[str], tasks: list[Task], submissions: list[Submissi
     taken: set[str] = set()
     rows = []
     for student in students:
-        work = {task.id: None for task in tasks}
-        for submission in submissions:
-            if submission.student == student:
-                work[submission.task.id] = (submission, results[submission.label])
+        work = {task.id: None for task in tasks} | {submission.task.id: (submission, results[submission.label])
+                                                    for submission in submissions if submission.student == student}
         points = {task.id: earned(task, work[task.id]) for task in tasks}
         overridden = {task.id: overrides[student_key(student), task.id] for task in tasks if (student_key(student), task.id) in overrides}
         points |= {task_id: given for task_id, (given, _) in overridden.items()}
@@ -722,10 +701,8 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
 
 
 def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
-    """A student's Markdown as HTML (markdown-it-py, CommonMark) with raw HTML off, so a <script> or any other tag a
-    student wrote is shown as text, and links only where markdown-it allows them (never javascript:, vbscript:,
-    file: or data: but images); the pages' policy allows no script anyway. None when rendering takes longer than
-    `seconds` (Markdown nested to make the parser crawl)."""
+    """A student's Markdown as HTML (CommonMark, raw HTML off: any tag shown as text; no javascript:, vbscript:, file:
+    or data: link but images), or None when rendering takes longer than `seconds` (Markdown nested to make it crawl)."""
     import markupsafe
     from markdown_it import MarkdownIt
 
@@ -763,17 +740,10 @@ class MarkdownBudget:
 def student_cells(submission: Submission, result: Result) -> list[dict]:
     """The student's cells as handed in, each code cell with what it printed and the figures it displayed when the
     grader ran it."""
-    printed = [text for code, text in zip(result.code or [], result.printed or []) if code is not None]
-    none = {"uris": [], "left_out": 0}
-    cells, number = [], 0
-    for kind, source in submission.cells:
-        if kind == "code" and source.strip():
-            cells.append({"kind": "code", "source": source, "output": printed[number] if number < len(printed) else None,
-                          "shown": submission.shown[number] if number < len(submission.shown) else none})
-            number += 1
-        elif kind != "code" and source.strip():
-            cells.append({"kind": kind, "source": source, "output": None})
-    return cells
+    printed = iter([text for code, text in zip(result.code or [], result.printed or []) if code is not None])
+    shown = iter(submission.shown)
+    return [{"kind": "code", "source": source, "output": next(printed, None), "shown": next(shown, {"uris": [], "left_out": 0})}
+            if kind == "code" else {"kind": kind, "source": source, "output": None} for kind, source in submission.cells if source.strip()]
 
 
 def passed_with_errors(book: list[Graded]) -> list[str]:
@@ -784,7 +754,6 @@ def passed_with_errors(book: list[Graded]) -> list[str]:
 
 PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNORECASE)
 PICTURE_BYTES = 2 * 2**20  # a larger picture is not put on the page
-MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}
 
 
 def data_uri(kind: str, data: bytes):
@@ -795,15 +764,9 @@ def data_uri(kind: str, data: bytes):
     return markupsafe.Markup(f"data:image/{kind};base64,{base64.b64encode(data).decode()}")
 
 
-def picture_kind(data: bytes) -> str | None:
-    """png, jpeg or gif by the file's first bytes, or None."""
-    return next((kind for magic, kind in MAGIC.items() if data.startswith(magic)), None)
-
-
 def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
-    """The pictures the task's query asks for, as the student's notebook left them in ./output/ (what its check
-    looked at), each as a data: URI for the page: only a regular file that really is a PNG, JPEG or GIF, at most
-    PICTURE_BYTES."""
+    """The pictures the task's query asks for, as the notebook left them in ./output/, each as a data: URI: only regular
+    files that really are PNG, JPEG or GIF images of at most PICTURE_BYTES."""
     folder = run_dir / result.output
     shown = []
     for name in dict.fromkeys(PICTURE.findall(task.query)):
@@ -811,7 +774,7 @@ def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
         if ".." in Path(name).parts or path.is_symlink() or not path.is_file() or path.stat().st_size > PICTURE_BYTES:
             continue
         data = path.read_bytes()
-        kind = picture_kind(data)
+        kind = report.picture_kind(data)
         if kind:
             shown.append({"name": f"./output/{name}", "uri": data_uri(kind, data)})
     return shown
@@ -820,30 +783,21 @@ def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
 def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: list[str]) -> None:
     """feedback/<student>.html: a student's own work, points and reasons (nothing of the checks, the references or
     the others); overview.html: the teacher's view of the class, with the notes (duplicates, names off the roster)."""
-    environment = report.templates()
     (run_dir / "feedback").mkdir(exist_ok=True)
     possible = sum(task.own["points"] for task in tasks)
     for row in book:
-        work = [{"task": task, "points": row.points[task.id], "overridden": row.overridden.get(task.id, ""),
-                 "submission": row.work[task.id][0] if row.work[task.id] else None,
-                 "result": row.work[task.id][1] if row.work[task.id] else None,
-                 "cells": student_cells(*row.work[task.id]) if row.work[task.id] else [],
-                 "images": output_images(run_dir, task, row.work[task.id][1]) if row.work[task.id] else []} for task in tasks]
-        page = environment.get_template("classroom_student.html").render(student=row.shown, total=row.total,
-                                                                         possible=possible, work=work, markdown=MarkdownBudget(),
-                                                                         figures_cap=SHOWN_FIGURES, png_mib=SHOWN_PNG_BYTES / 2**20)
-        (run_dir / "feedback" / f"{row.label}.html").write_text(page, encoding="utf-8", errors="backslashreplace")
+        report.write_page(run_dir / "feedback" / f"{row.label}.html", report.render(
+            "classroom_student.html", student=row.shown, total=row.total, possible=possible, row=row, tasks=tasks, cells=student_cells,
+            images=lambda task, result: output_images(run_dir, task, result), markdown=MarkdownBudget(),
+            figures_cap=SHOWN_FIGURES, png_mib=SHOWN_PNG_BYTES / 2**20))
     totals = Counter(row.total for row in book)
-    failed = []
-    for task in tasks:
-        reasons = Counter((row.work[task.id][1].reason if row.work[task.id] else "no submission")
-                          for row in book if not row.points[task.id])
-        failed.append({"task": task, "failed": sum(reasons.values()), "reasons": reasons.most_common(3)})
-    failed.sort(key=lambda item: -item["failed"])
-    page = environment.get_template("classroom_overview.html").render(
-        tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
-        most=max(totals.values(), default=1), failed=[item for item in failed if item["failed"]], notes=notes + passed_with_errors(book))
-    (run_dir / "overview.html").write_text(page, encoding="utf-8", errors="backslashreplace")
+    reasons = [(task, Counter(row.work[task.id][1].reason if row.work[task.id] else "no submission" for row in book if not row.points[task.id]))
+               for task in tasks]
+    failed = sorted(({"task": task, "failed": sum(counts.values()), "reasons": counts.most_common(3)} for task, counts in reasons if counts),
+                    key=lambda item: -item["failed"])
+    report.write_page(run_dir / "overview.html", report.render(
+        "classroom_overview.html", tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
+        most=max(totals.values(), default=1), failed=failed, notes=notes + passed_with_errors(book)))
 
 
 # --- the handout ---------------------------------------------------------------------------------------------------
@@ -852,9 +806,8 @@ PUBLIC = "public"  # checks/public.py: a task's public check is the function nam
 
 
 def public_suite(tasks: list[Task], tasks_path: Path, folder: Path) -> int:
-    """The students' self-checks, written under folder as a suite of its own (tasks.jsonl, files/, checks/): each
-    task whose check function has a namesake in checks/public.py, checked by it. Only public.py and the kit's check
-    library go in, never a module of the hidden checks. Returns how many tasks have a public check."""
+    """The students' self-checks as a suite under folder: each task whose check has a namesake in checks/public.py,
+    checked by it; only public.py and the kit's check library go in. Returns how many tasks have a public check."""
     checks_dir = tasks_path.parent / "checks"
     if not (checks_dir / f"{PUBLIC}.py").is_file():
         return 0
@@ -900,8 +853,6 @@ def self_check(argv: list[str]) -> int:
     submissions = file_submissions([notebook], task)
     read_notebooks(submissions, grading.max_notebook_mib)
     run_dir = Path(tempfile.mkdtemp(prefix="pybench-check-"))
-    run_dir.chmod(0o755)
-    (run_dir / "jails").mkdir()
     try:
         results = grade_all(submissions, grading, run_dir, tasks_path, [task], 1, quiet=True)
     finally:
@@ -921,8 +872,7 @@ def starter_notebook(task: Task, tasks: int):
               "word or two in the answer cell at the end if you like." if saves else
               "Write your answer in words in the answer cell at the end (it is marked as the answer: keep it, wherever "
               "it ends up).")
-    book = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                                              "language_info": {"name": "python"}})
+    book = nbformat.v4.new_notebook(metadata=report.NOTEBOOK_METADATA)
     book.cells = [nbformat.v4.new_markdown_cell(f"**Hand in** this notebook as {name} (your name as the class list spells it)."),
                   nbformat.v4.new_markdown_cell(f"# {task.id} ({points:g} point{'s' if points != 1 else ''})\n\n"
                                                 f"{task.query}\n\nInput files:\n{files}\n\n{answer}"),

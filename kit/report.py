@@ -1,12 +1,12 @@
-"""pybench's reports: Table 3 beside the paper's rows with 95% intervals, static HTML pages rendered by jinja2 from
-templates/ (autoescape on; no script), one run (or its shards) or several runs compared, and an original checkout's
-score three ways. Imported by pybench.py's `report` command and at the end of a run; it reads run directories and
-never changes them. It knows no benchmark: what a benchmark shows beside Table 3 (or in its place) comes as data,
-harness.Tables, from the tables_of(results, manifests) that pybench.py hands it.
+"""pybench's reports: Table 3 beside the paper's rows with 95% intervals, and static HTML pages (jinja2, templates/, no
+script) of one run (or its shards) or of several runs compared. It reads run directories and never changes them. It
+knows no benchmark: what a benchmark shows beside Table 3 (or in its place) comes as data, harness.Tables, from the
+tables_of(results, manifests) that pybench.py hands it.
 
-Everything shown in a page goes through the templates, so every value is escaped once, by jinja2; control
-characters, NUL, ESC and lone surrogates are first made visible (␀, ␛, \\xff) by the environment's finalize.
+Every value shown in a page is escaped once, by jinja2, after the environment's finalize has made control
+characters, NUL, ESC and lone surrogates visible (␀, ␛, \\xff).
 """
+import functools
 import json
 import math
 import os
@@ -14,6 +14,7 @@ import re
 import shutil
 import stat
 import urllib.parse
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
@@ -53,6 +54,7 @@ PAPER_ROWS_SHOWN = ("GPT-4o", "Llama3-Instruct 8B")  # beside ours, unless --pap
 PAPER_TASKS = (62, 23, 48, 6, 4, 143)  # the paper's tasks per category, and in all
 TABLE3_COLUMNS = ("Chart", "Text", "Image", "Math", "Software", "Overall", "Avg turns")
 REPORT_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+PICTURE_MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}
 REPORT_IMAGE_BYTES = 5 * 2**20     # a larger output image is listed, not shown
 REPORT_FILES_LISTED = 200          # output files listed per page; the rest are counted
 REPORT_FOLDERS_OPEN = 256          # folders of an output tree waiting to be read at once; beyond, they are counted
@@ -66,12 +68,10 @@ BOOTSTRAP_DRAWS = 2000             # resamples over tasks for the intervals of p
 # --- report: 95% intervals, Wilson for a proportion, a bootstrap over tasks for pass@k, paired for two runs ---
 
 def bootstrap(per_task: list[float], draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> tuple[float, float]:
-    """Percentile interval (95%) of the mean of per-task scores, resampling tasks with replacement."""
+    """Percentile interval (95%) of the mean of per-task scores (at least one), resampling tasks with replacement."""
     import numpy as np
 
     values = np.asarray(per_task, dtype=float)
-    if len(values) == 0:
-        return 0.0, 1.0
     means = np.random.default_rng(seed).choice(values, size=(draws, len(values)), replace=True).mean(axis=1)
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
@@ -79,11 +79,8 @@ def bootstrap(per_task: list[float], draws: int = BOOTSTRAP_DRAWS, seed: int = 0
 def paired_difference(first: list[bool], second: list[bool]) -> dict:
     """second's pass rate minus first's over the same tasks, Newcombe's score interval for paired proportions (his
     method 10), and McNemar's exact test on the discordant tasks. Fractions, not percents."""
-    n = len(first)
-    both = sum(a and b for a, b in zip(first, second))
-    only_first = sum(a and not b for a, b in zip(first, second))
-    only_second = sum(b and not a for a, b in zip(first, second))
-    neither = n - both - only_first - only_second
+    n, counts = len(first), Counter(zip(map(bool, first), map(bool, second)))
+    both, only_first, only_second, neither = counts[True, True], counts[True, False], counts[False, True], counts[False, False]
     p1, p2 = (both + only_second) / max(n, 1), (both + only_first) / max(n, 1)   # second's rate, first's rate
     l1, u1 = wilson(both + only_second, n)
     l2, u2 = wilson(both + only_first, n)
@@ -107,18 +104,20 @@ def mcnemar(only_first: int, only_second: int) -> float:
 # --- report: reading run directories; shards of one run merge, different runs are compared ---
 
 def read_run(run_dir: Path) -> tuple[list[Result], dict]:
-    """The finished attempts of one run directory and its manifest, read without changing anything: a last line
-    still being written is left out. Each attempt gets its run directory."""
-    run_dir = run_dir.resolve()
-    path = run_dir / "results.jsonl"
-    if not path.is_file():
-        raise UsageError(f"report: {run_dir} holds no results.jsonl: give run directories made by pybench.py")
-    attempts = []
-    for result in read_results(path):
+    """The finished attempts of one run directory (each given its run_dir; a torn last line left out), its manifest."""
+    run_dir = results_file(run_dir).parent
+    attempts = list(read_results(run_dir / "results.jsonl"))
+    for result in attempts:
         result.run_dir = run_dir
-        attempts.append(result)
     manifest_path = run_dir / "manifest.json"
     return attempts, json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+
+
+def results_file(run_dir: Path) -> Path:
+    path = run_dir.resolve() / "results.jsonl"
+    if not path.is_file():
+        raise UsageError(f"report: {path.parent} holds no results.jsonl: give run directories made by pybench.py")
+    return path
 
 
 def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
@@ -130,8 +129,7 @@ def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
         manifests.append(manifest)
         attempts |= {(result.id, result.sample): result for result in results}
     order = {category: number for number, category in enumerate(categories_of(attempts.values()))}
-    merged = sorted(attempts.values(), key=lambda r: (order[r.category], r.id, r.sample))
-    return merged, manifests
+    return sorted(attempts.values(), key=lambda result: (order[result.category], result.id, result.sample)), manifests
 
 
 def run_key(run_dir: Path) -> tuple:
@@ -148,8 +146,7 @@ def group_runs(run_dirs: list[Path]) -> list[list[Path]]:
     """The run directories grouped into runs, in the order first given."""
     groups: dict[tuple, list[Path]] = {}
     for run_dir in run_dirs:
-        if not (run_dir / "results.jsonl").is_file():
-            raise UsageError(f"report: {run_dir.resolve()} holds no results.jsonl: give run directories made by pybench.py")
+        results_file(run_dir)
         groups.setdefault(run_key(run_dir), []).append(run_dir)
     return list(groups.values())
 
@@ -174,6 +171,10 @@ def tally(results: list[dict]) -> dict[str, tuple[str, int, int]]:
     return counts
 
 
+def most_samples(results: list[Result]) -> int:
+    return max((n for _, n, _ in tally(results).values()), default=1)
+
+
 def categories_of(results) -> tuple[str, ...]:
     """The categories Table 3 groups by: PyBench's five, in the paper's order, when every result is of one of them;
     otherwise the results' own (a teacher's suite's free text), sorted."""
@@ -188,11 +189,10 @@ def table3_row(results: list[dict], max_turns: int, categories: tuple[str, ...],
     max_turns; no interval). With one attempt per task the interval is Wilson's; with several, a bootstrap over tasks."""
     tasks = tally(results).values()
     single = all(n == 1 for _, n, _ in tasks) and k == 1
-    figures, intervals = [], []
-    for category in (*categories, None):
-        scores = [score(n, c, k) for task_category, n, c in tasks if n >= k and category in (None, task_category)]
-        figures.append(100 * sum(scores) / len(scores) if scores else None)
-        intervals.append(None if not scores else wilson(round(sum(scores)), len(scores)) if single else bootstrap(scores))
+    scores = [[score(n, c, k) for task_category, n, c in tasks if n >= k and category in (None, task_category)]
+              for category in (*categories, None)]
+    figures = [100 * sum(each) / len(each) if each else None for each in scores]
+    intervals = [None if not each else wilson(round(sum(each)), len(each)) if single else bootstrap(each) for each in scores]
     turns = [result.turns if result.passed else max_turns for result in results]
     return figures + [sum(turns) / len(turns) if turns else None], intervals + [None]
 
@@ -201,11 +201,9 @@ def our_rows(results: list[dict], max_turns: int, name: str = "this run", catego
     """A run's rows of Table 3 (name, figures, intervals), by categories (default: its own, categories_of): pass rate;
     with K attempts per task, pass@1, pass@K, pass^K. Overall is the last figure but one, average turns the last."""
     categories = categories or categories_of(results)
-    samples = max((n for _, n, _ in tally(results).values()), default=1)
-    if samples == 1:
-        return [(name, *table3_row(results, max_turns, categories))]
-    rows = [(f"{name} pass@1", *table3_row(results, max_turns, categories))]
-    for label, score in ((f"pass@{samples}", pass_at_k), (f"pass^{samples}", pass_hat_k)):
+    samples = most_samples(results)
+    rows = [(f"{name} pass@1" if samples > 1 else name, *table3_row(results, max_turns, categories))]
+    for label, score in ((f"pass@{samples}", pass_at_k), (f"pass^{samples}", pass_hat_k)) if samples > 1 else ():
         figures, intervals = table3_row(results, max_turns, categories, score, samples)
         rows.append((f"{name} {label}", figures[:-1] + [None], intervals))
     return rows
@@ -221,18 +219,10 @@ def paper_row_names(names: list[str]) -> list[str]:
     return [known[name.strip().lower()] for name in names]
 
 
-def paper_intervals(name: str) -> list[tuple | None]:
-    """Wilson intervals for a paper row, taking its rates as passed shares of the paper's tasks per category."""
-    return [wilson(round(value * count / 100), count) for value, count in zip(PAPER_TABLE3[name][:6], PAPER_TASKS)] + [None]
-
-
 def passed_of_attempts(results: list[dict], categories: tuple[str, ...]) -> list[str]:
     """'passed/attempts' per category and overall ('-' for a category with none)."""
-    cells = []
-    for category in (*categories, None):
-        chosen = [result.passed for result in results if category in (None, result.category)]
-        cells.append(f"{sum(chosen)}/{len(chosen)}" if chosen else "-")
-    return cells
+    chosen = [[result.passed for result in results if category in (None, result.category)] for category in (*categories, None)]
+    return [f"{sum(passed)}/{len(passed)}" if passed else "-" for passed in chosen]
 
 
 def our_figure(value: float | None, turns: bool) -> str:
@@ -241,35 +231,23 @@ def our_figure(value: float | None, turns: bool) -> str:
 
 def pass_at_k_lines(results: list[dict]) -> list[str]:
     """pass@k and pass^k overall for k = 1..K, when some task has more than one attempt."""
-    tasks = tally(results).values()
-    samples = max((n for _, n, _ in tasks), default=1)
+    samples = most_samples(results)
     if samples == 1:
         return []
     lines = []
     for name, score in (("pass@k", pass_at_k), ("pass^k", pass_hat_k)):
-        figures = []
-        for k in range(1, samples + 1):
-            scores = [score(n, c, k) for _, n, c in tasks if n >= k]
-            figures.append(f"k={k} {100 * sum(scores) / len(scores):.1f} ({percent_interval(bootstrap(scores))})")
-        lines.append(f"{name} (%, 95% interval): {', '.join(figures)}")
+        overall = [table3_row(results, 0, (), score, k) for k in range(1, samples + 1)]
+        lines.append(f"{name} (%, 95% interval): " + ", ".join(f"k={k} {figures[0]:.1f} ({percent_interval(intervals[0])})"
+                                                              for k, (figures, intervals) in enumerate(overall, 1)))
     return lines
 
 
 def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> dict:
-    """Table 3 for runs (name, results, max_turns) and the paper's chosen rows: its columns (a category each, as
-    categories_of groups all the runs' results, then Overall and Avg turns), the paper's tasks under each, and its
-    rows (table3_rows)."""
+    """Table 3 for runs (name, results, max_turns) and the paper's chosen rows: its columns (the categories of all the
+    runs' results, then Overall and Avg turns), the paper's tasks under each, and its rows, each with its kind (ours,
+    counts, paper), its figures, and its cells and 95% intervals ('lo-hi') as shown."""
     categories = categories_of([result for _, results, _ in runs for result in results])
-    pybench = categories == CATEGORIES
-    return {"columns": TABLE3_COLUMNS if pybench else (*categories, *TABLE3_COLUMNS[-2:]),
-            "paper_tasks": PAPER_TASKS if pybench else ("-",) * len(categories) + PAPER_TASKS[-1:],
-            "rows": table3_rows(runs, paper_rows, categories)}
-
-
-def table3_rows(runs: list[tuple[str, list[dict], int]], paper_rows: list[str], categories: tuple[str, ...]) -> list[dict]:
-    """Table 3's rows for runs (name, results, max_turns) and the paper's chosen rows, each with its figures shown, its
-    95% intervals shown ('lo-hi') and its kind (ours, counts, paper); a paper row has figures only for Overall and
-    Avg turns under categories not PyBench's."""
+    others = 0 if categories == CATEGORIES else len(categories)  # columns the paper has no figure for
     rows = []
     for name, results, max_turns in runs:
         for row_name, figures, intervals in our_rows(results, max_turns, name, categories):
@@ -277,20 +255,21 @@ def table3_rows(runs: list[tuple[str, list[dict], int]], paper_rows: list[str], 
                          "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
         rows.append({"name": "  passed/attempts", "kind": "counts", "cells": passed_of_attempts(results, categories) + [""],
                      "intervals": [""] * (len(categories) + 2)})
-    others = 0 if categories == CATEGORIES else len(categories)  # columns the paper has no figure for
     for name in paper_row_names(paper_rows):
-        figures = [None] * others + list(PAPER_TABLE3[name][-2:] if others else PAPER_TABLE3[name])
-        intervals = [None] * others + (paper_intervals(name)[-2:] if others else paper_intervals(name))
+        figures = list(PAPER_TABLE3[name])  # its intervals: Wilson's, its rates taken as shares of its tasks
+        intervals = [wilson(round(value * count / 100), count) for value, count in zip(figures, PAPER_TASKS)] + [None]
+        if others:
+            figures, intervals = [None] * others + figures[-2:], [None] * others + intervals[-2:]
         rows.append({"name": f"paper: {name}", "kind": "paper", "cells": ["-" if value is None else str(value) for value in figures],
                      "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
-    return rows
+    return {"columns": (*categories, *TABLE3_COLUMNS[-2:]) if others else TABLE3_COLUMNS,
+            "paper_tasks": ("-",) * others + PAPER_TASKS[-1:] if others else PAPER_TASKS, "rows": rows}
 
 
 def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs: list[tuple[str, list[dict], int]] | None = None) -> str:
-    """Table 3's columns for a run, or for several, (pass rate %, its 95% interval beneath, average turns with a failed
-    attempt counting max_turns) and the paper's chosen rows, as printed in the terminal."""
-    rows = []
-    table = table3(runs or [("this run", results, max_turns)], paper_rows)
+    """Table 3 (table3) of a run or of several runs, and the pass@k lines, as printed in the terminal."""
+    runs, rows = runs or [("this run", results, max_turns)], []
+    table = table3(runs, paper_rows)
     for row in table["rows"]:
         rows.append((row["name"], row["cells"]))
         if row["kind"] == "ours":
@@ -299,38 +278,29 @@ def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs
     widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(table["columns"])]
     lines = ["  ".join([" " * width, *(column.rjust(w) for column, w in zip(table["columns"], widths))])]
     lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
-    return "\n".join(lines + [line for _, run_results, _ in (runs or [("", results, 0)]) for line in pass_at_k_lines(run_results)])
+    return "\n".join(lines + [line for _, run_results, _ in runs for line in pass_at_k_lines(run_results)])
 
 
 # --- report: safe text and names, for pages and notebooks ---
 
-INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # controls (tab and newline kept), DEL, C1, surrogates
+INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # controls (tab and newline kept), DEL, C1
 
 
-def visible(text) -> str:
-    """Text with its control characters, NUL, ESC, DEL and C1 codes shown as symbols or escapes, and lone surrogates
-    (invalid UTF-8 in a file name, read with surrogateescape) shown as \\xNN: nothing raw reaches a page."""
-    from markupsafe import Markup
-
-    if not isinstance(text, str) or isinstance(text, Markup):  # Markup: a macro's output, made of values already made safe
-        return text
-    return INVISIBLE.sub(lambda match: shown(match.group()), text)
+def visible(text: str) -> str:
+    """Text (already safe_text: no lone surrogate) with its control characters, NUL, ESC, DEL and C1 codes shown as
+    symbols or escapes: nothing raw reaches a page."""
+    return INVISIBLE.sub(lambda match: shown(ord(match.group())), text)
 
 
-def shown(char: str) -> str:
-    code = ord(char)
+def shown(code: int) -> str:
     if code < 0x20:
         return chr(0x2400 + code)        # ␀ ␁ … ␛ …
-    if code == 0x7F:
-        return "\u2421"                  # ␡
-    if 0xDC80 <= code <= 0xDCFF:
-        return f"\\x{code - 0xDC00:02x}"  # a byte that was not UTF-8
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return "\u2421" if code == 0x7F else f"\\x{code:02x}"  # ␡, or a C1 code
 
 
 def notebook_text(text: str) -> str:
-    """Text a notebook (UTF-8 JSON) can hold: lone surrogates as \\xNN or \\uNNNN; control characters are JSON-escaped."""
-    return re.sub("[\ud800-\udfff]", lambda match: shown(match.group()), text)
+    """Text a notebook (UTF-8 JSON) can hold: lone surrogates as \\xNN or \\uNNNN, nothing cut."""
+    return safe_text(text, len(text))
 
 
 def attempt_stem(result: dict, samples: int, prefix: str = "") -> str:
@@ -353,10 +323,10 @@ def short(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+@functools.cache
 def templates():
-    """The jinja2 environment of templates/, the one for every page the kit writes: autoescape on, every text value
-    made safe (cut past TEXT_KEEP characters, invalid UTF-8 shown as escapes) and visible (control characters shown)
-    first; Markup (a macro's output, a picture's data: URI) as it is."""
+    """The jinja2 environment of every page the kit writes: autoescape on, each text value but Markup (a macro's output,
+    a data: URI) made safe_text and visible first."""
     import jinja2
 
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
@@ -379,10 +349,9 @@ def write_page(path: Path, text: str) -> None:
 # --- report: one attempt, as a page and as a notebook ---
 
 def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple[str, list[str], list[tuple[str, str | None, str, str | None]]]:
-    """The system prompt; the user messages before the first reply (the uploaded files, then the query); and per
-    assistant reply: its prose before the code that ran, that code (None for a final answer), its prose after,
-    and the interpreter's answer to the code (None if the task ended first). The code that ran is the attempt's
-    record of it (results without one are read with our own protocol's rule)."""
+    """The system prompt, the user messages before the first reply, and per reply (prose before the code that ran,
+    that code or None for a final answer, prose after, the interpreter's answer or None); without the attempt's
+    record of its code, our protocol's rule finds it."""
     first_reply = next((i for i, message in enumerate(messages) if message["role"] == "assistant"), len(messages))
     system = "\n\n".join(message["content"] for message in messages[:first_reply] if message["role"] == "system")
     asked = [message["content"] for message in messages[:first_reply] if message["role"] == "user"]
@@ -403,6 +372,10 @@ def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple
     return system, asked, steps
 
 
+NOTEBOOK_METADATA = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                     "language_info": {"name": "python"}}  # the notebooks we write: JupyterLab opens them without asking
+
+
 def attempt_notebook(result: dict):
     """The trajectory as a Jupyter notebook, as the original PyBench writes them: the query, then per reply its
     prose as markdown and its code as a code cell holding the interpreter's output. Validated once, on write."""
@@ -421,31 +394,26 @@ def attempt_notebook(result: dict):
             printed = "" if answer is None else (shown[number] or "") if shown else answer
             outputs = [{"output_type": "stream", "name": "stdout", "text": notebook_text(printed)}] if printed else []
             cells.append({"cell_type": "code", "execution_count": executed, "outputs": outputs, "source": code})
-    for cell in cells:
-        cell["source"] = notebook_text(cell["source"])
-    facts = {key: result.get(key) for key in ("id", "category", "sample", "seed", "passed", "reason", "turns", "ended_by")}
-    facts = {key: notebook_text(value) if isinstance(value, str) else value for key, value in facts.items()}
+    facts = {key: notebook_text(value) if isinstance(value := result.get(key), str) else value
+             for key in ("id", "category", "sample", "seed", "passed", "reason", "turns", "ended_by")}
     return nbformat.from_dict({
         "nbformat": 4, "nbformat_minor": 5,
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                     "language_info": {"name": "python"}, "pybench": facts},
-        "cells": [cell | {"id": f"cell-{number}", "metadata": {}} for number, cell in enumerate(cells)]})
+        "metadata": NOTEBOOK_METADATA | {"pybench": facts},
+        "cells": [cell | {"source": notebook_text(cell["source"]), "id": f"cell-{number}", "metadata": {}} for number, cell in enumerate(cells)]})
 
 
 def attempt_output_dir(result: dict) -> Path | None:
     """The attempt's output folder, if it is a real folder inside its run directory."""
-    run_dir = result.run_dir
-    folder = run_dir / str(result.output)
-    if folder.is_symlink() or not folder.is_dir() or not folder.resolve().is_relative_to(run_dir):
+    folder = result.run_dir / str(result.output)
+    if folder.is_symlink() or not folder.is_dir() or not folder.resolve().is_relative_to(result.run_dir):
         return None
     return folder
 
 
 def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
-    """Regular files under an attempt's output folder, walked with directory descriptors (never a path longer than one
-    name, so depth, loops and names of any bytes cannot stop it; links are never followed): at most REPORT_FILES_LISTED
-    listed, PNG/JPEG/GIF/WebP images copied beside the page; how many more files there are, and how many entries were
-    skipped as not regular files."""
+    """Regular files under an attempt's output folder, walked by directory descriptors (no link followed; depth, loops
+    and names of any bytes cannot stop it): REPORT_FILES_LISTED listed, their images copied beside the page
+    (copy_image), and how many more files and how many skipped entries (not regular files) there are."""
     listed, more, skipped, used = [], 0, 0, set()
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     pending = [(os.open(folder, flags), "")]
@@ -502,13 +470,16 @@ def copy_image(directory: int, name: str, destination: Path) -> bool:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             return False
         data = handle.read(REPORT_IMAGE_BYTES + 1)
-    is_image = (data.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a"))
-                or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"))
-    if len(data) > REPORT_IMAGE_BYTES or not is_image:
+    if len(data) > REPORT_IMAGE_BYTES or not (picture_kind(data) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")):
         return False
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_bytes(data)
     return True
+
+
+def picture_kind(data: bytes) -> str | None:
+    """png, jpeg or gif by the file's first bytes, or None."""
+    return next((kind for magic, kind in PICTURE_MAGIC.items() if data.startswith(magic)), None)
 
 
 def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]], pages_dir: Path, run_name: str = "") -> str:
@@ -517,12 +488,9 @@ def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]],
     samples = [{"label": f"s{sample}", "href": href(f"{other}.html"), "passed": passed, "current": other == stem}
                for sample, other, passed in siblings] if len(siblings) > 1 or result.sample else []
     sample_text = f" · sample {result.sample} (seed {result.get('seed', '?')})" if samples else ""
-    facts = (f"{result.turns} turns · ended by {result.get('ended_by', '?')} · {result.get('cells', '?')} cells · "
-             f"{result.get('worker_restarts', 0)} worker restarts · {result.get('seconds', 0):.1f} s · "
-             f"{result.get('prompt_tokens', 0)} prompt + {result.get('completion_tokens', 0)} completion tokens")
     folder = attempt_output_dir(result)
     outputs = output_files(folder, pages_dir, stem) if folder else None
-    return render("attempt.html", result=result, stem=stem, samples=samples, sample_text=sample_text, facts=facts, run_name=run_name,
+    return render("attempt.html", result=result, stem=stem, samples=samples, sample_text=sample_text, run_name=run_name,
                   system=system, asked=asked, steps=steps, folder=folder, outputs=outputs,
                   title=f"{result.id}{sample_text}: {'passed' if result.passed else 'failed'}")
 
@@ -546,13 +514,9 @@ def write_attempts(results: list[dict], out_dir: Path, samples: int, prefix: str
 def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir: Path) -> list[tuple[str, str]]:
     """Three PNGs beside report.html: pass rate per category with 95% intervals beside the paper's rows, a histogram
     of turns, and seconds and tokens per task. Returns (file name, description) pairs."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    plots = []
+    plt, plots = pyplot(), []
     table = table3([("this run", results, max_turns)], paper)
     shown = table["rows"][:1] + [row for row in table["rows"] if row["kind"] == "paper"]  # this run's first row (pass@1), the paper's
     series = [(row["name"], row["figures"][:-1], row["raw_intervals"][:-1]) for row in shown]
@@ -624,11 +588,7 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
 
 def comparison_plot(rows: list[dict], out_dir: Path) -> tuple[str, str]:
     """One plot for a comparison: each run's overall pass rate (pass@1) and each paper row's, with 95% intervals."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     shown = [row for row in rows if row["kind"] == "paper" or (row["kind"] == "ours" and not re.search(r" pass[@^]\d+$", row["name"])
                                                                   or row["name"].endswith(" pass@1"))]
     figure, axes = plt.subplots(figsize=(9, 0.45 * len(shown) + 1.4))
@@ -647,12 +607,19 @@ def comparison_plot(rows: list[dict], out_dir: Path) -> tuple[str, str]:
     return save_plot(figure, out_dir / "comparison.png", "overall pass rate of each run and of the paper's rows, with 95% intervals")
 
 
-def save_plot(figure, path: Path, description: str) -> tuple[str, str]:
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def save_plot(figure, path: Path, description: str) -> tuple[str, str]:
     figure.tight_layout()
     figure.savefig(path, dpi=100)
-    plt.close(figure)
+    pyplot().close(figure)
     return path.name, description
 
 
@@ -704,29 +671,27 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
     flags = [manifest.get("flags", {}) for manifest in manifests]
     counts = tally(results)
     models = distinct(model_text(manifest["model"]) for manifest in manifests if manifest.get("model"))
+    suites = distinct(manifest.get("suite_sha256") for manifest in manifests)
     shards = distinct(flag.get("shard") for flag in flags)
-    endings: dict[str, int] = {}
-    for result in results:
-        ending = str(result.get("ended_by", "?")).split(" (")[0]
-        endings[ending] = endings.get(ending, 0) + 1
+    endings = Counter(str(result.get("ended_by", "?")).split(" (")[0] for result in results)
     per_category = ", ".join(f"{category} {sum(c == category for c, _, _ in counts.values())}" for category in categories_of(results))
     facts = [
         ("Model", "; ".join(models) or "unknown (no manifest.json)"),
         ("Device", "; ".join(distinct(manifest.get("device") for manifest in manifests)) or "unknown"),
         ("llama-cpp-python", ", ".join(distinct(manifest.get("llama_cpp_python") for manifest in manifests)) or "unknown"),
         ("Date", run_dates(manifests, run_dirs)),
-        ("Suite", ", ".join(f"sha256 {sha[:12]}" for sha in distinct(manifest.get("suite_sha256") for manifest in manifests)) or "unknown"),
+        ("Suite", ", ".join(f"sha256 {sha[:12]}" for sha in suites) or "unknown"),
         ("Tasks", f"{len(counts)} tasks ({per_category}) × {samples} sample{'s' if samples > 1 else ''} = "
                   f"{len(results)} attempts; the paper has 143 tasks"),
         ("Settings", settings_text(manifests) or "unknown"),
-        ("Endings", " · ".join(f"{ending} {count}" for ending, count in sorted(endings.items(), key=lambda item: -item[1]))),
+        ("Endings", " · ".join(f"{ending} {count}" for ending, count in endings.most_common())),
         *prompt_tokens_fact(results, flags),
         ("Run directories", "; ".join(str(run_dir.resolve()) for run_dir in run_dirs) + (f" (shards {', '.join(shards)})" if shards else "")),
     ]
     warnings = [f"These run directories differ in {what}: their attempts are merged anyway."
-                for what, values in (("model", models), ("suite", distinct(m.get("suite_sha256") for m in manifests)),
-                                     ("max_turns", distinct(flag.get("max_turns") for flag in flags))) if len(values) > 1]
-    if any(manifest.get("default_model") for manifest in manifests if manifest):
+                for what, values in (("model", models), ("suite", suites), ("max_turns", distinct(flag.get("max_turns") for flag in flags)))
+                if len(values) > 1]
+    if any(manifest.get("default_model") for manifest in manifests):
         warnings.append("This run used the embedded default model (SmolLM2-135M-Instruct), a smoke test of the kit: expect "
                         "about 0%. For a real figure run pybench.py --model FILE.gguf.")
     if not all(manifests):
@@ -751,26 +716,15 @@ def prompt_tokens_fact(results: list[dict], flags: list[dict]) -> list[tuple[str
 
 
 def samples_of(results: list[dict], manifests: list[dict]) -> int:
-    return max(max((manifest.get("flags", {}).get("samples") or 1 for manifest in manifests), default=1),
-               max(n for _, n, _ in tally(results).values()))
-
-
-def prepare_out_dir(out_dir: Path) -> Path:
-    """The folders of a report being built (in build_report's fresh staging folder)."""
-    for folder in ("tasks", "notebooks"):
-        (out_dir / folder).mkdir(parents=True)
-    return out_dir.resolve()
+    return max(max((manifest.get("flags", {}).get("samples") or 1 for manifest in manifests), default=1), most_samples(results))
 
 
 # --- report: one run (or its shards) ---
 
 def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
-    """A static report in out_dir: of one run or its shards (report.html: the run's facts, Table 3 with intervals
-    beside the paper's rows, plots, every attempt), or of several runs compared (see build_comparison); a page per
-    attempt in tasks/ and a notebook per attempt in notebooks/. It has no script and loads nothing from the network:
-    it opens from disk. tables_of(results, manifests) gives the benchmark's own tables (harness.Tables). Returns the
-    path of report.html. It is built in a folder beside out_dir and then moved into place (replacing an earlier
-    report there), so a build that fails leaves out_dir as it was and nothing beside it."""
+    """report.html in out_dir, of one run or its shards (its facts, Table 3 beside the paper's rows, plots, every
+    attempt) or of several runs compared, with a page and a notebook per attempt; tables_of(results, manifests) gives
+    the benchmark's own tables. Built beside out_dir and moved into place: a failed build leaves out_dir as it was."""
     out_dir = out_dir.resolve()
     if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").is_file():
         raise UsageError(f"report --out {out_dir} holds other files: give a new folder, or one a report was written to before")
@@ -778,6 +732,8 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     staging, earlier = (out_dir.parent / f".{out_dir.name}.{part}-{os.getpid()}" for part in ("building", "earlier"))
     shutil.rmtree(staging, ignore_errors=True)
     try:
+        for folder in ("tasks", "notebooks"):
+            (staging / folder).mkdir(parents=True)
         write_report(run_dirs, staging, paper_rows, tables_of)
         if out_dir.exists():
             out_dir.rename(earlier)
@@ -789,7 +745,7 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
 
 
 def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
-    """build_report's work, in a fresh folder out_dir."""
+    """build_report's work, in a fresh folder out_dir (absolute) that holds tasks/ and notebooks/."""
     groups = group_runs(run_dirs)
     if len(groups) > 1:
         return build_comparison(groups, out_dir, paper_rows, tables_of)
@@ -798,23 +754,20 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
         raise UsageError(f"report: no finished attempt in {', '.join(map(str, run_dirs))}")
     paper = paper_row_names(paper_rows)
     max_turns, samples = run_max_turns(manifests), samples_of(results, manifests)
-    out_dir = prepare_out_dir(out_dir)
     stems = write_attempts(results, out_dir, samples)
     plots = report_plots(results, paper, max_turns, out_dir)
     facts, warnings = run_facts(results, manifests, run_dirs, samples)
     rows = our_rows(results, max_turns)
-    _, figures, intervals = rows[0]
-    headline = {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[-2]:.1f}%", "interval": percent_interval(intervals[-2]),
-                "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[-1]:.2f}",
-                "more": [f"{name.removeprefix('this run ')} {row[-2]:.1f}% (95% {percent_interval(bounds[-2])})" for name, row, bounds in rows[1:]]}
+    top = headline(results, samples, rows) | {
+        "more": [f"{name.removeprefix('this run ')} {row[-2]:.1f}% (95% {percent_interval(bounds[-2])})" for name, row, bounds in rows[1:]]}
     tables = tables_of(results, manifests)
     titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
     title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
     page = out_dir / "report.html"
-    write_page(page, render("overview.html", title=title, headline=headline, facts=facts, warnings=warnings, tables=tables,
+    write_page(page, render("overview.html", title=title, headline=top, facts=facts, warnings=warnings, tables=tables,
                             table=table3([("this run", results, max_turns)], paper), max_turns=max_turns,
                             pass_at_k=pass_at_k_lines(results), plots=plots, tasks=task_rows(results, stems),
-                            judge=judge_view([("this run", results, max_turns)], lambda _, result: href(f"tasks/{stems[result.id, result.sample]}.html"))))
+                            judge=judge_view([("this run", results, max_turns)], lambda _, result: page_of(stems, result))))
     return page
 
 
@@ -823,16 +776,31 @@ def task_rows(results: list[dict], stems: dict) -> list[dict]:
     the first failing reason."""
     rows = []
     for task, attempts in attempts_by_task(results).items():
-        failed = next((result for result in attempts if not result.passed), None)
-        rows.append({"id": task, "category": attempts[0].category, "href": href(f"tasks/{stems[task, attempts[0].sample]}.html"),
-                     "badges": [{"href": href(f"tasks/{stems[task, result.sample]}.html"), "passed": result.passed,
-                                 "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"}
-                                for result in attempts],
+        reason = next((result.get("reason", "") for result in attempts if not result.passed), "")  # the first failure's
+        rows.append({"id": task, "category": attempts[0].category, "href": page_of(stems, attempts[0]), "badges": badges(attempts, stems),
                      "turns": f"{sum(r.turns for r in attempts) / len(attempts):.1f}".removesuffix(".0"),
                      "seconds": f"{sum(r.get('seconds') or 0 for r in attempts) / len(attempts):.1f}",
                      "endings": ", ".join(distinct(str(result.get("ended_by", "")).split(" (")[0] for result in attempts)),
-                     "reason": failed.get("reason", "") if failed else "", "short_reason": short(failed.get("reason", "")) if failed else ""})
+                     "reason": reason, "short_reason": short(reason)})
     return rows
+
+
+def page_of(stems: dict, result: Result) -> str:
+    """The link from report.html to an attempt's page."""
+    return href(f"tasks/{stems[result.id, result.sample]}.html")
+
+
+def badges(attempts: list[Result], stems: dict) -> list[dict]:
+    """A task's attempts as links to their pages, labelled pass or fail (one attempt) or by sample (several)."""
+    return [{"href": page_of(stems, result), "passed": result.passed,
+             "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"} for result in attempts]
+
+
+def headline(results: list[Result], samples: int, rows: list[tuple[str, list, list]]) -> dict:
+    """A run's first figure (its first row's Overall, our_rows), with its interval, passes and average turns."""
+    _, figures, intervals = rows[0]
+    return {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[-2]:.1f}%", "interval": percent_interval(intervals[-2]),
+            "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[-1]:.2f}"}
 
 
 # --- report: several runs compared ---
@@ -841,9 +809,9 @@ def run_names(runs: list[tuple[list[dict], list[dict], list[Path]]]) -> list[str
     """A short, distinct name per run: its model, and the settings in which the runs differ."""
     bases = []
     for _, manifests, run_dirs in runs:
-        model = manifests[0].get("model", {}) if manifests and manifests[0] else {}
+        model = manifests[0].get("model", {})  # a run has a manifest per directory, {} where there is none
         bases.append((Path(model["replay"]).stem if "replay" in model else model.get("name") or model.get("file")) or run_dirs[0].name)
-    flags = [manifests[0].get("flags", {}) if manifests and manifests[0] else {} for _, manifests, _ in runs]
+    flags = [manifests[0].get("flags", {}) for _, manifests, _ in runs]
     varying = [key for key in ("temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
                if len({json.dumps(flag.get(key)) for flag in flags}) > 1]
     names = [" · ".join([base] + [f"{key} {flag.get(key)}" for key in varying]) for base, flag in zip(bases, flags)]
@@ -856,8 +824,8 @@ def compare_pair(first: list[dict], second: list[dict]) -> dict:
     one, two = first_attempts(first), first_attempts(second)
     common = [task for task in one if task in two]
     figures = paired_difference([bool(one[task].passed) for task in common], [bool(two[task].passed) for task in common])
-    flips = [{"id": task, "first": bool(one[task].passed), "second": bool(two[task].passed), "first_sample": one[task].sample,
-              "second_sample": two[task].sample} for task in common if bool(one[task].passed) != bool(two[task].passed)]
+    flips = [{"id": task, "first": bool(one[task].passed), "second": bool(two[task].passed), "attempts": (one[task], two[task])}
+             for task in common if bool(one[task].passed) != bool(two[task].passed)]
     return figures | {"flips": flips, "only_in_one": len(set(one) ^ set(two))}
 
 
@@ -872,52 +840,42 @@ def comparison_text(names: list[str], results: list[list[dict]]) -> list[str]:
 
 
 def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
-    """report.html for several runs: each run's headline on the first screen with the paired difference against the
-    first run (interval, McNemar), Table 3 with a row per run beside the paper's rows, one plot of all of them with
-    intervals, the tasks that flip, and a grid of every task's verdict per run linking to its attempt page."""
+    """report.html for several runs: each run's headline, its paired difference from the first run, Table 3 with a row
+    per run beside the paper's rows and its plot, the tasks that flip, and every task's verdicts per run."""
     paper = paper_row_names(paper_rows)
     runs = [(*merge_runs(group), group) for group in groups]
     for results, _, group in runs:
         if not results:
             raise UsageError(f"report: no finished attempt in {', '.join(map(str, group))}")
     names = run_names(runs)
-    out_dir = prepare_out_dir(out_dir)
     stems, cards, table_runs = [], [], []
     for number, ((results, manifests, group), name) in enumerate(zip(runs, names), 1):
         samples = samples_of(results, manifests)
         stems.append(write_attempts(results, out_dir, samples, prefix=f"r{number}_", run_name=name))
-        max_turns = run_max_turns(manifests)
-        table_runs.append((name, results, max_turns))
-        _, figures, intervals = our_rows(results, max_turns, name)[0]
+        table_runs.append((name, results, run_max_turns(manifests)))
+        rows = our_rows(results, table_runs[-1][2], name)
         facts, warnings = run_facts(results, manifests, group, samples)
-        cards.append({"name": name, "rate": f"{figures[-2]:.1f}%", "interval": percent_interval(intervals[-2]),
-                      "passed": sum(bool(r.passed) for r in results), "attempts": len(results),
-                      "label": "pass@1" if samples > 1 else "pass rate", "facts": facts, "warnings": warnings,
-                      "tables": tables_of(results, manifests)})
+        cards.append(headline(results, samples, rows) | {"name": name, "facts": facts, "warnings": warnings,
+                                                         "tables": tables_of(results, manifests)})
     pairs = []
     for number in range(1, len(runs)):
         pair = compare_pair(runs[0][0], runs[number][0])
-        pair["flips"] = [flip | {"first_href": href(f"tasks/{stems[0][flip['id'], flip['first_sample']]}.html"),
-                                 "second_href": href(f"tasks/{stems[number][flip['id'], flip['second_sample']]}.html")}
+        pair["flips"] = [flip | {"first_href": page_of(stems[0], flip["attempts"][0]), "second_href": page_of(stems[number], flip["attempts"][1])}
                          for flip in pair["flips"]]
-        pairs.append(pair | {"first": names[0], "second": names[number], "difference_text": f"{100 * pair['difference']:+.1f}",
-                             "interval_text": f"{100 * pair['low']:+.1f} to {100 * pair['high']:+.1f}", "p_text": f"{pair['mcnemar_p']:.3g}"})
+        pairs.append(pair | {"first": names[0], "second": names[number]})
     table = table3(table_runs, paper)
     plot = comparison_plot(table["rows"], out_dir)
     order = {category: number for number, category in enumerate(categories_of([result for results, _, _ in runs for result in results]))}
     every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order[item[0]], item[1]))
     by_run = [attempts_by_task(results) for results, _, _ in runs]
-    grid = [{"id": task, "category": category,
-             "cells": [[{"href": href(f"tasks/{stems[number][task, result.sample]}.html"), "passed": result.passed,
-                         "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"}
-                        for result in attempts] for number, attempts in enumerate(by_run_task.get(task, []) for by_run_task in by_run)],
-             "differs": len({tuple(bool(r.passed) for r in by_run_task.get(task, [])) for by_run_task in by_run}) > 1}
+    grid = [{"id": task, "category": category, "cells": [badges(tasks.get(task, []), stems[number]) for number, tasks in enumerate(by_run)],
+             "differs": len({tuple(bool(result.passed) for result in tasks.get(task, [])) for tasks in by_run}) > 1}
             for category, task in every]
     page = out_dir / "report.html"
     write_page(page, render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
                             table=table, plot=plot, grid=grid, paper=paper, max_turns=max(turns for _, _, turns in table_runs),
                             pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)],
-                            judge=judge_view(table_runs, lambda number, result: href(f"tasks/{stems[number][result.id, result.sample]}.html"))))
+                            judge=judge_view(table_runs, lambda number, result: page_of(stems[number], result))))
     return page
 
 
@@ -926,23 +884,16 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
 def summary_text(run_dirs: list[Path], paper_rows: list[str], tables_of) -> str:
     """What `report` prints before building the pages: Table 3 with intervals (a row per run when the directories
     are different runs), the paired comparisons, and each run's benchmark tables (tables_of: see build_report)."""
-    groups = group_runs(run_dirs)
-    runs = [(*merge_runs(group), group) for group in groups]
-    if len(runs) == 1:
-        results, manifests, _ = runs[0]
-        tables = tables_of(results, manifests)
-        judged = judge_text([("this run", results, run_max_turns(manifests))])
-        if tables.replaces_table3:
-            return "\n".join([tables.text] + ([judged] if judged else []))
-        return "\n".join([table3_text(results, run_max_turns(manifests), paper_rows)] + ([tables.text] if tables.text else [])
-                         + ([judged] if judged else []))
-    names = run_names(runs)
+    runs = [(*merge_runs(group), group) for group in group_runs(run_dirs)]
+    names = run_names(runs) if len(runs) > 1 else ["this run"]
     table_runs = [(name, results, run_max_turns(manifests)) for name, (results, manifests, _) in zip(names, runs)]
-    lines = [table3_text([], 10, paper_rows, table_runs), *comparison_text(names, [results for results, _, _ in runs])]
-    for name, (results, manifests, _) in zip(names, runs):
-        tables = tables_of(results, manifests)
-        if tables.text:
-            lines += [f"{name}:", tables.text]
+    tables = [tables_of(results, manifests) for results, manifests, _ in runs]
+    if len(runs) == 1 and tables[0].replaces_table3:
+        lines = [tables[0].text]
+    else:
+        lines = [table3_text([], 10, paper_rows, table_runs), *comparison_text(names, [results for results, _, _ in runs])]
+        lines += [line for name, table in zip(names, tables) if table.text
+                  for line in ([f"{name}:"] if len(runs) > 1 else []) + [table.text]]
     judged = judge_text(table_runs)
     return "\n".join(lines + ([judged] if judged else []))
 
@@ -957,33 +908,22 @@ PAPER_JUDGE = {"GPT-4o": 81.8, "Llama3-Instruct 8B": 49.7, "PyLlama3 8B": 73.4}
 
 def read_judgements(run_dir: Path) -> dict[tuple[str, int], dict]:
     """(id, sample) -> the last judge record of a run directory; a torn last line is left out."""
-    records = {}
-    for _, record in jsonl_records(run_dir / JUDGE_FILE, finished_only=True, advice=": remove the line, or judge again with --force"):
-        if isinstance(record, dict) and "id" in record:
-            records[record["id"], record.get("sample", 0)] = record
-    return records
+    lines = jsonl_records(run_dir / JUDGE_FILE, finished_only=True, advice=": remove the line, or judge again with --force")
+    return {(record["id"], record.get("sample", 0)): record for _, record in lines if isinstance(record, dict) and "id" in record}
 
 
 def judged(results: list[Result]) -> list[tuple[Result, dict]]:
     """Each result with its judge record (from its own run directory), for those that have one with a verdict."""
-    by_run: dict[Path, dict] = {}
-    pairs = []
-    for result in results:
-        if result.run_dir not in by_run:
-            by_run[result.run_dir] = read_judgements(result.run_dir) if result.run_dir else {}
-        record = by_run[result.run_dir].get((result.id, result.sample))
-        if record and record.get("verdict") in ("pass", "fail"):
-            pairs.append((result, record))
-    return pairs
+    by_run = {run_dir: read_judgements(run_dir) for run_dir in dict.fromkeys(result.run_dir for result in results) if run_dir}
+    records = [(result, by_run.get(result.run_dir, {}).get((result.id, result.sample))) for result in results]
+    return [(result, record) for result, record in records if record and record.get("verdict") in ("pass", "fail")]
 
 
 def agreement(pairs: list[tuple[bool, bool]]) -> dict:
     """(check passed, judge passed) per attempt: the 2x2 table, the share that agree, and Cohen's kappa with its 95%
     interval (None where kappa is undefined: both said the same of every attempt, so chance explains it all)."""
-    both = sum(check and judge for check, judge in pairs)
-    judge_only = sum(judge and not check for check, judge in pairs)
-    check_only = sum(check and not judge for check, judge in pairs)
-    neither = len(pairs) - both - judge_only - check_only
+    counts = Counter(pairs)
+    both, judge_only, check_only, neither = counts[True, True], counts[False, True], counts[True, False], counts[False, False]
     kappa = cohen_kappa(both, judge_only, check_only, neither)
     return {"attempts": len(pairs), "both": both, "judge_only": judge_only, "check_only": check_only, "neither": neither,
             "agree": (both + neither) / len(pairs) if pairs else None, "kappa": kappa[0] if kappa else None,
@@ -1014,38 +954,34 @@ def cohen_kappa(both: int, judge_only: int, check_only: int, neither: int) -> tu
 
 def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | None:
     """For runs (name, results, max_turns): Table 3's rows of the checks and of the judge over the attempts judged,
-    the agreement over all of them together, where they disagree (link(run number, result) -> its page, for the HTML),
-    and the judge models and prompts the records name; None when no attempt of these runs is judged."""
+    their agreement, where they disagree (link(run number, result): its page) and the judges named; None if none."""
     import dataclasses
 
-    view = {"runs": [], "pairs": [], "disagreements": [], "judged": 0, "attempts": 0, "models": [], "prompts": []}
+    view = {"runs": [], "pairs": [], "disagreements": [], "models": [], "prompts": [],
+            "attempts": sum(len(results) for _, results, _ in runs)}
     by_judge = []  # (name, the run's judged attempts with the judge's verdict as their own): the runs compared on its column
     for number, (name, results, max_turns) in enumerate(runs):
         pairs = judged(results)
-        view["attempts"] += len(results)
         if not pairs:
             continue
         prefix = f"{name}: " if len(runs) > 1 else ""
         by_judge.append((name, [dataclasses.replace(result, passed=record["verdict"] == "pass") for result, record in pairs]))
         view["runs"] += [(f"{prefix}checks", [result for result, _ in pairs], max_turns), (f"{prefix}judge", by_judge[-1][1], max_turns)]
         view["pairs"] += [(bool(result.passed), record["verdict"] == "pass") for result, record in pairs]
-        view["judged"] += len(pairs)
         view["models"] += [f"{record['judge'].get('file')} (sha256 {str(record['judge'].get('sha256'))[:12]})" for _, record in pairs]
         view["prompts"] += [str(record.get("prompt_sha256"))[:12] for _, record in pairs]
         view["disagreements"] += [{"run": name if len(runs) > 1 else "", "id": result.id, "sample": result.sample, "check": bool(result.passed),
                                    "check_reason": result.reason or "(passed)", "judge": record["verdict"], "judge_reason": record["reason"],
                                    "href": link(number, result) if link else None}
                                   for result, record in pairs if bool(result.passed) != (record["verdict"] == "pass")]
-    if not view["judged"]:
+    if not view["pairs"]:
         return None
-    view["models"], view["prompts"] = distinct(view["models"]), distinct(view["prompts"])
-    view["agreement"] = agreement(view["pairs"])
-    view["table"] = table3(view["runs"], [])
-    view["max_turns"] = max(max_turns for _, _, max_turns in runs)
-    view["paper"] = " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in PAPER_JUDGE.items())
-    view["agreement_text"] = judge_agreement_text(view["agreement"])
-    view["comparisons"] = comparison_text([name for name, _ in by_judge], [results for _, results in by_judge]) if len(runs) > 1 else []
-    return view
+    figures = agreement(view["pairs"])
+    return view | {"judged": len(view["pairs"]), "models": distinct(view["models"]), "prompts": distinct(view["prompts"]),
+                   "agreement": figures, "agreement_text": judge_agreement_text(figures), "table": table3(view["runs"], []),
+                   "max_turns": max(max_turns for _, _, max_turns in runs),
+                   "paper": " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in PAPER_JUDGE.items()),
+                   "comparisons": comparison_text([name for name, _ in by_judge], [results for _, results in by_judge]) if len(runs) > 1 else []}
 
 
 def judge_agreement_text(figures: dict) -> str:
