@@ -35,13 +35,9 @@ STOP = {"asked": False, "raise": False, "requeue": False}  # a stop signal came;
 
 
 def stop_as_ctrl_c(signum, frame):
-    """Ctrl-C, SIGTERM (`kill`, a batch system's time limit), SIGHUP (a closed terminal) and SIGUSR1 (Slurm's early
-    signal before preemption or the time limit, asked for by `pybench.py slurm`; the element then requeues itself)
-    stop the kit as Ctrl-C does:
-    the first raises KeyboardInterrupt (during the imports, before cli() begins, it is remembered and raised there), and
-    the run stops: its jails killed and their mounts gone, llama.cpp's threads ended, every finished attempt kept, one
-    line, exit 130. Every later one is ignored, the stop being under way: raised again inside it, it would end the
-    interpreter while llama.cpp still decodes in a thread of its own (a SIGSEGV)."""
+    """Every stop signal stops the kit as Ctrl-C does: the first raises KeyboardInterrupt (remembered until cli()
+    begins); the run kills its jails, ends llama.cpp's threads, keeps every finished attempt and exits 130. Later ones
+    are ignored: raised inside the stop, they would end the interpreter while llama.cpp still decodes (a SIGSEGV)."""
     if STOP["asked"]:
         return
     STOP["asked"], STOP["requeue"] = True, signum == signal.SIGUSR1
@@ -98,16 +94,13 @@ def benchmark_for(tasks_path: Path) -> Benchmark:
     return next(benchmark for benchmark in BENCHMARKS if benchmark.claims(tasks_path))
 
 
-def benchmark_of_run(results: list[Result], manifests: list[dict]) -> Benchmark:
-    """The benchmark that made a run directory: named in its manifest, or (older runs) recognised from its results."""
-    named = {manifest.get("benchmark") for manifest in manifests if manifest} - {None}
-    return next((benchmark for benchmark in BENCHMARKS if benchmark.name in named), None) or next(
-        benchmark for benchmark in BENCHMARKS if benchmark.made(results, manifests))
-
-
 def tables_of(results: list[Result], manifests: list[dict]) -> Tables:
-    """What the report shows beside Table 3 (or in its place): the figures of the benchmark that made the run."""
-    return benchmark_of_run(results, manifests).tables(results, manifests)
+    """What the report shows beside Table 3 (or in its place): the figures of the benchmark that made the run, named in
+    its manifest or (older runs) recognised from its results."""
+    named = {manifest.get("benchmark") for manifest in manifests if manifest} - {None}
+    benchmark = next((benchmark for benchmark in BENCHMARKS if benchmark.name in named), None) or next(
+        benchmark for benchmark in BENCHMARKS if benchmark.made(results, manifests))
+    return benchmark.tables(results, manifests)
 
 
 # --- setup: the venv, pinned requirements, the jail environments, nsjail's system libraries, the default model ----
@@ -151,7 +144,8 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         for packages, tests_only, why, present in SYSTEM_PACKAGES:
             if for_tests or not tests_only:
                 stages.run(f"system package{'s' * (len(packages) > 1)} {', '.join(packages)}",
-                           lambda packages=packages, why=why, present=present: installed(system_packages(list(packages), why, present)))
+                           lambda packages=packages, why=why, present=present: {True: "installed", False: "there already"}
+                           .get(system_packages(list(packages), why, present)))
         if pack:
             stages.run("the pack's files beside the kit", lambda: pack.finish(venv))
         else:
@@ -228,11 +222,6 @@ class Stages:
             raise
         took = duration_text(time.monotonic() - began, exact=True)
         print(took + (f", {note}" if isinstance(note, str) and note else ""), file=self.terminal, flush=True)
-
-
-def installed(result: bool | None) -> str | None:
-    """A system package stage's note: install_system_packages installed it (True) or found it (False)."""
-    return {True: "installed", False: "there already"}.get(result)
 
 
 def make_venv(venv: Path) -> str:
@@ -351,12 +340,10 @@ def default_model_path() -> Path:
     return Path(spec.submodule_search_locations[0]) / DEFAULT_MODEL_FILE
 
 
-def newcomer_note() -> str:
-    """What a first run with the embedded default model should say before it starts: what the model is, what to
-    expect, and how to run a real model or a quick look (how long it takes: the speed line, measured here)."""
-    return (f"note: no --model, so this runs the embedded {DEFAULT_MODEL_FILE.split('.')[0]}: a 135M-parameter smoke test of the kit, "
-            "not a contender. Expect a pass rate of about 0% (it writes long rambles).\n"
-            "      A real figure: --model path/to/model.gguf (any chat GGUF, e.g. a 7B coder model). A quick look: --limit 5.")
+# What a first run with the embedded default model says before it starts (how long it takes: the speed line, measured)
+NEWCOMER_NOTE = (f"note: no --model, so this runs the embedded {DEFAULT_MODEL_FILE.split('.')[0]}: a 135M-parameter smoke test "
+                 "of the kit, not a contender. Expect a pass rate of about 0% (it writes long rambles).\n      A real figure: "
+                 "--model path/to/model.gguf (any chat GGUF, e.g. a 7B coder model). A quick look: --limit 5.")
 
 
 def check_gguf(path: Path, flag: str = "--model") -> None:
@@ -403,9 +390,8 @@ NLTK_RESOURCES = ("tokenizers/punkt/english.pickle", "corpora/stopwords/english"
 
 def jail_prerequisites() -> list[tuple[bool, str, str]]:
     """(ok, what, fix) for what nsjail needs from the host: its libraries, a binary that runs, user namespaces."""
-    found = []
-    found.append((libnl_present(), "libnl-3 and libnl-route-3 (nsjail links them)",
-                  "install them: sudo apt-get install libnl-3-200 libnl-route-3-200 (Fedora: sudo dnf install libnl3)"))
+    found = [(libnl_present(), "libnl-3 and libnl-route-3 (nsjail links them)",
+              "install them: sudo apt-get install libnl-3-200 libnl-route-3-200 (Fedora: sudo dnf install libnl3)")]
     try:
         binary = nsjail_binary()
         ran = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10)
@@ -510,25 +496,22 @@ def jail_trouble() -> str:
 
 # --- the manifest: everything a run depends on ------------------------------------------------------------------
 
-def llama_backend_facts() -> dict:
-    """For the manifest: the ggml backends llama.cpp was built with, the GPUs it sees, the memory budget, the GPU build."""
-    from kit import gpu
-
-    return {"backends": engine.backends(), "gpus": [vars(device) for device in engine.gpus()],
-            "gpu_memory_budget_gib": os.environ.get(engine.BUDGET_VARIABLE), "build": gpu.installed_build()}
-
-
 def run_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, model: Model, model_path: Path | None,
                  tasks_path: Path, limits: JailLimits) -> dict:
-    """harness.make_manifest with what a run adds: the model, its device and build, slurm's job, the resume keys."""
+    """harness.make_manifest with what a run adds: the model, its device and build (the ggml backends llama.cpp was
+    built with, the GPUs it sees, the memory budget, the GPU build), slurm's job, the resume keys."""
+    from kit import gpu
+
     if model_path and model_path.stat().st_size > 2**30:
         print(f"hashing {model_path.name} ({model_path.stat().st_size / 2**30:.1f} GiB) for the manifest...", flush=True)
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
+    backend = model_path and {"backends": engine.backends(), "gpus": [vars(device) for device in engine.gpus()],
+                              "gpu_memory_budget_gib": os.environ.get(engine.BUDGET_VARIABLE), "build": gpu.installed_build()}
     suite = prepared.tasks
     manifest = make_manifest(benchmark.name, tasks_path, suite_digest(prepared.root, prepared.defining_files, suite), suite, limits, flags,
                              model=facts, model_sha256=facts.get("sha256") or sha256_of(args.replay), device=model.device,
-                             gpu_offload=model.offload, llama_cpp_backend=llama_backend_facts() if model_path else None,
+                             gpu_offload=model.offload, llama_cpp_backend=backend,
                              n_ctx=model.n_ctx, llama_cpp=model.llama_cpp_version, slurm=slurm.job_facts())
     manifest["resume_keys"] = list(RESUME_KEYS + benchmark.resume_keys)
     manifest |= {key: flags[key] for key in manifest["resume_keys"] if key in flags}
@@ -745,7 +728,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     selection = {(task.id, sample) for task in tasks for sample in range(args.samples)}
     todo = [(task, sample) for task in tasks for sample in range(args.samples) if (task.id, sample) not in finished]
     if model_path and not args.model:
-        print(newcomer_note(), flush=True)
+        print(NEWCOMER_NOTE, flush=True)
     parallel = model.open(None if args.parallel == "auto" else int(args.parallel), len(todo))
     manifest["parallel"] = {"attempts_at_once": parallel, "choice": model.choice}
     write_manifest(run_dir, manifest)

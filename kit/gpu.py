@@ -60,10 +60,6 @@ def machine_gpu(root: Path = Path("/")) -> tuple[str, str] | None:
     return None
 
 
-def wheel_cache() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pybench" / "wheels"
-
-
 def backend_named_in(cmake_args: str) -> str | None:
     """The backend whose flag CMAKE_ARGS holds (-DGGML_CUDA=on: cuda), or None."""
     given = cmake_args.lower().split()
@@ -102,7 +98,8 @@ def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> t
     facts = {"backend": backend, "package": pin, "cmake_args": cmake_args, "vulkan_headers": headers,
              "patch": OLD_HEADERS_PATCH.name if patched else None}
     key = hashlib.sha256(json.dumps(facts, sort_keys=True).encode() + (OLD_HEADERS_PATCH.read_bytes() if patched else b"")).hexdigest()[:12]
-    folder = wheel_cache() / f"{backend}-{pin.replace('==', '-')}-{key}"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pybench" / "wheels"
+    folder = cache / f"{backend}-{pin.replace('==', '-')}-{key}"
     built = sorted(folder.glob("*.whl"))
     if built and (folder / BUILD_FILE).is_file():
         print(f"setup: the {backend} build of {pin} from {folder} (built before; delete the folder to build again)", flush=True)

@@ -85,10 +85,8 @@ def file_name(text: str, taken: set[str] | None = None, ascii_only: bool = False
     name = "".join(char if kept(char) or char in "-_." else "_" for char in text).strip("._-") or empty
     stem, dot, rest = name.partition(".")
     name = f"{stem}_{dot}{rest}" if stem.casefold() in WINDOWS_DEVICES else name
-    if len(name.encode()) > limit:
-        tail = name
-        while len(tail.encode()) > limit - 13:
-            tail = tail[1:]
+    if len(name.encode()) > limit:  # the tail: the last whole characters that fit in limit - 13 bytes
+        tail = name.encode()[13 - limit:].decode(errors="ignore")
         name = f"{hashlib.sha256(text.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}-{tail}"
     if taken is None:
         return name
@@ -396,14 +394,6 @@ class TaskRun:
             self.ended_by = "turn limit"
 
 
-def run_agent(task: Task, model: Model, conversation: Conversation, output_dir: Path, limits: JailLimits, max_turns: int,
-              log_dir: Path, seed: int) -> TaskRun:
-    binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
-    # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
-    run = TaskRun(task, output_dir, max_turns, Jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment), conversation)
-    return converse(run, model, seed)
-
-
 def converse(run: TaskRun, model: Model, seed: int) -> TaskRun:
     """The agent loop, every benchmark's: the model's replies and their cells in the run's jail until the task ends."""
     session = model.attempt(run.task.id, seed)
@@ -570,8 +560,11 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
     if os.geteuid() == 0 and not mount_output(output_dir, limits):
         os.chown(output_dir, 65534, 65534)  # the jail's user writes here
     log_dir = run_dir / "jails"
+    binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
+    # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
+    jail = Jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment)
     try:
-        run = run_agent(task, model, conversation, output_dir, limits, max_turns, log_dir, seed)
+        run = converse(TaskRun(task, output_dir, max_turns, jail, conversation), model, seed)
         removed = tidy_output(output_dir)
     finally:
         keep_output(output_dir, limits.output_mib * 2**20)  # the agent is done: its ./output/ goes onto the disk for the checks
@@ -617,11 +610,8 @@ def drop_torn_line(path: Path) -> None:
 def sha256_of(path: Path) -> str:
     import hashlib
 
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def suite_digest(root: Path, listed: list[Path], tasks: list[Task]) -> str:

@@ -320,18 +320,16 @@ def figures(results: list[Result], suite_size: int) -> list[dict]:
              "interval": percent_interval(wilson(count, total)), "note": note} for label, name, count, total, note in rows]
 
 
-def figures_text(results: list[Result], suite_size: int) -> str:
+def tables(results: list[Result], manifests: list[dict]) -> Tables:
+    """The three figures as cards, and as text lines followed by the tasks set aside and why."""
+    size = max((manifest.get("suite_size") or 0 for manifest in manifests), default=0) or len({result.id for result in results})
+    cards = figures(results, size)
     lines = [f"{(figure['label'] + ':').ljust(14)}{figure['passed']}/{figure['total']} = {figure['rate']:.1f}% "
-             f"(95% {figure['interval']}; {figure['note']})" for figure in figures(results, suite_size)]
+             f"(95% {figure['interval']}; {figure['note']})" for figure in cards]
     aside = [f"  {result.id}: {'; '.join(result.caveats)}"
              + (f" [corrected check: {'pass' if result.own['corrected']['passed'] else 'fail'}]" if result.own.get("corrected") else "")
              for result in results if result.caveats]
-    return "\n".join(lines + aside)
-
-
-def tables(results: list[Result], manifests: list[dict]) -> Tables:
-    size = max((manifest.get("suite_size") or 0 for manifest in manifests), default=0) or len({result.id for result in results})
-    return Tables(figures_text(results, size), [{"heading": "The original checkout, three ways", "cards": figures(results, size)}])
+    return Tables("\n".join(lines + aside), [{"heading": "The original checkout, three ways", "cards": cards}])
 
 
 def made(results: list[Result], manifests: list[dict]) -> bool:

@@ -54,7 +54,7 @@ def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path)
     folder = run_dir / "slurm"
     scripts = {folder / "shards.sbatch": array_script(args, without_out(run_flags), run_dir, options.shards, default_model, pybench),
                folder / "merge.sbatch": merge_script(run_dir, options.shards, pybench)}
-    submissions = earlier_submissions(folder)
+    submissions = [record for _, record in jsonl_records(folder / "jobs.jsonl", finished_only=True)]
     shards, wait_for, cancel = resubmission(submissions, still_queued(submissions), options.shards)
     if not shards:
         print(f"nothing to submit: every shard of {run_dir} has an element pending, running or ending (job(s) {', '.join(wait_for)}); "
@@ -107,11 +107,6 @@ def submitted_note(submission: dict, run_dir: Path, resume: list[str]) -> str:
 
 # --- a submission after earlier ones (a resume): only the shards no element is queued for, one merge after them all --
 
-def earlier_submissions(folder: Path) -> list[dict]:
-    """The submissions into this run folder so far: DIR/slurm/jobs.jsonl, a line per `pybench.py slurm` that submitted."""
-    return [record for _, record in jsonl_records(folder / "jobs.jsonl", finished_only=True)]
-
-
 def still_queued(submissions: list[dict]) -> dict[str, list[tuple[str, str]]]:
     """Which of those jobs squeue still lists (pending, running, requeued, ending): {job id: [(array task id or
     "N/A", state), ...]}, an array's elements one by one."""
@@ -145,16 +140,9 @@ def resubmission(submissions: list[dict], queued: dict[str, list[tuple[str, str]
 
 
 def without_out(run_flags: list[str]) -> list[str]:
-    """The run flags less --out (each element gets its shard's folder)."""
-    kept, skip = [], False
-    for flag in run_flags:
-        if skip:
-            skip = False
-        elif flag == "--out":
-            skip = True
-        elif not flag.startswith("--out="):
-            kept.append(flag)
-    return kept
+    """The run flags less --out (each element gets its shard's folder); they parsed, so no value is "--out"."""
+    return [flag for before, flag in zip(["", *run_flags], run_flags)
+            if "--out" not in (before, flag) and not flag.startswith("--out=")]
 
 
 def default_run_dir(args: argparse.Namespace, run_flags: list[str], shards: int, root: Path) -> Path:

@@ -257,10 +257,8 @@ def prepare(args: argparse.Namespace, tasks_path: Path) -> Prepared:
 
 def attempts(args: argparse.Namespace, model, run_dir: Path, limits: JailLimits, todo: list):
     conversation = Conversation()
-
-    def attempt(task: Task, sample: int) -> Result:
-        return run_one(task, sample, args.samples, args.seed + sample, model, conversation, run_dir, limits, args.max_turns)
-    return attempt
+    return lambda task, sample: run_one(task, sample, args.samples, args.seed + sample, model, conversation, run_dir, limits,
+                                        args.max_turns)
 
 
 BENCHMARK = Benchmark("suite", claims=lambda path: path.suffix == ".jsonl" or not path.exists(), prepare=prepare,
