@@ -99,10 +99,9 @@ def file_name(text: str, taken: set[str] | None = None, ascii_only: bool = False
 
 
 def jsonl_records(path: Path, finished_only: bool = False, advice: str = "") -> list[tuple[str, object]]:
-    """(where, parsed JSON) per non-blank line of a JSONL file, where = "FILE, line N"; a line that is not JSON is a
-    UsageError naming it (and the advice, if any). Lines are split on "\n" only (str.splitlines() would also cut at a
-    U+2028 inside a string). finished_only: a file the kit appends to (results, judge records), which may not exist
-    yet: the text after the last newline (a line still being written, or cut short by a crash) is left out."""
+    """(where: "FILE, line N", parsed JSON) per non-blank line, split on "\n" only (splitlines() cuts at U+2028 too); a
+    line that is not JSON is a UsageError. finished_only: a file the kit appends to, maybe absent, its unfinished last
+    line left out."""
     if finished_only and not path.is_file():
         return []
     lines = path.read_text(encoding="utf-8").split("\n")
@@ -314,8 +313,7 @@ class Conversation:
 
 
 def newest_figures(records: list[dict]) -> list[dict]:
-    """The newest figure records that fit FIGURES_KEPT and FIGURE_BYTES: a cell cannot grow an attempt's records
-    without bound (the records come from the agent's own process)."""
+    """The newest figure records that fit FIGURES_KEPT and FIGURE_BYTES (they come from the agent's own process)."""
     kept, size = [], 0
     for record in reversed(records[-FIGURES_KEPT:]):
         size += len(json.dumps(record, default=str)) + 1
@@ -361,10 +359,6 @@ class TaskRun:
     def cells(self) -> int:
         return sum(code is not None for code in self.code)
 
-    @property
-    def active(self) -> bool:
-        return not self.ended_by
-
     def take(self, reply: Reply) -> None:
         """Add the model's reply; run its code and add the interpreter's answer, or end the task."""
         self.prompt_tokens += reply.prompt_tokens
@@ -401,7 +395,7 @@ def converse(run: TaskRun, model: Model, seed: int) -> TaskRun:
         run.jail.start()
         if run.conversation.prelude:
             run.jail.run(run.conversation.prelude)
-        while run.active:
+        while not run.ended_by:
             run.take(session.reply(run.messages))
     finally:
         session.close()
@@ -632,10 +626,8 @@ RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_toke
 
 
 def check_output_folder(folder: Path, flag: str) -> None:
-    """Refuse, before anything is loaded or written, an output folder (named by flag: --out, report --out, ...) that
-    cannot be made or written to: a file, a link to nothing, a path below a file, a place where no folder can be made
-    (/proc, a read-only disk, no permission). The nearest folder that exists is tried by making a folder in it and
-    removing it again. A UsageError: one line naming the folder and what to do."""
+    """A UsageError, before anything is loaded or written, for an output folder (named by flag) that cannot be made or
+    written to; the nearest folder that exists is tried by making a folder in it and removing it again."""
     import tempfile
 
     folder = Path(os.path.abspath(folder))
@@ -749,11 +741,9 @@ def shard_of(tasks: list[Task], shard: str | None) -> list[Task]:
 # --- scheduler: several attempts in flight on one model, each in a thread of its own -------------------------------
 
 def run_attempts(attempts: list, parallel: int, model, attempt, tick):
-    """Yield (task, sample, result, attempts still in flight) as attempts finish, `parallel` of them in flight at once:
-    each thread takes the next attempt when its last one is done (one thread per model sequence), so while one
-    attempt runs a cell or its check, the others go on generating. tick(in_flight) is called twice a second. Ctrl-C (or
-    an error in an attempt) ends the replies in progress, kills the cells running, and drops the unfinished attempts:
-    they are run again on resume."""
+    """Yield (task, sample, result, attempts still in flight) as attempts finish, one thread per model sequence taking
+    the next attempt; tick(in_flight) twice a second. Ctrl-C (or an error) stops the replies, kills the cells and drops
+    the unfinished attempts (a resume runs them)."""
     import queue
 
     todo, finished, stopping = queue.SimpleQueue(), queue.SimpleQueue(), threading.Event()
@@ -813,13 +803,9 @@ class Progress:
     speed: float = 0.0        # tokens/s generating `parallel` attempts at once, as a probe measured it before the first
 
     def eta(self) -> float | None:
-        """Seconds left, or None before anything can be measured. An attempt is expected to take the mean of the
-        finished attempts' tokens and the prior (which counts as one attempt, so it fades as attempts end), and at
-        least what the attempts in flight have generated on average. What is left: that many tokens for each waiting
-        attempt and, for those in flight, what they have not generated yet; at tokens_per_second, which is `parallel`
-        attempts' together: when fewer attempts are left than run at once, the time stretches by the slots left
-        idle. Before the first tokens' pace is known: the probe's speed. A model that counts no tokens (a replay): the
-        seconds per finished attempt so far."""
+        """Seconds left, or None before anything can be measured: the tokens still expected (an attempt's: the mean of
+        the finished ones' with the prior counted as one, at least the in-flight average) at the measured pace (else
+        the probe's speed), stretched when fewer attempts are left than run at once; a replay: seconds per attempt."""
         left = self.in_flight + self.waiting
         if left == 0:
             return 0.0

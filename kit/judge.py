@@ -207,8 +207,8 @@ def file_kind(path: str, head: bytes, size: int) -> tuple[str, list[str]]:
         return "empty", []
     for magic, kind in MAGIC:
         if head.startswith(magic):
-            if kind == "ZIP archive" and suffix in (".xlsx", ".docx", ".pptx"):
-                kind = {".xlsx": "Excel workbook", ".docx": "Word document", ".pptx": "PowerPoint file"}[suffix]
+            if kind == "ZIP archive":
+                kind = {".xlsx": "Excel workbook", ".docx": "Word document", ".pptx": "PowerPoint file"}.get(suffix, kind)
             if kind == "PNG image" and len(head) >= 24:
                 kind += " {}x{}".format(*struct.unpack(">II", head[16:24]))
             if kind == "GIF image" and len(head) >= 10:
@@ -244,10 +244,8 @@ def figure_text(record: dict) -> str:
         wedges = sum(isinstance(patch, dict) and patch.get("kind") == "Wedge" for patch in axes.get("patches") or [])
         points = sum(item.get("n", 0) for item in axes.get("collections") or [] if isinstance(item, dict))
         lines = [line for line in axes.get("lines") or [] if isinstance(line, dict) and not str(line.get("label", "")).startswith("_")]
-        for count, what in ((bars, "bars"), (len(lines), "lines"), (wedges, "pie wedges"), (points, "scatter points"),
-                            (len(axes.get("images") or []), "images")):
-            if count:
-                facts.append(f"{count} {what}")
+        facts += [f"{count} {what}" for count, what in ((bars, "bars"), (len(lines), "lines"), (wedges, "pie wedges"),
+                                                       (points, "scatter points"), (len(axes.get("images") or []), "images")) if count]
         ticks = [str(label) for label in axes.get("xticklabels") or [] if str(label).strip()][:10]
         if ticks:
             facts.append(f"x ticks {quoted(', '.join(ticks))}")

@@ -3,6 +3,7 @@ teacher's), and what teachers do with it: prove a suite (validate); the classroo
 """
 
 import argparse
+import collections
 import functools
 import importlib.machinery
 import json
@@ -195,7 +196,7 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
         records += read_replays(path, None)
     for record in records:
         if record["id"] not in problems:
-            problems.setdefault(record["id"], []).append(f"{record['source']}: a replay for a task that is not in {tasks_path.name}")
+            problems[record["id"]] = [f"{record['source']}: a replay for a task that is not in {tasks_path.name}"]
     for task_id in tasks:
         for expect, where in (("pass", "reference.jsonl"), ("fail", "wrong.jsonl")):
             if not any(r["id"] == task_id and r["expect"] == expect for r in records):
@@ -208,9 +209,9 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
     results_path = run_dir / "validate.jsonl" if keep else ROOT / "runs" / f"validate-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     results_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        counts: dict[str, int] = {}
+        counts = collections.Counter()
         for record, result in replay_records(tasks, playable, run_dir):
-            counts[record["id"]] = counts.get(record["id"], 0) + 1
+            counts[record["id"]] += 1
             if result.passed != (record["expect"] == "pass"):
                 got = "passed" if result.passed else f"failed ({result.reason})"
                 problems[record["id"]].append(f"{record['source']} [{record['kind']}] should {record['expect']} but {got}")
