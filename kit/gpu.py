@@ -5,9 +5,8 @@ its load log and its failures, is engine.py's).
     python3.12 pybench.py setup --gpu vulkan                        # AMD, Intel (and any Vulkan driver)
     python3.12 pybench.py setup --gpu vulkan --venv .venv-vulkan    # a second venv beside the CPU one (the GPU tests)
 
-build_wheel() compiles llama-cpp-python at requirements.txt's pin with one backend into a wheel folder of its own,
-keyed by backend, pin and build flags (~/.cache/pybench/wheels/): pip's own cache, which keeps the CPU wheel, never
-hands out one for the other, and a second setup reuses the GPU wheel instead of compiling again.
+build_wheel() compiles llama-cpp-python at requirements.txt's pin into a wheel folder keyed by backend, pin and flags
+(~/.cache/pybench/wheels/; pip's cache keeps the CPU wheel), which a second setup reuses.
 
 Only the standard library is imported at the top: setup runs it before the venv exists.
 """

@@ -1,13 +1,8 @@
-"""judge: the paper's second column. Beside its unit tests, PyBench (arXiv 2407.16732) scored every model with GPT-4o
-reading each trajectory; an air-gapped lab cannot call GPT-4o, so `pybench.py judge RUN_DIR` has a local GGUF model
-(through engine.LlamaModel, the same one a run uses) read each attempt of a run: the user's request, every cell and what
-it printed (cut by the rule below to fit the judge's context), the final answer, and what the attempt left in its
-./output/ (names, sizes, types, a table's first rows, a chart's figure record as text). It answers PASS or FAIL and one
-sentence why, held to that format by a llama.cpp grammar. Each verdict is a line of RUN_DIR/judge.jsonl (results.jsonl
-stays as it was), keyed by the attempt, with the judge model's sha256 and the prompt's digest: greedy decoding and a fixed
-seed make it repeatable, and a killed judge resumes. report.py sets the judge's pass rate beside the checks' and measures
-their agreement (report.agreement: the 2x2 table and Cohen's kappa). It reads results generically: any benchmark whose
-result records hold the messages (our suite, an original checkout, ML-Bench's agent mode, a graded class) can be judged.
+"""judge: the paper's second column (its GPT-4o judge) with a local GGUF model: `pybench.py judge RUN_DIR` has it read
+each attempt (the request, every cell and what it printed, the final answer, what ./output/ holds) and answer PASS or
+FAIL and one sentence why, held to that format by a llama.cpp grammar. Each verdict is a line of RUN_DIR/judge.jsonl,
+keyed by the attempt, the judge model's sha256 and the prompt's digest (greedy and seeded: repeatable; a killed judge
+resumes); report.py sets it beside the checks (docs/report.md). Any benchmark whose results hold the messages can be judged.
 """
 
 import argparse

@@ -1,13 +1,9 @@
 """slurm: a run as a Slurm array job, one shard per element, and a merge job that waits for them all.
 
-`pybench.py slurm --shards N [run flags] [--dry-run] [-- sbatch options]` writes two batch scripts into the run
-folder and submits them: the array (`--array=1-N`, each element `--shard K/N` into DIR/shard-K, resources from the
-run's flags) and the merge (`report` over the shards into DIR/report, after every element has ended). An element
-that gets Slurm's early signal (`--signal=B:USR1@GRACE`, before its time limit) stops as Ctrl-C does, keeps its
-finished attempts and requeues itself; the requeued element resumes its shard. The same command typed again (after
-an element crashed or was killed, even while others still run) submits only the shards no element is pending or
-running for, and a merge job, replacing a waiting one, after them all; DIR/slurm/jobs.jsonl records each submission.
-docs/runs.md has the whole story.
+`pybench.py slurm --shards N [run flags] [--dry-run] [-- sbatch options]` writes and submits the array (element K:
+`--shard K/N` into DIR/shard-K; on Slurm's early USR1 it stops as Ctrl-C does and requeues itself) and the merge
+(`report` over the shards, after them all). Typed again, it submits only the shards no element is queued for, and a
+merge after them all; DIR/slurm/jobs.jsonl records each submission. docs/runs.md has the whole story.
 """
 
 import argparse
