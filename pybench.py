@@ -616,6 +616,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     command = argv[:1]
+    passed_on = {"pack": airgap.pack_command, "report": report_command, "handout": classroom.handout, "check": classroom.self_check,
+                 "grade": classroom.grade_class}  # a class: a folder of notebooks, or files for one --task, each a class of one
+    if command and command[0] in passed_on:
+        return passed_on[command[0]](argv[1:])
     if command == ["setup"]:
         parser = OneLineParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"] + ".")
         parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
@@ -630,10 +634,6 @@ def main(argv: list[str]) -> int:
             raise UsageError("setup --expect SHA256 goes with --from DIR: give the pack it vouches for")
         setup(options.tests, options.gpu, options.venv, options.pack, options.expect)
         return 0
-    if command == ["pack"]:
-        return airgap.pack_command(argv[1:])
-    if command == ["report"]:
-        return report_command(argv[1:])
     if command == ["slurm"]:
         return slurm.slurm_command(argv[1:], parse_args, default_model_path, Path(__file__).resolve())
     if command == ["judge"]:
@@ -647,12 +647,6 @@ def main(argv: list[str]) -> int:
         if options.keep:
             check_output_folder(options.keep, "validate --keep")
         return suite.validate(options.tasks, options.keep)
-    if command == ["grade"]:
-        return classroom.grade_class(argv[1:])  # a class: a folder of notebooks, or files for one --task, each a class of one
-    if command == ["handout"]:
-        return classroom.handout(argv[1:])
-    if command == ["check"]:
-        return classroom.self_check(argv[1:])
     if command == ["doctor"]:
         parser = OneLineParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
         parser.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")
