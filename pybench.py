@@ -151,7 +151,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         else:
             (venv / PACK_STAMP).unlink(missing_ok=True)
     jail = HERE / ".jail"
-    print(f"setup done in {duration_text(stages.elapsed(), exact=True)}: disk used {hints.shown(venv)} {folder_size(venv) / 1e9:.1f} GB, "
+    print(f"setup done in {duration_text(time.monotonic() - stages.began, exact=True)}: disk used {hints.shown(venv)} {folder_size(venv) / 1e9:.1f} GB, "
           f"{hints.shown(jail)} {folder_size(jail) / 1e9:.1f} GB; what pip, apt-get and npm printed: {hints.shown(log)}")
     print(setup_done_hint(python, for_tests))
 
@@ -197,9 +197,6 @@ class Stages:
         with open(self.log, "rb") as log:
             log.seek(self.stage_began)
             return log.read().decode(errors="replace")
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.began
 
     def run(self, what: str, work) -> None:
         """One stage: `setup: WHAT ...`, then work(), then its time and what work() returned (a word or two), if anything."""
@@ -712,7 +709,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))
     manifest = run_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
     manifest["threads"] = {"threads": args.threads, "why": threads_why, "cpu_count": os.cpu_count()}
-    manifest["default_model"] = bool(model_path and not args.model)  # the report says it is a smoke test
+    manifest["default_model"] = default_model = bool(model_path and not args.model)  # the report says it is a smoke test
     run_dir = (args.out or default_run_dir(args, model, manifest)).resolve()
     open_run_dir(run_dir, manifest, args.force)
     results_path = run_dir / "results.jsonl"
@@ -721,7 +718,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     finished = {(result.id, result.sample) for result in results}
     selection = {(task.id, sample) for task in tasks for sample in range(args.samples)}
     todo = [(task, sample) for task in tasks for sample in range(args.samples) if (task.id, sample) not in finished]
-    if model_path and not args.model:
+    if default_model:
         print(NEWCOMER_NOTE, flush=True)
     parallel = model.open(None if args.parallel == "auto" else int(args.parallel), len(todo))
     manifest["parallel"] = {"attempts_at_once": parallel, "choice": model.choice}
@@ -732,7 +729,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
         print(f"note: {rebuild}", flush=True)
     # before an attempt ends, one is guessed to take half the most it may generate (the embedded model: its measured mean)
     most = (args.max_tokens or 0) * args.max_turns
-    prior = min(DEFAULT_MODEL_TOKENS, most) if model_path and not args.model else most / 2
+    prior = min(DEFAULT_MODEL_TOKENS, most) if default_model else most / 2
     chosen = lambda: [result for result in results if (result.id, result.sample) in selection]  # noqa: E731
     speed = 0.0
     if isinstance(model, LlamaModel) and todo:  # this machine's speed with this model: the first estimate
@@ -811,9 +808,8 @@ def duration_text(seconds: float, exact: bool = False) -> str:
 
 
 def environment_trouble(error: OSError, flag: str) -> str | None:
-    """One line for an OSError that is the user's environment (a folder we may not write, a full or read-only disk),
-    naming the path and what to do (flag: the option that names the folder); None for any other OSError (a bug,
-    shown with its traceback)."""
+    """One line naming the path and what to do for an OSError of the user's environment (a full or read-only disk, no
+    permission; flag names the folder); None for any other (a bug, shown with its traceback)."""
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" ({error.filename})" if error.filename else f" writing into the folder of {flag}"
         return f"{error.strerror}{where}: free some space on that disk, or give {flag} a folder on another one" \

@@ -80,9 +80,8 @@ def vulkan_header_version() -> int | None:
 def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> tuple[Path, dict]:
     """The wheel of `pin` (llama-cpp-python==X) built with `backend`, from the cache or compiled now, and its build
     facts. install_packages(packages, why, present) installs system packages (pybench.install_system_packages)."""
-    extra = " ".join(arg for arg in os.environ.get("CMAKE_ARGS", "").split()  # the user's own flags (e.g. CUDA architectures)
-                     if arg.lower() != BACKENDS[backend].lower())                 # go after the backend's
-    cmake_args = " ".join(filter(None, [BACKENDS[backend], extra]))
+    cmake_args = " ".join([BACKENDS[backend], *(arg for arg in os.environ.get("CMAKE_ARGS", "").split()  # the user's flags
+                                                if arg.lower() != BACKENDS[backend].lower())])  # go after the backend's
     patched, headers = False, None
     if backend == "vulkan":
         install_packages(VULKAN_PACKAGES, "llama.cpp's Vulkan backend is built against them",

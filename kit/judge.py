@@ -302,9 +302,8 @@ def attempt_key(result: Result) -> str:
 # --- `pybench.py judge RUN_DIR` --------------------------------------------------------------------------------------
 
 def judge_command(argv: list[str], default_model_path, check_gguf) -> int:
-    """The subcommand: judge every attempt of a run directory not yet judged by this model and prompt (all with
-    --force), a record each, then print the judge's column and the agreement. default_model_path() and check_gguf(path)
-    are pybench.py's (the embedded model; the one-line refusal of a file that is no GGUF, naming a flag)."""
+    """Judge every attempt of a run directory not yet judged by this model and prompt (all with --force), then print
+    the judge's column and the agreement (default_model_path and check_gguf: pybench.py's)."""
     parser = argparse.ArgumentParser(prog="pybench.py judge", description="The paper's second column: a local LLM judges "
                                      "every attempt of a run (verdicts in RUN_DIR/judge.jsonl), set beside the checks.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
