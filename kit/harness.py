@@ -687,13 +687,8 @@ PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pa
 
 def requirement_pins() -> dict[str, str]:
     """requirements.txt as name: version (its one reader: setup, pack and a run's manifest)."""
-    pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        requirement = line.split("#")[0].strip()
-        if requirement:
-            name, version = requirement.split("==")
-            pins[name.strip()] = version.strip()
-    return pins
+    requirements = (line.split("#")[0] for line in (ROOT / "requirements.txt").read_text().splitlines())
+    return {name.strip(): version.strip() for name, version in (line.split("==") for line in requirements if line.strip())}
 
 
 def make_manifest(benchmark: str, tasks_path: Path, suite_sha256: str, tasks: list[Task], limits: JailLimits, flags: dict,
