@@ -25,6 +25,9 @@ from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, CellResult, Jail, JailLim
                          keep_output, middle_cut, mount_output, remove_tree, safe_record, safe_text, tidy_output, usable_cpus)
 
 
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs, the jails' pinned files
+
+
 # --- tasks ---------------------------------------------------------------------------------------------------------
 
 class UsageError(Exception):
@@ -405,7 +408,7 @@ def converse(run: TaskRun, model: Model, seed: int) -> TaskRun:
 
 # --- checks: each in a fresh jail given the check's modules as text, seeing the inputs and outputs read-only -------
 
-KIT_CHECKS = Path(__file__).resolve().parent.parent / "checks"  # the kit's checks: its library, pybench_checks, serves any suite
+KIT_CHECKS = ROOT / "checks"  # the kit's checks: its library, pybench_checks, serves any suite
 
 
 def check_modules(checks_dir: Path, module: str, library: Path | None = KIT_CHECKS) -> dict[str, Path]:
@@ -681,7 +684,6 @@ def lock_run_dir(run_dir: Path) -> None:
     os.write(lock, f"{os.getpid()}\n".encode())
 
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs, the jails' pinned files
 PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
 
 

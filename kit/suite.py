@@ -14,12 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                         append_line, check_modules, functions_defined_in, imported_names, is_replay_line, jsonl_records, run_attempts,
-                         run_one)
+from kit.harness import (CATEGORIES, ROOT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task,
+                         UsageError, append_line, check_modules, functions_defined_in, imported_names, is_replay_line, jsonl_records,
+                         run_attempts, run_one)
 from kit.sandbox import JailLimits, jail_python
-
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: runs/
 
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
