@@ -558,9 +558,8 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
         os.chown(output_dir, 65534, 65534)  # the jail's user writes here
     log_dir = run_dir / "jails"
     binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
-    # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
-    jail = Jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment)
-    try:
+    try:  # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
+        jail = Jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment)
         run = converse(TaskRun(task, output_dir, max_turns, jail, conversation), model, seed)
         removed = tidy_output(output_dir)
     finally:
