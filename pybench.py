@@ -485,10 +485,8 @@ def gpu_rebuild_note(offload: bool) -> str | None:
 
 def jail_trouble() -> str:
     """doctor's first failing sentence about the jail, for a run that could not start one."""
-    for ok, what, fix in jail_prerequisites():
-        if not ok:
-            return f"{what}: {fix}"
-    return f"run `{hints.command('doctor')}` for the details"
+    failing = (f"{what}: {fix}" for ok, what, fix in jail_prerequisites() if not ok)
+    return next(failing, f"run `{hints.command('doctor')}` for the details")
 
 
 # --- the manifest: everything a run depends on ------------------------------------------------------------------
