@@ -35,13 +35,9 @@ STOP = {"asked": False, "raise": False, "requeue": False}  # a stop signal came;
 
 
 def stop_as_ctrl_c(signum, frame):
-    """Ctrl-C, SIGTERM (`kill`, a batch system's time limit), SIGHUP (a closed terminal) and SIGUSR1 (Slurm's early
-    signal before preemption or the time limit, asked for by `pybench.py slurm`; the element then requeues itself)
-    stop the kit as Ctrl-C does:
-    the first raises KeyboardInterrupt (during the imports, before cli() begins, it is remembered and raised there), and
-    the run stops: its jails killed and their mounts gone, llama.cpp's threads ended, every finished attempt kept, one
-    line, exit 130. Every later one is ignored, the stop being under way: raised again inside it, it would end the
-    interpreter while llama.cpp still decodes in a thread of its own (a SIGSEGV)."""
+    """Every stop signal stops the kit as Ctrl-C does: the first raises KeyboardInterrupt (remembered until cli()
+    begins); the run kills its jails, ends llama.cpp's threads, keeps every finished attempt and exits 130. Later ones
+    are ignored: raised inside the stop, they would end the interpreter while llama.cpp still decodes (a SIGSEGV)."""
     if STOP["asked"]:
         return
     STOP["asked"], STOP["requeue"] = True, signum == signal.SIGUSR1
@@ -98,16 +94,13 @@ def benchmark_for(tasks_path: Path) -> Benchmark:
     return next(benchmark for benchmark in BENCHMARKS if benchmark.claims(tasks_path))
 
 
-def benchmark_of_run(results: list[Result], manifests: list[dict]) -> Benchmark:
-    """The benchmark that made a run directory: named in its manifest, or (older runs) recognised from its results."""
-    named = {manifest.get("benchmark") for manifest in manifests if manifest} - {None}
-    return next((benchmark for benchmark in BENCHMARKS if benchmark.name in named), None) or next(
-        benchmark for benchmark in BENCHMARKS if benchmark.made(results, manifests))
-
-
 def tables_of(results: list[Result], manifests: list[dict]) -> Tables:
-    """What the report shows beside Table 3 (or in its place): the figures of the benchmark that made the run."""
-    return benchmark_of_run(results, manifests).tables(results, manifests)
+    """What the report shows beside Table 3 (or in its place): the figures of the benchmark that made the run, named in
+    its manifest or (older runs) recognised from its results."""
+    named = {manifest.get("benchmark") for manifest in manifests if manifest} - {None}
+    benchmark = next((benchmark for benchmark in BENCHMARKS if benchmark.name in named), None) or next(
+        benchmark for benchmark in BENCHMARKS if benchmark.made(results, manifests))
+    return benchmark.tables(results, manifests)
 
 
 # --- setup: the venv, pinned requirements, the jail environments, nsjail's system libraries, the default model ----
@@ -151,13 +144,14 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         for packages, tests_only, why, present in SYSTEM_PACKAGES:
             if for_tests or not tests_only:
                 stages.run(f"system package{'s' * (len(packages) > 1)} {', '.join(packages)}",
-                           lambda packages=packages, why=why, present=present: installed(system_packages(list(packages), why, present)))
+                           lambda packages=packages, why=why, present=present: {True: "installed", False: "there already"}
+                           .get(system_packages(list(packages), why, present)))
         if pack:
             stages.run("the pack's files beside the kit", lambda: pack.finish(venv))
         else:
             (venv / PACK_STAMP).unlink(missing_ok=True)
     jail = HERE / ".jail"
-    print(f"setup done in {duration_text(stages.elapsed(), exact=True)}: disk used {hints.shown(venv)} {folder_size(venv) / 1e9:.1f} GB, "
+    print(f"setup done in {duration_text(time.monotonic() - stages.began, exact=True)}: disk used {hints.shown(venv)} {folder_size(venv) / 1e9:.1f} GB, "
           f"{hints.shown(jail)} {folder_size(jail) / 1e9:.1f} GB; what pip, apt-get and npm printed: {hints.shown(log)}")
     print(setup_done_hint(python, for_tests))
 
@@ -204,9 +198,6 @@ class Stages:
             log.seek(self.stage_began)
             return log.read().decode(errors="replace")
 
-    def elapsed(self) -> float:
-        return time.monotonic() - self.began
-
     def run(self, what: str, work) -> None:
         """One stage: `setup: WHAT ...`, then work(), then its time and what work() returned (a word or two), if anything."""
         sys.stdout.flush()
@@ -228,11 +219,6 @@ class Stages:
             raise
         took = duration_text(time.monotonic() - began, exact=True)
         print(took + (f", {note}" if isinstance(note, str) and note else ""), file=self.terminal, flush=True)
-
-
-def installed(result: bool | None) -> str | None:
-    """A system package stage's note: install_system_packages installed it (True) or found it (False)."""
-    return {True: "installed", False: "there already"}.get(result)
 
 
 def make_venv(venv: Path) -> str:
@@ -351,12 +337,10 @@ def default_model_path() -> Path:
     return Path(spec.submodule_search_locations[0]) / DEFAULT_MODEL_FILE
 
 
-def newcomer_note() -> str:
-    """What a first run with the embedded default model should say before it starts: what the model is, what to
-    expect, and how to run a real model or a quick look (how long it takes: the speed line, measured here)."""
-    return (f"note: no --model, so this runs the embedded {DEFAULT_MODEL_FILE.split('.')[0]}: a 135M-parameter smoke test of the kit, "
-            "not a contender. Expect a pass rate of about 0% (it writes long rambles).\n"
-            "      A real figure: --model path/to/model.gguf (any chat GGUF, e.g. a 7B coder model). A quick look: --limit 5.")
+# What a first run with the embedded default model says before it starts (how long it takes: the speed line, measured)
+NEWCOMER_NOTE = (f"note: no --model, so this runs the embedded {DEFAULT_MODEL_FILE.split('.')[0]}: a 135M-parameter smoke test "
+                 "of the kit, not a contender. Expect a pass rate of about 0% (it writes long rambles).\n      A real figure: "
+                 "--model path/to/model.gguf (any chat GGUF, e.g. a 7B coder model). A quick look: --limit 5.")
 
 
 def check_gguf(path: Path, flag: str = "--model") -> None:
@@ -403,9 +387,8 @@ NLTK_RESOURCES = ("tokenizers/punkt/english.pickle", "corpora/stopwords/english"
 
 def jail_prerequisites() -> list[tuple[bool, str, str]]:
     """(ok, what, fix) for what nsjail needs from the host: its libraries, a binary that runs, user namespaces."""
-    found = []
-    found.append((libnl_present(), "libnl-3 and libnl-route-3 (nsjail links them)",
-                  "install them: sudo apt-get install libnl-3-200 libnl-route-3-200 (Fedora: sudo dnf install libnl3)"))
+    found = [(libnl_present(), "libnl-3 and libnl-route-3 (nsjail links them)",
+              "install them: sudo apt-get install libnl-3-200 libnl-route-3-200 (Fedora: sudo dnf install libnl3)")]
     try:
         binary = nsjail_binary()
         ran = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10)
@@ -502,33 +485,28 @@ def gpu_rebuild_note(offload: bool) -> str | None:
 
 def jail_trouble() -> str:
     """doctor's first failing sentence about the jail, for a run that could not start one."""
-    for ok, what, fix in jail_prerequisites():
-        if not ok:
-            return f"{what}: {fix}"
-    return f"run `{hints.command('doctor')}` for the details"
+    failing = (f"{what}: {fix}" for ok, what, fix in jail_prerequisites() if not ok)
+    return next(failing, f"run `{hints.command('doctor')}` for the details")
 
 
 # --- the manifest: everything a run depends on ------------------------------------------------------------------
 
-def llama_backend_facts() -> dict:
-    """For the manifest: the ggml backends llama.cpp was built with, the GPUs it sees, the memory budget, the GPU build."""
-    from kit import gpu
-
-    return {"backends": engine.backends(), "gpus": [vars(device) for device in engine.gpus()],
-            "gpu_memory_budget_gib": os.environ.get(engine.BUDGET_VARIABLE), "build": gpu.installed_build()}
-
-
 def run_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, model: Model, model_path: Path | None,
                  tasks_path: Path, limits: JailLimits) -> dict:
-    """harness.make_manifest with what a run adds: the model, its device and build, slurm's job, the resume keys."""
+    """harness.make_manifest with what a run adds: the model, its device and build (the ggml backends llama.cpp was
+    built with, the GPUs it sees, the memory budget, the GPU build), slurm's job, the resume keys."""
+    from kit import gpu
+
     if model_path and model_path.stat().st_size > 2**30:
         print(f"hashing {model_path.name} ({model_path.stat().st_size / 2**30:.1f} GiB) for the manifest...", flush=True)
     facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
+    backend = model_path and {"backends": engine.backends(), "gpus": [vars(device) for device in engine.gpus()],
+                              "gpu_memory_budget_gib": os.environ.get(engine.BUDGET_VARIABLE), "build": gpu.installed_build()}
     suite = prepared.tasks
     manifest = make_manifest(benchmark.name, tasks_path, suite_digest(prepared.root, prepared.defining_files, suite), suite, limits, flags,
                              model=facts, model_sha256=facts.get("sha256") or sha256_of(args.replay), device=model.device,
-                             gpu_offload=model.offload, llama_cpp_backend=llama_backend_facts() if model_path else None,
+                             gpu_offload=model.offload, llama_cpp_backend=backend,
                              n_ctx=model.n_ctx, llama_cpp=model.llama_cpp_version, slurm=slurm.job_facts())
     manifest["resume_keys"] = list(RESUME_KEYS + benchmark.resume_keys)
     manifest |= {key: flags[key] for key in manifest["resume_keys"] if key in flags}
@@ -633,6 +611,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     command = argv[:1]
+    passed_on = {"pack": airgap.pack_command, "report": report_command, "handout": classroom.handout, "check": classroom.self_check,
+                 "grade": classroom.grade_class}  # a class: a folder of notebooks, or files for one --task, each a class of one
+    if command and command[0] in passed_on:
+        return passed_on[command[0]](argv[1:])
     if command == ["setup"]:
         parser = OneLineParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"] + ".")
         parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
@@ -647,10 +629,6 @@ def main(argv: list[str]) -> int:
             raise UsageError("setup --expect SHA256 goes with --from DIR: give the pack it vouches for")
         setup(options.tests, options.gpu, options.venv, options.pack, options.expect)
         return 0
-    if command == ["pack"]:
-        return airgap.pack_command(argv[1:])
-    if command == ["report"]:
-        return report_command(argv[1:])
     if command == ["slurm"]:
         return slurm.slurm_command(argv[1:], parse_args, default_model_path, Path(__file__).resolve())
     if command == ["judge"]:
@@ -664,12 +642,6 @@ def main(argv: list[str]) -> int:
         if options.keep:
             check_output_folder(options.keep, "validate --keep")
         return suite.validate(options.tasks, options.keep)
-    if command == ["grade"]:
-        return classroom.grade_class(argv[1:])  # a class: a folder of notebooks, or files for one --task, each a class of one
-    if command == ["handout"]:
-        return classroom.handout(argv[1:])
-    if command == ["check"]:
-        return classroom.self_check(argv[1:])
     if command == ["doctor"]:
         parser = OneLineParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
         parser.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")
@@ -735,7 +707,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))
     manifest = run_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
     manifest["threads"] = {"threads": args.threads, "why": threads_why, "cpu_count": os.cpu_count()}
-    manifest["default_model"] = bool(model_path and not args.model)  # the report says it is a smoke test
+    manifest["default_model"] = default_model = bool(model_path and not args.model)  # the report says it is a smoke test
     run_dir = (args.out or default_run_dir(args, model, manifest)).resolve()
     open_run_dir(run_dir, manifest, args.force)
     results_path = run_dir / "results.jsonl"
@@ -744,8 +716,8 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     finished = {(result.id, result.sample) for result in results}
     selection = {(task.id, sample) for task in tasks for sample in range(args.samples)}
     todo = [(task, sample) for task in tasks for sample in range(args.samples) if (task.id, sample) not in finished]
-    if model_path and not args.model:
-        print(newcomer_note(), flush=True)
+    if default_model:
+        print(NEWCOMER_NOTE, flush=True)
     parallel = model.open(None if args.parallel == "auto" else int(args.parallel), len(todo))
     manifest["parallel"] = {"attempts_at_once": parallel, "choice": model.choice}
     write_manifest(run_dir, manifest)
@@ -755,7 +727,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
         print(f"note: {rebuild}", flush=True)
     # before an attempt ends, one is guessed to take half the most it may generate (the embedded model: its measured mean)
     most = (args.max_tokens or 0) * args.max_turns
-    prior = min(DEFAULT_MODEL_TOKENS, most) if model_path and not args.model else most / 2
+    prior = min(DEFAULT_MODEL_TOKENS, most) if default_model else most / 2
     chosen = lambda: [result for result in results if (result.id, result.sample) in selection]  # noqa: E731
     speed = 0.0
     if isinstance(model, LlamaModel) and todo:  # this machine's speed with this model: the first estimate
@@ -834,9 +806,8 @@ def duration_text(seconds: float, exact: bool = False) -> str:
 
 
 def environment_trouble(error: OSError, flag: str) -> str | None:
-    """One line for an OSError that is the user's environment (a folder we may not write, a full or read-only disk),
-    naming the path and what to do (flag: the option that names the folder); None for any other OSError (a bug,
-    shown with its traceback)."""
+    """One line naming the path and what to do for an OSError of the user's environment (a full or read-only disk, no
+    permission; flag names the folder); None for any other (a bug, shown with its traceback)."""
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" ({error.filename})" if error.filename else f" writing into the folder of {flag}"
         return f"{error.strerror}{where}: free some space on that disk, or give {flag} a folder on another one" \

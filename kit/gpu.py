@@ -5,9 +5,8 @@ its load log and its failures, is engine.py's).
     python3.12 pybench.py setup --gpu vulkan                        # AMD, Intel (and any Vulkan driver)
     python3.12 pybench.py setup --gpu vulkan --venv .venv-vulkan    # a second venv beside the CPU one (the GPU tests)
 
-build_wheel() compiles llama-cpp-python at requirements.txt's pin with one backend into a wheel folder of its own,
-keyed by backend, pin and build flags (~/.cache/pybench/wheels/): pip's own cache, which keeps the CPU wheel, never
-hands out one for the other, and a second setup reuses the GPU wheel instead of compiling again.
+build_wheel() compiles llama-cpp-python at requirements.txt's pin into a wheel folder keyed by backend, pin and flags
+(~/.cache/pybench/wheels/; pip's cache keeps the CPU wheel), which a second setup reuses.
 
 Only the standard library is imported at the top: setup runs it before the venv exists.
 """
@@ -60,10 +59,6 @@ def machine_gpu(root: Path = Path("/")) -> tuple[str, str] | None:
     return None
 
 
-def wheel_cache() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pybench" / "wheels"
-
-
 def backend_named_in(cmake_args: str) -> str | None:
     """The backend whose flag CMAKE_ARGS holds (-DGGML_CUDA=on: cuda), or None."""
     given = cmake_args.lower().split()
@@ -85,9 +80,8 @@ def vulkan_header_version() -> int | None:
 def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> tuple[Path, dict]:
     """The wheel of `pin` (llama-cpp-python==X) built with `backend`, from the cache or compiled now, and its build
     facts. install_packages(packages, why, present) installs system packages (pybench.install_system_packages)."""
-    extra = " ".join(arg for arg in os.environ.get("CMAKE_ARGS", "").split()  # the user's own flags (e.g. CUDA architectures)
-                     if arg.lower() != BACKENDS[backend].lower())                 # go after the backend's
-    cmake_args = " ".join(filter(None, [BACKENDS[backend], extra]))
+    cmake_args = " ".join([BACKENDS[backend], *(arg for arg in os.environ.get("CMAKE_ARGS", "").split()  # the user's flags
+                                                if arg.lower() != BACKENDS[backend].lower())])  # go after the backend's
     patched, headers = False, None
     if backend == "vulkan":
         install_packages(VULKAN_PACKAGES, "llama.cpp's Vulkan backend is built against them",
@@ -102,7 +96,8 @@ def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> t
     facts = {"backend": backend, "package": pin, "cmake_args": cmake_args, "vulkan_headers": headers,
              "patch": OLD_HEADERS_PATCH.name if patched else None}
     key = hashlib.sha256(json.dumps(facts, sort_keys=True).encode() + (OLD_HEADERS_PATCH.read_bytes() if patched else b"")).hexdigest()[:12]
-    folder = wheel_cache() / f"{backend}-{pin.replace('==', '-')}-{key}"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pybench" / "wheels"
+    folder = cache / f"{backend}-{pin.replace('==', '-')}-{key}"
     built = sorted(folder.glob("*.whl"))
     if built and (folder / BUILD_FILE).is_file():
         print(f"setup: the {backend} build of {pin} from {folder} (built before; delete the folder to build again)", flush=True)

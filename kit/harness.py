@@ -25,6 +25,9 @@ from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, CellResult, Jail, JailLim
                          keep_output, middle_cut, mount_output, remove_tree, safe_record, safe_text, tidy_output, usable_cpus)
 
 
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs, the jails' pinned files
+
+
 # --- tasks ---------------------------------------------------------------------------------------------------------
 
 class UsageError(Exception):
@@ -85,10 +88,8 @@ def file_name(text: str, taken: set[str] | None = None, ascii_only: bool = False
     name = "".join(char if kept(char) or char in "-_." else "_" for char in text).strip("._-") or empty
     stem, dot, rest = name.partition(".")
     name = f"{stem}_{dot}{rest}" if stem.casefold() in WINDOWS_DEVICES else name
-    if len(name.encode()) > limit:
-        tail = name
-        while len(tail.encode()) > limit - 13:
-            tail = tail[1:]
+    if len(name.encode()) > limit:  # the tail: the last whole characters that fit in limit - 13 bytes
+        tail = name.encode()[13 - limit:].decode(errors="ignore")
         name = f"{hashlib.sha256(text.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}-{tail}"
     if taken is None:
         return name
@@ -101,10 +102,9 @@ def file_name(text: str, taken: set[str] | None = None, ascii_only: bool = False
 
 
 def jsonl_records(path: Path, finished_only: bool = False, advice: str = "") -> list[tuple[str, object]]:
-    """(where, parsed JSON) per non-blank line of a JSONL file, where = "FILE, line N"; a line that is not JSON is a
-    UsageError naming it (and the advice, if any). Lines are split on "\n" only (str.splitlines() would also cut at a
-    U+2028 inside a string). finished_only: a file the kit appends to (results, judge records), which may not exist
-    yet: the text after the last newline (a line still being written, or cut short by a crash) is left out."""
+    """(where: "FILE, line N", parsed JSON) per non-blank line, split on "\n" only (splitlines() cuts at U+2028 too); a
+    line that is not JSON is a UsageError. finished_only: a file the kit appends to, maybe absent, its unfinished last
+    line left out."""
     if finished_only and not path.is_file():
         return []
     lines = path.read_text(encoding="utf-8").split("\n")
@@ -316,8 +316,7 @@ class Conversation:
 
 
 def newest_figures(records: list[dict]) -> list[dict]:
-    """The newest figure records that fit FIGURES_KEPT and FIGURE_BYTES: a cell cannot grow an attempt's records
-    without bound (the records come from the agent's own process)."""
+    """The newest figure records that fit FIGURES_KEPT and FIGURE_BYTES (they come from the agent's own process)."""
     kept, size = [], 0
     for record in reversed(records[-FIGURES_KEPT:]):
         size += len(json.dumps(record, default=str)) + 1
@@ -363,10 +362,6 @@ class TaskRun:
     def cells(self) -> int:
         return sum(code is not None for code in self.code)
 
-    @property
-    def active(self) -> bool:
-        return not self.ended_by
-
     def take(self, reply: Reply) -> None:
         """Add the model's reply; run its code and add the interpreter's answer, or end the task."""
         self.prompt_tokens += reply.prompt_tokens
@@ -396,14 +391,6 @@ class TaskRun:
             self.ended_by = "turn limit"
 
 
-def run_agent(task: Task, model: Model, conversation: Conversation, output_dir: Path, limits: JailLimits, max_turns: int,
-              log_dir: Path, seed: int) -> TaskRun:
-    binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
-    # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
-    run = TaskRun(task, output_dir, max_turns, Jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment), conversation)
-    return converse(run, model, seed)
-
-
 def converse(run: TaskRun, model: Model, seed: int) -> TaskRun:
     """The agent loop, every benchmark's: the model's replies and their cells in the run's jail until the task ends."""
     session = model.attempt(run.task.id, seed)
@@ -411,7 +398,7 @@ def converse(run: TaskRun, model: Model, seed: int) -> TaskRun:
         run.jail.start()
         if run.conversation.prelude:
             run.jail.run(run.conversation.prelude)
-        while run.active:
+        while not run.ended_by:
             run.take(session.reply(run.messages))
     finally:
         session.close()
@@ -421,7 +408,7 @@ def converse(run: TaskRun, model: Model, seed: int) -> TaskRun:
 
 # --- checks: each in a fresh jail given the check's modules as text, seeing the inputs and outputs read-only -------
 
-KIT_CHECKS = Path(__file__).resolve().parent.parent / "checks"  # the kit's checks: its library, pybench_checks, serves any suite
+KIT_CHECKS = ROOT / "checks"  # the kit's checks: its library, pybench_checks, serves any suite
 
 
 def check_modules(checks_dir: Path, module: str, library: Path | None = KIT_CHECKS) -> dict[str, Path]:
@@ -570,8 +557,10 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
     if os.geteuid() == 0 and not mount_output(output_dir, limits):
         os.chown(output_dir, 65534, 65534)  # the jail's user writes here
     log_dir = run_dir / "jails"
-    try:
-        run = run_agent(task, model, conversation, output_dir, limits, max_turns, log_dir, seed)
+    binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
+    try:  # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
+        jail = Jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment)
+        run = converse(TaskRun(task, output_dir, max_turns, jail, conversation), model, seed)
         removed = tidy_output(output_dir)
     finally:
         keep_output(output_dir, limits.output_mib * 2**20)  # the agent is done: its ./output/ goes onto the disk for the checks
@@ -617,11 +606,8 @@ def drop_torn_line(path: Path) -> None:
 def sha256_of(path: Path) -> str:
     import hashlib
 
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def suite_digest(root: Path, listed: list[Path], tasks: list[Task]) -> str:
@@ -642,10 +628,8 @@ RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_toke
 
 
 def check_output_folder(folder: Path, flag: str) -> None:
-    """Refuse, before anything is loaded or written, an output folder (named by flag: --out, report --out, ...) that
-    cannot be made or written to: a file, a link to nothing, a path below a file, a place where no folder can be made
-    (/proc, a read-only disk, no permission). The nearest folder that exists is tried by making a folder in it and
-    removing it again. A UsageError: one line naming the folder and what to do."""
+    """A UsageError, before anything is loaded or written, for an output folder (named by flag) that cannot be made or
+    written to; the nearest folder that exists is tried by making a folder in it and removing it again."""
     import tempfile
 
     folder = Path(os.path.abspath(folder))
@@ -699,19 +683,13 @@ def lock_run_dir(run_dir: Path) -> None:
     os.write(lock, f"{os.getpid()}\n".encode())
 
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs, the jails' pinned files
 PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)
 
 
 def requirement_pins() -> dict[str, str]:
     """requirements.txt as name: version (its one reader: setup, pack and a run's manifest)."""
-    pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        requirement = line.split("#")[0].strip()
-        if requirement:
-            name, version = requirement.split("==")
-            pins[name.strip()] = version.strip()
-    return pins
+    requirements = (line.split("#")[0] for line in (ROOT / "requirements.txt").read_text().splitlines())
+    return {name.strip(): version.strip() for name, version in (line.split("==") for line in requirements if line.strip())}
 
 
 def make_manifest(benchmark: str, tasks_path: Path, suite_sha256: str, tasks: list[Task], limits: JailLimits, flags: dict,
@@ -759,11 +737,9 @@ def shard_of(tasks: list[Task], shard: str | None) -> list[Task]:
 # --- scheduler: several attempts in flight on one model, each in a thread of its own -------------------------------
 
 def run_attempts(attempts: list, parallel: int, model, attempt, tick):
-    """Yield (task, sample, result, attempts still in flight) as attempts finish, `parallel` of them in flight at once:
-    each thread takes the next attempt when its last one is done (one thread per model sequence), so while one
-    attempt runs a cell or its check, the others go on generating. tick(in_flight) is called twice a second. Ctrl-C (or
-    an error in an attempt) ends the replies in progress, kills the cells running, and drops the unfinished attempts:
-    they are run again on resume."""
+    """Yield (task, sample, result, attempts still in flight) as attempts finish, one thread per model sequence taking
+    the next attempt; tick(in_flight) twice a second. Ctrl-C (or an error) stops the replies, kills the cells and drops
+    the unfinished attempts (a resume runs them)."""
     import queue
 
     todo, finished, stopping = queue.SimpleQueue(), queue.SimpleQueue(), threading.Event()
@@ -823,13 +799,9 @@ class Progress:
     speed: float = 0.0        # tokens/s generating `parallel` attempts at once, as a probe measured it before the first
 
     def eta(self) -> float | None:
-        """Seconds left, or None before anything can be measured. An attempt is expected to take the mean of the
-        finished attempts' tokens and the prior (which counts as one attempt, so it fades as attempts end), and at
-        least what the attempts in flight have generated on average. What is left: that many tokens for each waiting
-        attempt and, for those in flight, what they have not generated yet; at tokens_per_second, which is `parallel`
-        attempts' together: when fewer attempts are left than run at once, the time stretches by the slots left
-        idle. Before the first tokens' pace is known: the probe's speed. A model that counts no tokens (a replay): the
-        seconds per finished attempt so far."""
+        """Seconds left, or None before anything can be measured: the tokens still expected (an attempt's: the mean of
+        the finished ones' with the prior counted as one, at least the in-flight average) at the measured pace (else
+        the probe's speed), stretched when fewer attempts are left than run at once; a replay: seconds per attempt."""
         left = self.in_flight + self.waiting
         if left == 0:
             return 0.0

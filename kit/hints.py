@@ -13,10 +13,7 @@ SCRIPT = Path(__file__).resolve().parent.parent / "pybench.py"
 def shown(path: Path | str) -> str:
     """A path as the user can paste it here: relative to the current folder when it lies inside it, else absolute."""
     path = Path(os.path.abspath(path))
-    try:
-        return shlex.quote(str(path.relative_to(Path.cwd())))
-    except ValueError:
-        return shlex.quote(str(path))
+    return shlex.quote(str(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path))
 
 
 def interpreter(python: Path | str | None = None) -> str:

@@ -1,13 +1,8 @@
-"""judge: the paper's second column. Beside its unit tests, PyBench (arXiv 2407.16732) scored every model with GPT-4o
-reading each trajectory; an air-gapped lab cannot call GPT-4o, so `pybench.py judge RUN_DIR` has a local GGUF model
-(through engine.LlamaModel, the same one a run uses) read each attempt of a run: the user's request, every cell and what
-it printed (cut by the rule below to fit the judge's context), the final answer, and what the attempt left in its
-./output/ (names, sizes, types, a table's first rows, a chart's figure record as text). It answers PASS or FAIL and one
-sentence why, held to that format by a llama.cpp grammar. Each verdict is a line of RUN_DIR/judge.jsonl (results.jsonl
-stays as it was), keyed by the attempt, with the judge model's sha256 and the prompt's digest: greedy decoding and a fixed
-seed make it repeatable, and a killed judge resumes. report.py sets the judge's pass rate beside the checks' and measures
-their agreement (report.agreement: the 2x2 table and Cohen's kappa). It reads results generically: any benchmark whose
-result records hold the messages (our suite, an original checkout, ML-Bench's agent mode, a graded class) can be judged.
+"""judge: the paper's second column (its GPT-4o judge) with a local GGUF model: `pybench.py judge RUN_DIR` has it read
+each attempt (the request, every cell and what it printed, the final answer, what ./output/ holds) and answer PASS or
+FAIL and one sentence why, held to that format by a llama.cpp grammar. Each verdict is a line of RUN_DIR/judge.jsonl,
+keyed by the attempt, the judge model's sha256 and the prompt's digest (greedy and seeded: repeatable; a killed judge
+resumes); report.py sets it beside the checks (docs/report.md). Any benchmark whose results hold the messages can be judged.
 """
 
 import argparse
@@ -207,8 +202,8 @@ def file_kind(path: str, head: bytes, size: int) -> tuple[str, list[str]]:
         return "empty", []
     for magic, kind in MAGIC:
         if head.startswith(magic):
-            if kind == "ZIP archive" and suffix in (".xlsx", ".docx", ".pptx"):
-                kind = {".xlsx": "Excel workbook", ".docx": "Word document", ".pptx": "PowerPoint file"}[suffix]
+            if kind == "ZIP archive":
+                kind = {".xlsx": "Excel workbook", ".docx": "Word document", ".pptx": "PowerPoint file"}.get(suffix, kind)
             if kind == "PNG image" and len(head) >= 24:
                 kind += " {}x{}".format(*struct.unpack(">II", head[16:24]))
             if kind == "GIF image" and len(head) >= 10:
@@ -244,10 +239,8 @@ def figure_text(record: dict) -> str:
         wedges = sum(isinstance(patch, dict) and patch.get("kind") == "Wedge" for patch in axes.get("patches") or [])
         points = sum(item.get("n", 0) for item in axes.get("collections") or [] if isinstance(item, dict))
         lines = [line for line in axes.get("lines") or [] if isinstance(line, dict) and not str(line.get("label", "")).startswith("_")]
-        for count, what in ((bars, "bars"), (len(lines), "lines"), (wedges, "pie wedges"), (points, "scatter points"),
-                            (len(axes.get("images") or []), "images")):
-            if count:
-                facts.append(f"{count} {what}")
+        facts += [f"{count} {what}" for count, what in ((bars, "bars"), (len(lines), "lines"), (wedges, "pie wedges"),
+                                                       (points, "scatter points"), (len(axes.get("images") or []), "images")) if count]
         ticks = [str(label) for label in axes.get("xticklabels") or [] if str(label).strip()][:10]
         if ticks:
             facts.append(f"x ticks {quoted(', '.join(ticks))}")
@@ -309,9 +302,8 @@ def attempt_key(result: Result) -> str:
 # --- `pybench.py judge RUN_DIR` --------------------------------------------------------------------------------------
 
 def judge_command(argv: list[str], default_model_path, check_gguf) -> int:
-    """The subcommand: judge every attempt of a run directory not yet judged by this model and prompt (all with
-    --force), a record each, then print the judge's column and the agreement. default_model_path() and check_gguf(path)
-    are pybench.py's (the embedded model; the one-line refusal of a file that is no GGUF, naming a flag)."""
+    """Judge every attempt of a run directory not yet judged by this model and prompt (all with --force), then print
+    the judge's column and the agreement (default_model_path and check_gguf: pybench.py's)."""
     parser = argparse.ArgumentParser(prog="pybench.py judge", description="The paper's second column: a local LLM judges "
                                      "every attempt of a run (verdicts in RUN_DIR/judge.jsonl), set beside the checks.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")

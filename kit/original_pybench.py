@@ -183,11 +183,9 @@ class SavedRun(ReplayModel):
 # --- scored as the original scored ---------------------------------------------------------------------------------
 
 def shared_output(own: Path, into: Path, only: set[str] | None = None) -> Path:
-    """The original ran every task in one ./output/ and scored them all afterwards, so a test may read another task's
-    output (68 reads 67's, 82 reads 81's). An original task's check sees that folder as it would have been: the
-    outputs of every other task of this run (same sample; later tasks over earlier ones; with only, just those
-    tasks'), then its own over them, as hard links in a folder of its own. Agent jails never see it: each still has
-    only its own ./output/."""
+    """The one ./output/ the original scored every task over (68 reads 67's output), as hard links in `into`: every
+    other task's output of this run and sample (with only, just those tasks'; later over earlier), then its own over
+    them. Agent jails never see it: each has only its own ./output/."""
     suffix = own.name[len(own.name.split(".s")[0]):]  # "" or ".s<k>"
     others = [folder for folder in own.parent.iterdir() if folder != own and folder.is_dir() and folder.name.endswith(suffix)
               and (suffix or ".s" not in folder.name) and (only is None or folder.name.split(".")[0] in only)]
@@ -225,13 +223,9 @@ def run_test(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None, o
 
 
 def score(task: Task, run: TaskRun, log_dir: Path, saved: SavedRecord | None, earlier_agents: list[threading.Event]) -> Verdict:
-    """An original task's verdict as the original scored it: its test, once the agents of the attempts before it are
-    done, over the run's shared ./output/ (see shared_output), given the saved record's stand-in where the saved run
-    held no messages; a task the saved run lacks fails untested. That verdict is the published figure's. The honest
-    and corrected figures' is the same test over the task's own ./output/ alone (with, for 68 and 82, the one
-    task's output the original's test reads: ORIGINAL_READS_OTHERS), kept in own_output where the two folders
-    differ. Where its test is defective, our corrected check (checks/original.py, own ./output/ only) gives the
-    corrected figure's verdict."""
+    """The published verdict: its test over the shared ./output/ once the earlier agents are done (a saved record's
+    stand-in as the trajectory; a task the saved run lacks fails untested). own_output: the same test over the task's
+    own ./output/ (and ORIGINAL_READS_OTHERS'), where that differs. corrected: our check for a defective test."""
     own_output = None
     if saved and not saved.tested:
         passed, reason = False, saved.caveat
@@ -320,18 +314,16 @@ def figures(results: list[Result], suite_size: int) -> list[dict]:
              "interval": percent_interval(wilson(count, total)), "note": note} for label, name, count, total, note in rows]
 
 
-def figures_text(results: list[Result], suite_size: int) -> str:
+def tables(results: list[Result], manifests: list[dict]) -> Tables:
+    """The three figures as cards, and as text lines followed by the tasks set aside and why."""
+    size = max((manifest.get("suite_size") or 0 for manifest in manifests), default=0) or len({result.id for result in results})
+    cards = figures(results, size)
     lines = [f"{(figure['label'] + ':').ljust(14)}{figure['passed']}/{figure['total']} = {figure['rate']:.1f}% "
-             f"(95% {figure['interval']}; {figure['note']})" for figure in figures(results, suite_size)]
+             f"(95% {figure['interval']}; {figure['note']})" for figure in cards]
     aside = [f"  {result.id}: {'; '.join(result.caveats)}"
              + (f" [corrected check: {'pass' if result.own['corrected']['passed'] else 'fail'}]" if result.own.get("corrected") else "")
              for result in results if result.caveats]
-    return "\n".join(lines + aside)
-
-
-def tables(results: list[Result], manifests: list[dict]) -> Tables:
-    size = max((manifest.get("suite_size") or 0 for manifest in manifests), default=0) or len({result.id for result in results})
-    return Tables(figures_text(results, size), [{"heading": "The original checkout, three ways", "cards": figures(results, size)}])
+    return Tables("\n".join(lines + aside), [{"heading": "The original checkout, three ways", "cards": cards}])
 
 
 def made(results: list[Result], manifests: list[dict]) -> bool:

@@ -1,13 +1,9 @@
 """slurm: a run as a Slurm array job, one shard per element, and a merge job that waits for them all.
 
-`pybench.py slurm --shards N [run flags] [--dry-run] [-- sbatch options]` writes two batch scripts into the run
-folder and submits them: the array (`--array=1-N`, each element `--shard K/N` into DIR/shard-K, resources from the
-run's flags) and the merge (`report` over the shards into DIR/report, after every element has ended). An element
-that gets Slurm's early signal (`--signal=B:USR1@GRACE`, before its time limit) stops as Ctrl-C does, keeps its
-finished attempts and requeues itself; the requeued element resumes its shard. The same command typed again (after
-an element crashed or was killed, even while others still run) submits only the shards no element is pending or
-running for, and a merge job, replacing a waiting one, after them all; DIR/slurm/jobs.jsonl records each submission.
-docs/runs.md has the whole story.
+`pybench.py slurm --shards N [run flags] [--dry-run] [-- sbatch options]` writes and submits the array (element K:
+`--shard K/N` into DIR/shard-K; on Slurm's early USR1 it stops as Ctrl-C does and requeues itself) and the merge
+(`report` over the shards, after them all). Typed again, it submits only the shards no element is queued for, and a
+merge after them all; DIR/slurm/jobs.jsonl records each submission. docs/runs.md has the whole story.
 """
 
 import argparse
@@ -54,7 +50,7 @@ def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path)
     folder = run_dir / "slurm"
     scripts = {folder / "shards.sbatch": array_script(args, without_out(run_flags), run_dir, options.shards, default_model, pybench),
                folder / "merge.sbatch": merge_script(run_dir, options.shards, pybench)}
-    submissions = earlier_submissions(folder)
+    submissions = [record for _, record in jsonl_records(folder / "jobs.jsonl", finished_only=True)]
     shards, wait_for, cancel = resubmission(submissions, still_queued(submissions), options.shards)
     if not shards:
         print(f"nothing to submit: every shard of {run_dir} has an element pending, running or ending (job(s) {', '.join(wait_for)}); "
@@ -107,11 +103,6 @@ def submitted_note(submission: dict, run_dir: Path, resume: list[str]) -> str:
 
 # --- a submission after earlier ones (a resume): only the shards no element is queued for, one merge after them all --
 
-def earlier_submissions(folder: Path) -> list[dict]:
-    """The submissions into this run folder so far: DIR/slurm/jobs.jsonl, a line per `pybench.py slurm` that submitted."""
-    return [record for _, record in jsonl_records(folder / "jobs.jsonl", finished_only=True)]
-
-
 def still_queued(submissions: list[dict]) -> dict[str, list[tuple[str, str]]]:
     """Which of those jobs squeue still lists (pending, running, requeued, ending): {job id: [(array task id or
     "N/A", state), ...]}, an array's elements one by one."""
@@ -145,16 +136,9 @@ def resubmission(submissions: list[dict], queued: dict[str, list[tuple[str, str]
 
 
 def without_out(run_flags: list[str]) -> list[str]:
-    """The run flags less --out (each element gets its shard's folder)."""
-    kept, skip = [], False
-    for flag in run_flags:
-        if skip:
-            skip = False
-        elif flag == "--out":
-            skip = True
-        elif not flag.startswith("--out="):
-            kept.append(flag)
-    return kept
+    """The run flags less --out (each element gets its shard's folder); they parsed, so no value is "--out"."""
+    return [flag for before, flag in zip(["", *run_flags], run_flags)
+            if "--out" not in (before, flag) and not flag.startswith("--out=")]
 
 
 def default_run_dir(args: argparse.Namespace, run_flags: list[str], shards: int, root: Path) -> Path:

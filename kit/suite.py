@@ -3,6 +3,7 @@ teacher's), and what teachers do with it: prove a suite (validate); the classroo
 """
 
 import argparse
+import collections
 import functools
 import importlib.machinery
 import json
@@ -13,12 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, UsageError,
-                         append_line, check_modules, functions_defined_in, imported_names, is_replay_line, jsonl_records, run_attempts,
-                         run_one)
+from kit.harness import (CATEGORIES, ROOT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task,
+                         UsageError, append_line, check_modules, functions_defined_in, imported_names, is_replay_line, jsonl_records,
+                         run_attempts, run_one)
 from kit.sandbox import JailLimits, jail_python
-
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: runs/
 
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
@@ -195,7 +194,7 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
         records += read_replays(path, None)
     for record in records:
         if record["id"] not in problems:
-            problems.setdefault(record["id"], []).append(f"{record['source']}: a replay for a task that is not in {tasks_path.name}")
+            problems[record["id"]] = [f"{record['source']}: a replay for a task that is not in {tasks_path.name}"]
     for task_id in tasks:
         for expect, where in (("pass", "reference.jsonl"), ("fail", "wrong.jsonl")):
             if not any(r["id"] == task_id and r["expect"] == expect for r in records):
@@ -208,9 +207,9 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
     results_path = run_dir / "validate.jsonl" if keep else ROOT / "runs" / f"validate-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     results_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        counts: dict[str, int] = {}
+        counts = collections.Counter()
         for record, result in replay_records(tasks, playable, run_dir):
-            counts[record["id"]] = counts.get(record["id"], 0) + 1
+            counts[record["id"]] += 1
             if result.passed != (record["expect"] == "pass"):
                 got = "passed" if result.passed else f"failed ({result.reason})"
                 problems[record["id"]].append(f"{record['source']} [{record['kind']}] should {record['expect']} but {got}")
@@ -257,10 +256,8 @@ def prepare(args: argparse.Namespace, tasks_path: Path) -> Prepared:
 
 def attempts(args: argparse.Namespace, model, run_dir: Path, limits: JailLimits, todo: list):
     conversation = Conversation()
-
-    def attempt(task: Task, sample: int) -> Result:
-        return run_one(task, sample, args.samples, args.seed + sample, model, conversation, run_dir, limits, args.max_turns)
-    return attempt
+    return lambda task, sample: run_one(task, sample, args.samples, args.seed + sample, model, conversation, run_dir, limits,
+                                        args.max_turns)
 
 
 BENCHMARK = Benchmark("suite", claims=lambda path: path.suffix == ".jsonl" or not path.exists(), prepare=prepare,
