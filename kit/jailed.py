@@ -490,27 +490,8 @@ def original_kernel():
     def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
         return None
 
-    as_in_a_kernel = {"pandas": lambda module: module.set_option("display.max_columns", 20),
-                      "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)}
-
-    class AsInAKernel:  # adjusts these modules right after they are first imported
-        def find_spec(self, name, path=None, target=None):
-            if name not in as_in_a_kernel:
-                return None
-            from importlib.machinery import PathFinder
-
-            spec = PathFinder.find_spec(name, path)
-            if spec is not None and spec.loader is not None:
-                load = spec.loader.exec_module
-
-                def exec_module(module):
-                    load(module)
-                    as_in_a_kernel[name](module)
-
-                spec.loader.exec_module = exec_module
-            return spec
-
-    sys.meta_path.insert(0, AsInAKernel())
+    patch_on_import({"pandas": lambda module: module.set_option("display.max_columns", 20),
+                     "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
     import warnings
 
     warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
@@ -545,6 +526,28 @@ def original_kernel():
     display.cell_name = cell_name
     display.exit_asked = lambda: bool(asked)
     return display
+
+
+def patch_on_import(patches: dict) -> None:
+    """Puts a finder first on sys.meta_path that calls patches[name](module) right after the named module first runs."""
+    class PatchOnImport:
+        def find_spec(self, name, path=None, target=None):
+            if name not in patches:
+                return None
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(name, path)
+            if spec is not None and spec.loader is not None:
+                load = spec.loader.exec_module
+
+                def exec_module(module):
+                    load(module)
+                    patches[name](module)
+
+                spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, PatchOnImport())
 
 
 SHOWN_FIGURES = 24         # figures a notebook's cells display that come back as pictures (the rest are counted)
@@ -624,34 +627,19 @@ def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BY
         def exec_module(self, module):
             module.__dict__.update(shown, display=display, get_ipython=lambda: None, version_info=(8, 24))  # no shell: as matplotlib reads it
 
-    class ShowCloses:  # pyplot.show() closes every figure once shown, as the inline backend's show does
-        def find_spec(self, name, path=None, target=None):
-            if name != "matplotlib.pyplot":
-                return None
-            from importlib.machinery import PathFinder
+    def show_closes(module) -> None:  # pyplot.show() closes every figure once shown, as the inline backend's show does
+        show = module.show
 
-            spec = PathFinder.find_spec(name, path)
-            if spec is None or spec.loader is None:
-                return spec
-            load = spec.loader.exec_module
+        def show_inline(*args, **kwargs):
+            for number in module.get_fignums():
+                picture_of(module.figure(number))
+            try:
+                return show(*args, **kwargs)
+            finally:
+                module.close("all")
+        module.show = show_inline
 
-            def exec_module(module):
-                load(module)
-                show = module.show
-
-                def show_inline(*args, **kwargs):
-                    for number in module.get_fignums():
-                        picture_of(module.figure(number))
-                    try:
-                        return show(*args, **kwargs)
-                    finally:
-                        module.close("all")
-                module.show = show_inline
-
-            spec.loader.exec_module = exec_module
-            return spec
-
-    sys.meta_path[:0] = [ShowCloses()]  # figure_hook's recorder, inserted before it, wraps this show in turn
+    patch_on_import({"matplotlib.pyplot": show_closes})  # figure_hook's recorder, inserted before it, wraps this show in turn
     sys.meta_path.append(IPythonDisplay())
     builtins.display = display
 
@@ -819,7 +807,15 @@ def bounded(make, keep: int) -> str:
         text = make()
     except BaseException as failure:
         return f"<unprintable: {type(failure).__name__}>"
-    return text if len(text) <= keep else f"{text[:keep // 2]}\n[... {len(text) - keep} characters cut ...]\n{text[-keep // 2:]}"
+    return middle_cut(text, keep)
+
+
+def middle_cut(text: str, keep: int, between: str = "\n") -> str:
+    """text, or past keep characters its head and tail with the count of what was cut between them."""
+    if len(text) <= keep:
+        return text
+    half = keep // 2
+    return f"{text[:half]}{between}[... {len(text) - 2 * half} characters cut ...]{between}{text[-half:]}"
 
 
 def restore_output(output_fd: int) -> None:

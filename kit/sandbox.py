@@ -30,7 +30,7 @@ from pathlib import Path
 
 from kit import hints
 from kit import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
-from kit.jailed import frame
+from kit.jailed import frame, middle_cut
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 
@@ -509,7 +509,7 @@ class Jail:
         """Whether the worker's main thread is blocked reading its command pipe, as the host's /proc shows it: the
         worker loop is back there only once a cell is over (a cell blocking there itself has taken the worker over,
         which no check in one process can tell). True where /proc does not show it (another architecture)."""
-        pid = self.worker_pid()
+        pid = self.worker_pid(self.process)
         number = READ_SYSCALL.get(os.uname().machine)
         if pid is None or number is None:
             return True
@@ -519,9 +519,11 @@ class Jail:
             return True
         return len(fields) > 1 and fields[0] == str(number) and int(fields[1], 16) == self.command_fd
 
-    def worker_pid(self) -> int | None:
+    @staticmethod
+    def worker_pid(process: subprocess.Popen) -> int | None:
+        """nsjail's only child, the worker (the init of the jail's pid namespace); None when it has none."""
         try:
-            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+            children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
         except OSError:
             return None
         return int(children[0]) if children else None
@@ -541,21 +543,15 @@ class Jail:
         and left running, which could read a later cell's command or answer for it). The worker closes them in the
         children it forks and execs, so an honest child (a fork pool, ffmpeg behind moviepy) goes on."""
         pipes = {os.fstat(fd).st_ino for fd in (self.command_write, self.result_read)}
-        worker, killed = self.worker_pid(), []
-        for pid in jailed_pids(self.process.pid):
-            if pid == worker:
-                continue
-            with contextlib.suppress(OSError):
-                for fd in os.listdir(f"/proc/{pid}/fd"):
-                    with contextlib.suppress(OSError):
-                        info = os.stat(f"/proc/{pid}/fd/{fd}")
-                        if stat.S_ISFIFO(info.st_mode) and info.st_ino in pipes:
-                            os.kill(pid, signal.SIGKILL)
-                            killed.append(pid)
-                            break
+        worker, killed = self.worker_pid(self.process), set()
+        for pid, info in jailed_open_files(self.process.pid):
+            if pid != worker and pid not in killed and stat.S_ISFIFO(info.st_mode) and info.st_ino in pipes:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    killed.add(pid)
         deadline = time.monotonic() + 5
         while killed and time.monotonic() < deadline:  # gone, or a zombie, before the next command is written
-            killed = [pid for pid in killed if process_state(pid) not in ("Z", "X", "")]
+            killed = {pid for pid in killed if not jailed.gone(pid)}
             time.sleep(0.001)
 
     def send_command(self, message: bytes, deadline: float) -> bool:
@@ -707,14 +703,11 @@ class Jail:
 
     @staticmethod
     def signal_worker(process: subprocess.Popen, signum: int) -> None:
-        """Signal nsjail's only child, the worker. SIGINT interrupts its cell; SIGKILL takes every jailed process with
-        it, since the worker is the init of the jail's pid namespace."""
-        try:
-            children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
-            if children:
-                os.kill(int(children[0]), signum)
-        except (OSError, ValueError):
-            pass
+        """Signal the worker: SIGINT interrupts its cell; SIGKILL takes every jailed process with it (it is their init)."""
+        worker = Jail.worker_pid(process)
+        if worker is not None:
+            with contextlib.suppress(OSError):
+                os.kill(worker, signum)
 
     @classmethod
     def kill_workers(cls) -> None:
@@ -938,12 +931,13 @@ def jailed_pids(nsjail_pid: int) -> list[int]:
     return found
 
 
-def process_state(pid: int) -> str:
-    """The state letter /proc shows for a process (R, S, Z...), "" if it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return ""
+def jailed_open_files(nsjail_pid: int):
+    """Yields (pid, stat of what the fd leads to) for every open fd of every jailed process that /proc still shows."""
+    for pid in jailed_pids(nsjail_pid):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    yield pid, os.stat(f"/proc/{pid}/fd/{fd}")
 
 
 def unlinked_bytes(nsjail_pid: int, folder: Path) -> int:
@@ -954,16 +948,9 @@ def unlinked_bytes(nsjail_pid: int, folder: Path) -> int:
         device = os.stat(folder).st_dev
     except OSError:
         return 0
-    seen, total = set(), 0
-    for pid in jailed_pids(nsjail_pid):
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                with contextlib.suppress(OSError):
-                    info = os.stat(f"/proc/{pid}/fd/{fd}")
-                    if info.st_dev == device and info.st_nlink == 0 and stat.S_ISREG(info.st_mode) and info.st_ino not in seen:
-                        seen.add(info.st_ino)
-                        total += max(info.st_size, info.st_blocks * 512)
-    return total
+    sizes = {info.st_ino: max(info.st_size, info.st_blocks * 512) for _, info in jailed_open_files(nsjail_pid)
+             if info.st_dev == device and info.st_nlink == 0 and stat.S_ISREG(info.st_mode)}
+    return sum(sizes.values())
 
 
 def folder_usage(folder: Path, max_entries: int) -> tuple[int, int]:
@@ -1073,14 +1060,6 @@ def safe_text(text: str, keep: int = TEXT_KEEP) -> str:
     \\uXXXX; past `keep` characters the middle is cut and counted."""
     text = middle_cut(text, keep, between="")
     return SURROGATES.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}" if 0xDC80 <= ord(m[0]) <= 0xDCFF else f"\\u{ord(m[0]):04x}", text)
-
-
-def middle_cut(text: str, keep: int, between: str = "\n") -> str:
-    """text, or past keep characters its head and tail with the count of what was cut between them."""
-    if len(text) <= keep:
-        return text
-    half = keep // 2
-    return f"{text[:half]}{between}[... {len(text) - 2 * half} characters cut ...]{between}{text[-half:]}"
 
 
 def terminal_text(text: str, keep: int = 200) -> str:
