@@ -76,9 +76,6 @@ def figure_hook():
         def __getattr__(self, name):
             return getattr(self.loader, name)
 
-        def create_module(self, spec):
-            return self.loader.create_module(spec)
-
         def exec_module(self, module):
             self.loader.exec_module(module)
             patches()[self.name](module)
@@ -487,11 +484,9 @@ def original_kernel():
 
     builtins.exit = builtins.quit = ExitAutocall()
 
-    def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
-        return None
-
+    # IPython's display() shows nothing: display_data went to the notebook, never into the original's messages
     patch_on_import({"pandas": lambda module: module.set_option("display.max_columns", 20),
-                     "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
+                     "IPython.core.display_functions": lambda module: setattr(module, "display", lambda *_, **__: None)})
     import warnings
 
     warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
@@ -667,17 +662,9 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
     field is one more pair here and one .get() in Jail.run. After the result the worker prints the marker, then
     blocks reading the next command.
 
-    What the harness can and cannot trust, plainly: a cell runs in this very process, so it can read the token and
-    the marker from this frame and write anything on result_fd; no check made in one process can keep it from
-    that. Jail.run therefore accepts exactly one message per cell, and only once it has seen, from the host, the
-    marker after it and this thread blocked reading command_fd: a cell (or a thread, timer or process it left
-    running) that writes a result of its own is caught by the second message, the worker loop's, and the worker is
-    restarted. Processes a cell leaves holding the pipes are killed after each cell (the worker
-    closes them in every child it forks or execs, and is not dumpable, so no other process can reopen them through
-    /proc). Left open: a cell, or code it left running in this process, that replaces the worker loop (reads the
-    commands itself and answers them, or silences the loop's own message) passes for the worker; and a cell's
-    status is its own word, as a cell that catches its own exception shows "ok". So nothing graded reads a cell's
-    status: verdicts come from the answer and ./output/, read by checks in a jail of their own.
+    A cell runs in this very process, so it can read the token and the marker and write anything on result_fd:
+    Jail.run accepts exactly one message per cell, and only once the host has seen the marker and this thread back
+    reading command_fd. What that does and does not guarantee: docs/jail.md, "The channel".
 
     The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal; the Python
     halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a cell fails."""
@@ -991,22 +978,9 @@ def build_refusal(target, state) -> str | None:
 def restrict_unpickling() -> None:
     """Runs in the check jail before any check code (see check): every unpickler (pickle.load/loads/Unpickler, the
     Python one, pickle._Unpickler, that joblib.load and pandas use, and the C one, replaced by it) only rebuilds data.
-    Each opcode that names, calls, makes or fills an object passes its gate, which refuses with UnpicklingError naming
-    what it refused, failing the check:
-      find_class  admit_global: plain builtins data (containers, numbers, text, bytes), collections, datetime, decimal,
-                  fractions; a class defined in numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper
-                  (outside their I/O, configuration, test and parallel modules); one of the reconstructor functions
-                  those libraries pickle with (RECONSTRUCTORS, and Cython's __pyx_unpickle_* helpers); a constant, or
-                  pandas.NA / pandas.NaT. Never a module, another function, or a mutable global such as a config dict.
-      REDUCE      (and the old INST/OBJ) call_refusal: only a reconstructor function, a builtins/stdlib data class, a C or
-                  Cython class of those libraries, or a pandas dtype or block manager class; never an instance (a
-                  callable object such as a test runner or a Parallel), nor a Python class's constructor with the
-                  pickle's arguments. copyreg's _reconstructor may call only object's or a builtins container's constructor.
-                  A reconstructor is given only the classes it exists to rebuild (bound_arguments_refusal: pandas'
-                  _new_Index an Index class, numpy's __generator_ctor a BitGenerator, never numpy.memmap), and no call
-                  is given any other class or function.
-      NEWOBJ      new_refusal: arguments only to the classes REDUCE may call: a Python class is made bare.
-      BUILD       build_refusal: state on instances only, attribute by attribute only through object.__setattr__."""
+    Each opcode that names, calls, makes or fills an object passes its gate (find_class: admit_global; REDUCE, INST
+    and OBJ: call_refusal; NEWOBJ: new_refusal; BUILD: build_refusal; docs/jail.md lists what each admits), which
+    refuses with UnpicklingError naming what it refused, failing the check."""
     import _compat_pickle
     import builtins
     import io
@@ -1337,20 +1311,19 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
 
 
 def process_children(pid: int) -> list[int]:
-    """Every descendant of pid now alive (what psutil's children(recursive=True) gives), read from /proc."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    parents[int(entry)] = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    found, frontier = [], [pid]
-    while frontier:
-        below = [child for child, parent in parents.items() if parent in frontier]
-        found += below
-        frontier = below
+    """Every descendant of pid now alive (what psutil's children(recursive=True) gives), read from /proc; orphans are
+    re-parented to the pid namespace's init, so the harness reads every jailed process as nsjail's descendants."""
+    found, pending = [], [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            for task in os.listdir(f"/proc/{parent}/task"):
+                with open(f"/proc/{parent}/task/{task}/children") as handle:
+                    children = [int(child) for child in handle.read().split()]
+                found += children
+                pending += children
+        except (OSError, ValueError):
+            continue
     return found
 
 

@@ -533,7 +533,7 @@ class Jail:
         fewer than TASK_HEADROOM of its limit of threads and processes: every later cell would then fail to start a
         thread, a BLAS pool or a subprocess, so the worker is restarted instead."""
         tasks = 0
-        for pid in jailed_pids(self.process.pid):
+        for pid in jailed.process_children(self.process.pid):
             with contextlib.suppress(OSError):
                 tasks += len(os.listdir(f"/proc/{pid}/task"))
         return self.limits.processes - tasks < TASK_HEADROOM
@@ -577,7 +577,7 @@ class Jail:
         the host sees the worker's main thread blocked reading its next command (worker_waiting). Exactly one message
         may come for a cell in that time: a second one, or one with another token, was written by the cell or by
         something it left running, so none is accepted and the worker is restarted. What this does not catch (a cell
-        that takes the worker's place, or the cell's own word on its status) is in jail_worker's docstring."""
+        that takes the worker's place, or the cell's own word on its status) is in docs/jail.md, "The channel"."""
         if self.kernel_died:
             return self.kernel_death()
         if self.process is None:
@@ -682,7 +682,7 @@ class Jail:
             status = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             return "it stopped answering"
-        if status >= 128 + 1 and status - 128 == signal.SIGKILL:
+        if status == 128 + signal.SIGKILL:
             return f"killed, most likely for using more than the {self.limits.memory_gib:g} GiB memory limit"
         return f"exit status {status}" if status < 128 else f"killed by signal {status - 128}"
 
@@ -912,28 +912,9 @@ def keep_output(folder: Path, max_bytes: int) -> None:
 MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
 
 
-def shown_path(parts: list[str], keep: int = 300) -> str:
-    """A path inside ./output/ for a message or a record: joined for reading only, cut in the middle past keep."""
-    return safe_text("/".join(parts), keep)
-
-
-def jailed_pids(nsjail_pid: int) -> list[int]:
-    """Every process below nsjail: the worker and all it started (orphans are re-parented to the worker, the init of
-    the jail's pid namespace)."""
-    found, pending = [], [nsjail_pid]
-    while pending:
-        pid = pending.pop()
-        with contextlib.suppress(OSError, ValueError):
-            for task in os.listdir(f"/proc/{pid}/task"):
-                children = [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-                found += children
-                pending += children
-    return found
-
-
 def jailed_open_files(nsjail_pid: int):
     """Yields (pid, stat of what the fd leads to) for every open fd of every jailed process that /proc still shows."""
-    for pid in jailed_pids(nsjail_pid):
+    for pid in jailed.process_children(nsjail_pid):
         with contextlib.suppress(OSError):
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 with contextlib.suppress(OSError):
@@ -1016,9 +997,9 @@ def tidy_output(folder: Path) -> list[str]:
                 continue
             if link_stays_inside(target, len(parts) - 1):
                 continue
-            note = f"{shown_path(parts)} -> {safe_text(target, 300)}"
+            note = f"{safe_text('/'.join(parts), 300)} -> {safe_text(target, 300)}"
         elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-            note = f"{shown_path(parts)} (not a file)"
+            note = f"{safe_text('/'.join(parts), 300)} (not a file)"
         else:
             continue
         with contextlib.suppress(OSError):
