@@ -703,7 +703,7 @@ class Jail:
 
     @staticmethod
     def signal_worker(process: subprocess.Popen, signum: int) -> None:
-        """Signal the worker: SIGINT interrupts its cell; SIGKILL takes every jailed process with it (it is their init)."""
+        """Signal the worker: SIGINT interrupts its cell; SIGKILL takes every jailed process with it (their init)."""
         worker = Jail.worker_pid(process)
         if worker is not None:
             with contextlib.suppress(OSError):
