@@ -146,13 +146,18 @@ def value_readers(max_points: int) -> dict:
         blocks = cut.reshape(rows // fy, fy, columns // fx, fx).mean(axis=(1, 3))
         return {"shape": list(blocks.shape), "block": [fy, fx], "values": numbers(blocks.ravel(), side * side)}
 
-    return {"colour": colour, "numbers": numbers, "colours": colours, "coarse": coarse}
+    def rgba_of(artist) -> tuple:
+        from matplotlib.colors import to_rgba
+
+        return to_rgba(artist.get_color(), artist.get_alpha())
+
+    return {"colour": colour, "numbers": numbers, "colours": colours, "coarse": coarse, "rgba_of": rgba_of}
 
 
 def text_readers(values: dict, renderer: list, place: list) -> dict:
     """The figure record's texts: where each is drawn in the saved picture (at the dpi and crop in place[0], by
     renderer[0]), in which fonts and colour; legends' boxes and frames; the tick labels drawn."""
-    colour, numbers = values["colour"], values["numbers"]
+    colour, numbers, rgba_of = values["colour"], values["numbers"], values["rgba_of"]
     found_fonts = {}
 
     def box_of(artist) -> list | None:
@@ -191,7 +196,7 @@ def text_readers(values: dict, renderer: list, place: list) -> dict:
                     x, y = text.get_transform().transform(text.get_unitless_position())  # the point it is placed by
                     mark["anchor"] = numbers([x - left * dpi, top * dpi - y])
                 mark |= {"family": fonts_of(text), "size": float(text.get_fontsize()), "weight": str(text.get_fontweight()),
-                         "style": text.get_fontstyle(), "rotation": float(text.get_rotation()), "color": colour(text_rgba(text)),
+                         "style": text.get_fontstyle(), "rotation": float(text.get_rotation()), "color": colour(rgba_of(text)),
                          "align": text._multialignment or text.get_horizontalalignment(), "linespacing": text._linespacing if isinstance(text._linespacing, (int, float, str)) else None,
                          "math": rcParams["text.usetex"] or text.get_usetex(),
                          "bbox_color": colour(text.get_bbox_patch().get_facecolor()) if text.get_bbox_patch() is not None else None}
@@ -220,11 +225,6 @@ def text_readers(values: dict, renderer: list, place: list) -> dict:
             found_fonts[key] = found[:6] or ["DejaVu Sans"]
         return found_fonts[key]
 
-    def text_rgba(text):
-        from matplotlib.colors import to_rgba
-
-        return to_rgba(text.get_color(), text.get_alpha())
-
     def tick_marks(ax, axis: str) -> list:
         axis_object = getattr(ax, f"{axis}axis")
         drawn = set()
@@ -241,7 +241,7 @@ def text_readers(values: dict, renderer: list, place: list) -> dict:
 def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
     """The figure record's artists: per axes its bars, patches, collections, images and lines, with its texts,
     legend, ticks, limits and scales (axes_of)."""
-    colour, numbers, colours, coarse = (values[name] for name in ("colour", "numbers", "colours", "coarse"))
+    colour, numbers, colours, coarse, rgba_of = map(values.get, ("colour", "numbers", "colours", "coarse", "rgba_of"))
     box_of, frame_of, marks_of, tick_marks = (text_parts[name] for name in ("box_of", "frame_of", "marks_of", "tick_marks"))
 
     def bars_of(ax) -> tuple[list, set]:
@@ -311,14 +311,12 @@ def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
                 "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
 
     def axes_of(ax) -> dict:
-        from matplotlib.colors import to_rgba
-
         bars, members = bars_of(ax)
         legend = ax.get_legend()
         entry = {
             "kind": getattr(ax, "name", "rectilinear"), "position": numbers(ax.get_position().bounds),
             "facecolor": colour(ax.get_facecolor()),
-            "grid_colours": colours([to_rgba(line.get_color(), line.get_alpha()) for axis in (ax.xaxis, ax.yaxis) for line in axis.get_gridlines()
+            "grid_colours": colours([rgba_of(line) for axis in (ax.xaxis, ax.yaxis) for line in axis.get_gridlines()
                                      if line.get_visible()], 8),
             "title": ax.get_title(), "titles": [ax.get_title(loc=loc) for loc in ("left", "center", "right")],
             "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "visible": ax.get_visible(), "axis_on": ax.axison,
@@ -351,7 +349,7 @@ def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
         axes, transform = line.axes, line.get_transform()
         frames = [(axes.transData, "data"), (axes.get_yaxis_transform(), "yaxis"), (axes.get_xaxis_transform(), "xaxis")] if axes else []
         coords = next((name for frame, name in frames if transform == frame), "other")  # transforms are not hashable
-        return {"label": str(line.get_label() or ""), "color": colour(to_rgba(line.get_color(), line.get_alpha())),
+        return {"label": str(line.get_label() or ""), "color": colour(rgba_of(line)),
                 "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
                 "markersize": line.get_markersize(), "marker_colors": [colour(to_rgba(c)) for c in (line.get_markerfacecolor(), line.get_markeredgecolor())], "drawstyle": str(line.get_drawstyle()), "coords": coords,
                 "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
@@ -381,8 +379,6 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         bbox = kwargs.get("bbox_inches", rcParams["savefig.bbox"])
         name = None
         if isinstance(file, str) or hasattr(file, "__fspath__"):
-            import os
-
             name = os.path.abspath(os.fspath(file))
         elif hasattr(file, "name") and isinstance(file.name, str):
             name = file.name
@@ -448,8 +444,6 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
     def take() -> str:
         if not records:
             return ""
-        import json
-
         texts = [json.dumps(entry, default=str) for entry in records]
         records.clear()
         while texts and sum(len(text) + 1 for text in texts) > max_bytes:
@@ -461,17 +455,11 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
 
 def original_kernel():
     """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
-    showed of a cell, as format facts read from its saved trajectories. A cell's last value goes through IPython's
-    pretty printer at the kernel's width (long dicts and tuples broken across lines), with no newline after it and
-    nothing for None or a cell ending in ';'. pandas starts with a kernel's display defaults: a kernel is no terminal,
-    so pandas shows up to 20 columns and wraps a wider frame with '\\' rather than fitting it to a terminal with '...'.
-    IPython's display() (and so PIL's img.show()) shows nothing: the kernel sent it to the notebook, not the messages.
-    An invalid escape in a string literal stays silent, as on Python 3.10 (3.12 warns). A cell is compiled under the
-    file name the kernel gave it (see cell_name). IPython is imported only when a value is shown. exit() and quit()
-    do not stop the cell: as IPython's, they only ask the kernel to shut down once the cell is over (the harness
-    reads display.exit_asked() after each cell; see Jail.run)."""
+    showed of a cell, as its saved trajectories show it (docs/original.md): the last value through IPython's pretty
+    printer (nothing for None or a trailing ';'), pandas' kernel display defaults, display() silent, 3.10's silence on
+    invalid escapes, the kernel's cell file names (cell_name), and exit()/quit() as a request to shut the kernel down
+    once the cell is over (display.exit_asked(), read by Jail.run)."""
     import builtins
-    import sys
 
     asked = []
 
@@ -484,9 +472,11 @@ def original_kernel():
 
     builtins.exit = builtins.quit = ExitAutocall()
 
-    # IPython's display() shows nothing: display_data went to the notebook, never into the original's messages
+    def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
+        return None
+
     patch_on_import({"pandas": lambda module: module.set_option("display.max_columns", 20),
-                     "IPython.core.display_functions": lambda module: setattr(module, "display", lambda *_, **__: None)})
+                     "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
     import warnings
 
     warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
@@ -512,7 +502,6 @@ def original_kernel():
         """The file name the kernel compiled a cell under (a SyntaxError names it; a warning shows it and the line):
         a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process."""
         import linecache
-        import os
 
         name = f"/tmp/ipykernel_{os.getpid()}/{murmur2(code.encode(), 0xC70F6907)}.py"
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
@@ -552,14 +541,11 @@ SHOWN_CELL_TEXT = 10 << 20 # a cell's pictures in base64 at most (a field of the
 
 
 def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BYTES):
-    """Runs inside a student's notebook's jail (the classroom), before the worker: what a Jupyter kernel gives.
-    IPython.display imports (display, Markdown, HTML and Image, shown as text; a real IPython, where the jail has
-    one, is found first) and display() is a builtin, as a kernel provides it. Figures end as the inline backend ends
-    them: plt.show() closes every figure it shows, and the returned hook, run at each cell's end, shows (so records)
-    and closes every figure still open; a savefig after either starts from a blank figure. Each figure shown (by
-    plt.show(), at the cell's end or by display(figure)) becomes the PNG the inline backend displays; the hook returns
-    the cell's as JSON text {"png": [base64, ...], "left_out": n} ("" when none): at most max_shown in the notebook,
-    each at most max_png bytes; the others are counted in left_out."""
+    """Runs inside a student's notebook's jail (the classroom), before the worker: what a Jupyter kernel gives
+    (docs/teachers.md): IPython.display's display, Markdown, HTML and Image (as text, where the jail has no IPython),
+    display() as a builtin, and figures ended as the inline backend ends them. The returned hook, run at each cell's
+    end, shows and closes the figures still open and returns the cell's shown figures as JSON text {"png": [base64,
+    ...], "left_out": n} ("" when none): at most max_shown in the notebook, each at most max_png bytes."""
     import builtins
 
     pictures, left_out, kept = [], [0], [0]  # this cell's PNGs (base64), this cell's figures left out, PNGs in the notebook
@@ -634,7 +620,7 @@ def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BY
                 module.close("all")
         module.show = show_inline
 
-    patch_on_import({"matplotlib.pyplot": show_closes})  # figure_hook's recorder, inserted before it, wraps this show in turn
+    patch_on_import({"matplotlib.pyplot": show_closes})  # figure_hook's recorder, inserted before it, wraps this show
     sys.meta_path.append(IPythonDisplay())
     builtins.display = display
 
@@ -1272,6 +1258,7 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
     (their failure is printed but does not decide): the variables they export reach the script, which starts in cwd.
     Offline: pip and the Hugging Face libraries are told so. With trace_values, the interpreters the script starts by
     name are traced (tracing_folder) and the Outcome is JSON: {"outcome": "exit N" or "timeout", "task": task_runs()}."""
+    import contextlib
     import shlex
     import signal
     import subprocess
@@ -1294,17 +1281,13 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
         script = f"source {shlex.quote(exported)}; cd {shlex.quote(cwd)}\n{script}"
     process = subprocess.Popen(["/bin/bash", "-c", script], cwd=cwd, env=environment, start_new_session=True)
     try:
-        status = process.wait(timeout=seconds)
-        outcome = f"exit {status}"
+        outcome = f"exit {process.wait(timeout=seconds)}"
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
         outcome = "timeout"
     finally:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)  # what it left running in the background
-        except ProcessLookupError:
-            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the script past its time, and what it left running
+    process.wait()
     if trace_values is not None:
         outcome = json.dumps({"outcome": outcome, "task": task_runs(log_folder, trace_values)})
     raise Outcome(outcome)
