@@ -129,14 +129,7 @@ def value_readers(max_points: int) -> dict:
         return out
 
     def colours(array, limit=64) -> list:
-        seen = []
-        for rgba in array[:4096]:
-            hexed = colour(rgba)
-            if hexed not in seen:
-                seen.append(hexed)
-            if len(seen) >= limit:
-                break
-        return seen
+        return list(dict.fromkeys(map(colour, array[:4096])))[:limit]
 
     def coarse(array, side=64) -> dict:
         """A large value grid as block means, at most side x side (a spectrogram's shape, not its every cell)."""
