@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kit import hints
@@ -105,8 +105,9 @@ def cgroup_cpu_quota(proc_cgroup: Path, cgroup_root: Path) -> float | None:
         else:
             continue
         for base, name in hierarchies:
-            folder = base / path.lstrip("/")
-            while True:  # in a container the path may name a cgroup outside its view: the folders that exist are read
+            cgroup = base / path.lstrip("/")
+            # in a container the path may name a cgroup outside its view: the folders that exist are read, up to base
+            for folder in (cgroup, *cgroup.parents):
                 try:
                     if name == "cpu.max":
                         quota, period = (folder / name).read_text().split()[:2]
@@ -116,9 +117,8 @@ def cgroup_cpu_quota(proc_cgroup: Path, cgroup_root: Path) -> float | None:
                         quotas.append(int(quota) / int(period))
                 except (OSError, ValueError):
                     pass
-                if folder == base or base not in folder.parents:
+                if folder == base:
                     break
-                folder = folder.parent
     return min(quotas) if quotas else None
 
 
@@ -171,8 +171,8 @@ def repository_limits(limits: JailLimits, wall_seconds: float, tmp_mib: int = RE
     tmp_mib, and a CPU-time limit of the wall limit times the CPUs this process may use (a process whose threads keep
     every CPU busy meets the wall limit first, not SIGXCPU)."""
     cpus = usable_cpus()[0]
-    return JailLimits(**(vars(limits) | {"cell_timeout": max(limits.cell_timeout, wall_seconds + 30.0), "tmp_mib": tmp_mib,
-                                         "cpu_seconds": int(wall_seconds * cpus) + 1, "system_etc": True}))
+    return replace(limits, cell_timeout=max(limits.cell_timeout, wall_seconds + 30.0), tmp_mib=tmp_mib,
+                   cpu_seconds=int(wall_seconds * cpus) + 1, system_etc=True)
 
 
 OUTPUT_POLL = 0.25                  # seconds between two looks at ./output/'s size
