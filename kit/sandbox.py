@@ -200,7 +200,6 @@ SECCOMP_DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "mount", "u
 DESKTOP_OPENERS = ("xdg-open", "x-www-browser", "www-browser", "sensible-browser", "chromium", "firefox", "display", "eog", "feh", "xv")
 
 
-@functools.cache
 def cgroup_version() -> str:
     """"v1" or "v2" where per-jail cgroups can be made here (root, a writable hierarchy), "" where they cannot:
     then the jail falls back to rlimits (memory per process, processes per user), and says so once."""
