@@ -56,19 +56,11 @@ def not_dumpable() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE is 4
 
 
-def figure_hook():
-    """A post-import hook on matplotlib.figure and matplotlib.pyplot: nothing is imported at worker start; only when
-    a cell imports matplotlib is figure_recorder made and the two modules patched as they load. Returns take(): the
-    figure records made since the last call, as JSON text ("" if none)."""
-    recorder = {}
-
-    def patches() -> dict:
-        if not recorder:
-            recorder.update(as_its_own_text(figure_recorder)())
-        return recorder
-
+def patch_on_import(patches: dict) -> None:
+    """Puts a finder first on sys.meta_path that calls patches[name](module) right after the named module has run: the
+    spec is the one the finders after it find, its loader wrapped, so that two patches of one module chain in order."""
     class Loader:
-        """Wraps the real loader of a hooked module and patches the module once it has run."""
+        """Wraps the real loader of a patched module and patches the module once it has run."""
 
         def __init__(self, loader, name):
             self.loader, self.name = loader, name
@@ -78,14 +70,14 @@ def figure_hook():
 
         def exec_module(self, module):
             self.loader.exec_module(module)
-            patches()[self.name](module)
+            patches[self.name](module)
 
     class Hook:
         def find_spec(self, name, path=None, target=None):
-            if name not in ("matplotlib.figure", "matplotlib.pyplot"):
+            if name not in patches:
                 return None
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None) if finder is not self else None
+            for finder in sys.meta_path[sys.meta_path.index(self) + 1:]:  # the finders before it found nothing
+                find = getattr(finder, "find_spec", None)
                 spec = find(name, path, target) if find else None
                 if spec is not None and spec.loader is not None:
                     spec.loader = Loader(spec.loader, name)
@@ -93,6 +85,20 @@ def figure_hook():
             return None
 
     sys.meta_path.insert(0, Hook())
+
+
+def figure_hook():
+    """A post-import hook on matplotlib.figure and matplotlib.pyplot: nothing is imported at worker start; only when
+    a cell imports matplotlib is figure_recorder made and the two modules patched as they load. Returns take(): the
+    figure records made since the last call, as JSON text ("" if none)."""
+    recorder = {}
+
+    def patch(module) -> None:
+        if not recorder:
+            recorder.update(as_its_own_text(figure_recorder)())
+        recorder[module.__name__](module)
+
+    patch_on_import({"matplotlib.figure": patch, "matplotlib.pyplot": patch})
     return lambda: recorder["take"]() if recorder else ""
 
 
@@ -503,28 +509,6 @@ def original_kernel():
     display.cell_name = cell_name
     display.exit_asked = lambda: bool(asked)
     return display
-
-
-def patch_on_import(patches: dict) -> None:
-    """Puts a finder first on sys.meta_path that calls patches[name](module) right after the named module first runs."""
-    class PatchOnImport:
-        def find_spec(self, name, path=None, target=None):
-            if name not in patches:
-                return None
-            from importlib.machinery import PathFinder
-
-            spec = PathFinder.find_spec(name, path)
-            if spec is not None and spec.loader is not None:
-                load = spec.loader.exec_module
-
-                def exec_module(module):
-                    load(module)
-                    patches[name](module)
-
-                spec.loader.exec_module = exec_module
-            return spec
-
-    sys.meta_path.insert(0, PatchOnImport())
 
 
 SHOWN_FIGURES = 24         # figures a notebook's cells display that come back as pictures (the rest are counted)
