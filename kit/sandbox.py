@@ -542,9 +542,9 @@ class Jail:
         and left running, which could read a later cell's command or answer for it). The worker closes them in the
         children it forks and execs, so an honest child (a fork pool, ffmpeg behind moviepy) goes on."""
         pipes = {os.fstat(fd).st_ino for fd in (self.command_write, self.result_read)}
-        worker, killed = self.worker_pid(self.process), set()
-        for pid, info in jailed_open_files(self.process.pid):
-            if pid != worker and pid not in killed and stat.S_ISFIFO(info.st_mode) and info.st_ino in pipes:
+        killed = set()
+        for pid, info in jailed_open_files(self.process.pid, but=self.worker_pid(self.process)):
+            if pid not in killed and stat.S_ISFIFO(info.st_mode) and info.st_ino in pipes:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                     killed.add(pid)
@@ -911,9 +911,11 @@ def keep_output(folder: Path, max_bytes: int) -> None:
 MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
 
 
-def jailed_open_files(nsjail_pid: int):
-    """Yields (pid, stat of what the fd leads to) for every open fd of every jailed process that /proc still shows."""
+def jailed_open_files(nsjail_pid: int, but: int | None = None):
+    """Yields (pid, stat of what the fd leads to) for every open fd of every jailed process (but one) /proc still shows."""
     for pid in jailed.process_children(nsjail_pid):
+        if pid == but:
+            continue
         with contextlib.suppress(OSError):
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 with contextlib.suppress(OSError):
