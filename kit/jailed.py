@@ -56,19 +56,11 @@ def not_dumpable() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE is 4
 
 
-def figure_hook():
-    """A post-import hook on matplotlib.figure and matplotlib.pyplot: nothing is imported at worker start; only when
-    a cell imports matplotlib is figure_recorder made and the two modules patched as they load. Returns take(): the
-    figure records made since the last call, as JSON text ("" if none)."""
-    recorder = {}
-
-    def patches() -> dict:
-        if not recorder:
-            recorder.update(as_its_own_text(figure_recorder)())
-        return recorder
-
+def patch_on_import(patches: dict) -> None:
+    """Puts a finder first on sys.meta_path that calls patches[name](module) right after the named module has run: the
+    spec is the one the finders after it find, its loader wrapped, so that two patches of one module chain in order."""
     class Loader:
-        """Wraps the real loader of a hooked module and patches the module once it has run."""
+        """Wraps the real loader of a patched module and patches the module once it has run."""
 
         def __init__(self, loader, name):
             self.loader, self.name = loader, name
@@ -76,19 +68,16 @@ def figure_hook():
         def __getattr__(self, name):
             return getattr(self.loader, name)
 
-        def create_module(self, spec):
-            return self.loader.create_module(spec)
-
         def exec_module(self, module):
             self.loader.exec_module(module)
-            patches()[self.name](module)
+            patches[self.name](module)
 
     class Hook:
         def find_spec(self, name, path=None, target=None):
-            if name not in ("matplotlib.figure", "matplotlib.pyplot"):
+            if name not in patches:
                 return None
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None) if finder is not self else None
+            for finder in sys.meta_path[sys.meta_path.index(self) + 1:]:  # the finders before it found nothing
+                find = getattr(finder, "find_spec", None)
                 spec = find(name, path, target) if find else None
                 if spec is not None and spec.loader is not None:
                     spec.loader = Loader(spec.loader, name)
@@ -96,6 +85,20 @@ def figure_hook():
             return None
 
     sys.meta_path.insert(0, Hook())
+
+
+def figure_hook():
+    """A post-import hook on matplotlib.figure and matplotlib.pyplot: nothing is imported at worker start; only when
+    a cell imports matplotlib is figure_recorder made and the two modules patched as they load. Returns take(): the
+    figure records made since the last call, as JSON text ("" if none)."""
+    recorder = {}
+
+    def patch(module) -> None:
+        if not recorder:
+            recorder.update(as_its_own_text(figure_recorder)())
+        recorder[module.__name__](module)
+
+    patch_on_import({"matplotlib.figure": patch, "matplotlib.pyplot": patch})
     return lambda: recorder["take"]() if recorder else ""
 
 
@@ -132,14 +135,7 @@ def value_readers(max_points: int) -> dict:
         return out
 
     def colours(array, limit=64) -> list:
-        seen = []
-        for rgba in array[:4096]:
-            hexed = colour(rgba)
-            if hexed not in seen:
-                seen.append(hexed)
-            if len(seen) >= limit:
-                break
-        return seen
+        return list(dict.fromkeys(map(colour, array[:4096])))[:limit]
 
     def coarse(array, side=64) -> dict:
         """A large value grid as block means, at most side x side (a spectrogram's shape, not its every cell)."""
@@ -149,13 +145,18 @@ def value_readers(max_points: int) -> dict:
         blocks = cut.reshape(rows // fy, fy, columns // fx, fx).mean(axis=(1, 3))
         return {"shape": list(blocks.shape), "block": [fy, fx], "values": numbers(blocks.ravel(), side * side)}
 
-    return {"colour": colour, "numbers": numbers, "colours": colours, "coarse": coarse}
+    def rgba_of(artist) -> tuple:
+        from matplotlib.colors import to_rgba
+
+        return to_rgba(artist.get_color(), artist.get_alpha())
+
+    return {"colour": colour, "numbers": numbers, "colours": colours, "coarse": coarse, "rgba_of": rgba_of}
 
 
 def text_readers(values: dict, renderer: list, place: list) -> dict:
     """The figure record's texts: where each is drawn in the saved picture (at the dpi and crop in place[0], by
     renderer[0]), in which fonts and colour; legends' boxes and frames; the tick labels drawn."""
-    colour, numbers = values["colour"], values["numbers"]
+    colour, numbers, rgba_of = values["colour"], values["numbers"], values["rgba_of"]
     found_fonts = {}
 
     def box_of(artist) -> list | None:
@@ -194,7 +195,7 @@ def text_readers(values: dict, renderer: list, place: list) -> dict:
                     x, y = text.get_transform().transform(text.get_unitless_position())  # the point it is placed by
                     mark["anchor"] = numbers([x - left * dpi, top * dpi - y])
                 mark |= {"family": fonts_of(text), "size": float(text.get_fontsize()), "weight": str(text.get_fontweight()),
-                         "style": text.get_fontstyle(), "rotation": float(text.get_rotation()), "color": colour(text_rgba(text)),
+                         "style": text.get_fontstyle(), "rotation": float(text.get_rotation()), "color": colour(rgba_of(text)),
                          "align": text._multialignment or text.get_horizontalalignment(), "linespacing": text._linespacing if isinstance(text._linespacing, (int, float, str)) else None,
                          "math": rcParams["text.usetex"] or text.get_usetex(),
                          "bbox_color": colour(text.get_bbox_patch().get_facecolor()) if text.get_bbox_patch() is not None else None}
@@ -223,11 +224,6 @@ def text_readers(values: dict, renderer: list, place: list) -> dict:
             found_fonts[key] = found[:6] or ["DejaVu Sans"]
         return found_fonts[key]
 
-    def text_rgba(text):
-        from matplotlib.colors import to_rgba
-
-        return to_rgba(text.get_color(), text.get_alpha())
-
     def tick_marks(ax, axis: str) -> list:
         axis_object = getattr(ax, f"{axis}axis")
         drawn = set()
@@ -244,7 +240,7 @@ def text_readers(values: dict, renderer: list, place: list) -> dict:
 def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
     """The figure record's artists: per axes its bars, patches, collections, images and lines, with its texts,
     legend, ticks, limits and scales (axes_of)."""
-    colour, numbers, colours, coarse = (values[name] for name in ("colour", "numbers", "colours", "coarse"))
+    colour, numbers, colours, coarse, rgba_of = map(values.get, ("colour", "numbers", "colours", "coarse", "rgba_of"))
     box_of, frame_of, marks_of, tick_marks = (text_parts[name] for name in ("box_of", "frame_of", "marks_of", "tick_marks"))
 
     def bars_of(ax) -> tuple[list, set]:
@@ -314,14 +310,12 @@ def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
                 "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
 
     def axes_of(ax) -> dict:
-        from matplotlib.colors import to_rgba
-
         bars, members = bars_of(ax)
         legend = ax.get_legend()
         entry = {
             "kind": getattr(ax, "name", "rectilinear"), "position": numbers(ax.get_position().bounds),
             "facecolor": colour(ax.get_facecolor()),
-            "grid_colours": colours([to_rgba(line.get_color(), line.get_alpha()) for axis in (ax.xaxis, ax.yaxis) for line in axis.get_gridlines()
+            "grid_colours": colours([rgba_of(line) for axis in (ax.xaxis, ax.yaxis) for line in axis.get_gridlines()
                                      if line.get_visible()], 8),
             "title": ax.get_title(), "titles": [ax.get_title(loc=loc) for loc in ("left", "center", "right")],
             "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "visible": ax.get_visible(), "axis_on": ax.axison,
@@ -354,7 +348,7 @@ def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
         axes, transform = line.axes, line.get_transform()
         frames = [(axes.transData, "data"), (axes.get_yaxis_transform(), "yaxis"), (axes.get_xaxis_transform(), "xaxis")] if axes else []
         coords = next((name for frame, name in frames if transform == frame), "other")  # transforms are not hashable
-        return {"label": str(line.get_label() or ""), "color": colour(to_rgba(line.get_color(), line.get_alpha())),
+        return {"label": str(line.get_label() or ""), "color": colour(rgba_of(line)),
                 "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
                 "markersize": line.get_markersize(), "marker_colors": [colour(to_rgba(c)) for c in (line.get_markerfacecolor(), line.get_markeredgecolor())], "drawstyle": str(line.get_drawstyle()), "coords": coords,
                 "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
@@ -384,8 +378,6 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         bbox = kwargs.get("bbox_inches", rcParams["savefig.bbox"])
         name = None
         if isinstance(file, str) or hasattr(file, "__fspath__"):
-            import os
-
             name = os.path.abspath(os.fspath(file))
         elif hasattr(file, "name") and isinstance(file.name, str):
             name = file.name
@@ -451,8 +443,6 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
     def take() -> str:
         if not records:
             return ""
-        import json
-
         texts = [json.dumps(entry, default=str) for entry in records]
         records.clear()
         while texts and sum(len(text) + 1 for text in texts) > max_bytes:
@@ -464,17 +454,11 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
 
 def original_kernel():
     """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
-    showed of a cell, as format facts read from its saved trajectories. A cell's last value goes through IPython's
-    pretty printer at the kernel's width (long dicts and tuples broken across lines), with no newline after it and
-    nothing for None or a cell ending in ';'. pandas starts with a kernel's display defaults: a kernel is no terminal,
-    so pandas shows up to 20 columns and wraps a wider frame with '\\' rather than fitting it to a terminal with '...'.
-    IPython's display() (and so PIL's img.show()) shows nothing: the kernel sent it to the notebook, not the messages.
-    An invalid escape in a string literal stays silent, as on Python 3.10 (3.12 warns). A cell is compiled under the
-    file name the kernel gave it (see cell_name). IPython is imported only when a value is shown. exit() and quit()
-    do not stop the cell: as IPython's, they only ask the kernel to shut down once the cell is over (the harness
-    reads display.exit_asked() after each cell; see Jail.run)."""
+    showed of a cell, as its saved trajectories show it (docs/original.md): the last value through IPython's pretty
+    printer (nothing for None or a trailing ';'), pandas' kernel display defaults, display() silent, 3.10's silence on
+    invalid escapes, the kernel's cell file names (cell_name), and exit()/quit() as a request to shut the kernel down
+    once the cell is over (display.exit_asked(), read by Jail.run)."""
     import builtins
-    import sys
 
     asked = []
 
@@ -490,27 +474,8 @@ def original_kernel():
     def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
         return None
 
-    as_in_a_kernel = {"pandas": lambda module: module.set_option("display.max_columns", 20),
-                      "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)}
-
-    class AsInAKernel:  # adjusts these modules right after they are first imported
-        def find_spec(self, name, path=None, target=None):
-            if name not in as_in_a_kernel:
-                return None
-            from importlib.machinery import PathFinder
-
-            spec = PathFinder.find_spec(name, path)
-            if spec is not None and spec.loader is not None:
-                load = spec.loader.exec_module
-
-                def exec_module(module):
-                    load(module)
-                    as_in_a_kernel[name](module)
-
-                spec.loader.exec_module = exec_module
-            return spec
-
-    sys.meta_path.insert(0, AsInAKernel())
+    patch_on_import({"pandas": lambda module: module.set_option("display.max_columns", 20),
+                     "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
     import warnings
 
     warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
@@ -536,7 +501,6 @@ def original_kernel():
         """The file name the kernel compiled a cell under (a SyntaxError names it; a warning shows it and the line):
         a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process."""
         import linecache
-        import os
 
         name = f"/tmp/ipykernel_{os.getpid()}/{murmur2(code.encode(), 0xC70F6907)}.py"
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
@@ -554,14 +518,11 @@ SHOWN_CELL_TEXT = 10 << 20 # a cell's pictures in base64 at most (a field of the
 
 
 def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BYTES):
-    """Runs inside a student's notebook's jail (the classroom), before the worker: what a Jupyter kernel gives.
-    IPython.display imports (display, Markdown, HTML and Image, shown as text; a real IPython, where the jail has
-    one, is found first) and display() is a builtin, as a kernel provides it. Figures end as the inline backend ends
-    them: plt.show() closes every figure it shows, and the returned hook, run at each cell's end, shows (so records)
-    and closes every figure still open; a savefig after either starts from a blank figure. Each figure shown (by
-    plt.show(), at the cell's end or by display(figure)) becomes the PNG the inline backend displays; the hook returns
-    the cell's as JSON text {"png": [base64, ...], "left_out": n} ("" when none): at most max_shown in the notebook,
-    each at most max_png bytes; the others are counted in left_out."""
+    """Runs inside a student's notebook's jail (the classroom), before the worker: what a Jupyter kernel gives
+    (docs/teachers.md): IPython.display's display, Markdown, HTML and Image (as text, where the jail has no IPython),
+    display() as a builtin, and figures ended as the inline backend ends them. The returned hook, run at each cell's
+    end, shows and closes the figures still open and returns the cell's shown figures as JSON text {"png": [base64,
+    ...], "left_out": n} ("" when none): at most max_shown in the notebook, each at most max_png bytes."""
     import builtins
 
     pictures, left_out, kept = [], [0], [0]  # this cell's PNGs (base64), this cell's figures left out, PNGs in the notebook
@@ -624,34 +585,19 @@ def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BY
         def exec_module(self, module):
             module.__dict__.update(shown, display=display, get_ipython=lambda: None, version_info=(8, 24))  # no shell: as matplotlib reads it
 
-    class ShowCloses:  # pyplot.show() closes every figure once shown, as the inline backend's show does
-        def find_spec(self, name, path=None, target=None):
-            if name != "matplotlib.pyplot":
-                return None
-            from importlib.machinery import PathFinder
+    def show_closes(module) -> None:  # pyplot.show() closes every figure once shown, as the inline backend's show does
+        show = module.show
 
-            spec = PathFinder.find_spec(name, path)
-            if spec is None or spec.loader is None:
-                return spec
-            load = spec.loader.exec_module
+        def show_inline(*args, **kwargs):
+            for number in module.get_fignums():
+                picture_of(module.figure(number))
+            try:
+                return show(*args, **kwargs)
+            finally:
+                module.close("all")
+        module.show = show_inline
 
-            def exec_module(module):
-                load(module)
-                show = module.show
-
-                def show_inline(*args, **kwargs):
-                    for number in module.get_fignums():
-                        picture_of(module.figure(number))
-                    try:
-                        return show(*args, **kwargs)
-                    finally:
-                        module.close("all")
-                module.show = show_inline
-
-            spec.loader.exec_module = exec_module
-            return spec
-
-    sys.meta_path[:0] = [ShowCloses()]  # figure_hook's recorder, inserted before it, wraps this show in turn
+    patch_on_import({"matplotlib.pyplot": show_closes})  # figure_hook's recorder, inserted before it, wraps this show
     sys.meta_path.append(IPythonDisplay())
     builtins.display = display
 
@@ -679,17 +625,9 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
     field is one more pair here and one .get() in Jail.run. After the result the worker prints the marker, then
     blocks reading the next command.
 
-    What the harness can and cannot trust, plainly: a cell runs in this very process, so it can read the token and
-    the marker from this frame and write anything on result_fd; no check made in one process can keep it from
-    that. Jail.run therefore accepts exactly one message per cell, and only once it has seen, from the host, the
-    marker after it and this thread blocked reading command_fd: a cell (or a thread, timer or process it left
-    running) that writes a result of its own is caught by the second message, the worker loop's, and the worker is
-    restarted. Processes a cell leaves holding the pipes are killed after each cell (the worker
-    closes them in every child it forks or execs, and is not dumpable, so no other process can reopen them through
-    /proc). Left open: a cell, or code it left running in this process, that replaces the worker loop (reads the
-    commands itself and answers them, or silences the loop's own message) passes for the worker; and a cell's
-    status is its own word, as a cell that catches its own exception shows "ok". So nothing graded reads a cell's
-    status: verdicts come from the answer and ./output/, read by checks in a jail of their own.
+    A cell runs in this very process, so it can read the token and the marker and write anything on result_fd:
+    Jail.run accepts exactly one message per cell, and only once the host has seen the marker and this thread back
+    reading command_fd. What that does and does not guarantee: docs/jail.md, "The channel".
 
     The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal; the Python
     halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a cell fails."""
@@ -819,7 +757,15 @@ def bounded(make, keep: int) -> str:
         text = make()
     except BaseException as failure:
         return f"<unprintable: {type(failure).__name__}>"
-    return text if len(text) <= keep else f"{text[:keep // 2]}\n[... {len(text) - keep} characters cut ...]\n{text[-keep // 2:]}"
+    return middle_cut(text, keep)
+
+
+def middle_cut(text: str, keep: int, between: str = "\n") -> str:
+    """text, or past keep characters its head and tail with the count of what was cut between them."""
+    if len(text) <= keep:
+        return text
+    half = keep // 2
+    return f"{text[:half]}{between}[... {len(text) - 2 * half} characters cut ...]{between}{text[-half:]}"
 
 
 def restore_output(output_fd: int) -> None:
@@ -995,22 +941,9 @@ def build_refusal(target, state) -> str | None:
 def restrict_unpickling() -> None:
     """Runs in the check jail before any check code (see check): every unpickler (pickle.load/loads/Unpickler, the
     Python one, pickle._Unpickler, that joblib.load and pandas use, and the C one, replaced by it) only rebuilds data.
-    Each opcode that names, calls, makes or fills an object passes its gate, which refuses with UnpicklingError naming
-    what it refused, failing the check:
-      find_class  admit_global: plain builtins data (containers, numbers, text, bytes), collections, datetime, decimal,
-                  fractions; a class defined in numpy, pandas, scikit-learn, scipy, pyarrow or joblib's array wrapper
-                  (outside their I/O, configuration, test and parallel modules); one of the reconstructor functions
-                  those libraries pickle with (RECONSTRUCTORS, and Cython's __pyx_unpickle_* helpers); a constant, or
-                  pandas.NA / pandas.NaT. Never a module, another function, or a mutable global such as a config dict.
-      REDUCE      (and the old INST/OBJ) call_refusal: only a reconstructor function, a builtins/stdlib data class, a C or
-                  Cython class of those libraries, or a pandas dtype or block manager class; never an instance (a
-                  callable object such as a test runner or a Parallel), nor a Python class's constructor with the
-                  pickle's arguments. copyreg's _reconstructor may call only object's or a builtins container's constructor.
-                  A reconstructor is given only the classes it exists to rebuild (bound_arguments_refusal: pandas'
-                  _new_Index an Index class, numpy's __generator_ctor a BitGenerator, never numpy.memmap), and no call
-                  is given any other class or function.
-      NEWOBJ      new_refusal: arguments only to the classes REDUCE may call: a Python class is made bare.
-      BUILD       build_refusal: state on instances only, attribute by attribute only through object.__setattr__."""
+    Each opcode that names, calls, makes or fills an object passes its gate (find_class: admit_global; REDUCE, INST
+    and OBJ: call_refusal; NEWOBJ: new_refusal; BUILD: build_refusal; docs/jail.md lists what each admits), which
+    refuses with UnpicklingError naming what it refused, failing the check."""
     import _compat_pickle
     import builtins
     import io
@@ -1302,6 +1235,7 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
     (their failure is printed but does not decide): the variables they export reach the script, which starts in cwd.
     Offline: pip and the Hugging Face libraries are told so. With trace_values, the interpreters the script starts by
     name are traced (tracing_folder) and the Outcome is JSON: {"outcome": "exit N" or "timeout", "task": task_runs()}."""
+    import contextlib
     import shlex
     import signal
     import subprocess
@@ -1324,37 +1258,32 @@ def run_bash(script: str, cwd: str | None, seconds: float, path_first: str = "",
         script = f"source {shlex.quote(exported)}; cd {shlex.quote(cwd)}\n{script}"
     process = subprocess.Popen(["/bin/bash", "-c", script], cwd=cwd, env=environment, start_new_session=True)
     try:
-        status = process.wait(timeout=seconds)
-        outcome = f"exit {status}"
+        outcome = f"exit {process.wait(timeout=seconds)}"
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
         outcome = "timeout"
     finally:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)  # what it left running in the background
-        except ProcessLookupError:
-            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the script past its time, and what it left running
+    process.wait()
     if trace_values is not None:
         outcome = json.dumps({"outcome": outcome, "task": task_runs(log_folder, trace_values)})
     raise Outcome(outcome)
 
 
 def process_children(pid: int) -> list[int]:
-    """Every descendant of pid now alive (what psutil's children(recursive=True) gives), read from /proc."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    parents[int(entry)] = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    found, frontier = [], [pid]
-    while frontier:
-        below = [child for child, parent in parents.items() if parent in frontier]
-        found += below
-        frontier = below
+    """Every descendant of pid now alive (what psutil's children(recursive=True) gives), read from /proc; orphans are
+    re-parented to the pid namespace's init, so the harness reads every jailed process as nsjail's descendants."""
+    found, pending = [], [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            for task in os.listdir(f"/proc/{parent}/task"):
+                with open(f"/proc/{parent}/task/{task}/children") as handle:
+                    children = [int(child) for child in handle.read().split()]
+                found += children
+                pending += children
+        except (OSError, ValueError):
+            continue
     return found
 
 

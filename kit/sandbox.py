@@ -25,12 +25,12 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kit import hints
 from kit import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
-from kit.jailed import frame
+from kit.jailed import frame, middle_cut
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 
@@ -105,8 +105,9 @@ def cgroup_cpu_quota(proc_cgroup: Path, cgroup_root: Path) -> float | None:
         else:
             continue
         for base, name in hierarchies:
-            folder = base / path.lstrip("/")
-            while True:  # in a container the path may name a cgroup outside its view: the folders that exist are read
+            cgroup = base / path.lstrip("/")
+            # in a container the path may name a cgroup outside its view: the folders that exist are read, up to base
+            for folder in (cgroup, *cgroup.parents):
                 try:
                     if name == "cpu.max":
                         quota, period = (folder / name).read_text().split()[:2]
@@ -116,9 +117,8 @@ def cgroup_cpu_quota(proc_cgroup: Path, cgroup_root: Path) -> float | None:
                         quotas.append(int(quota) / int(period))
                 except (OSError, ValueError):
                     pass
-                if folder == base or base not in folder.parents:
+                if folder == base:
                     break
-                folder = folder.parent
     return min(quotas) if quotas else None
 
 
@@ -171,8 +171,8 @@ def repository_limits(limits: JailLimits, wall_seconds: float, tmp_mib: int = RE
     tmp_mib, and a CPU-time limit of the wall limit times the CPUs this process may use (a process whose threads keep
     every CPU busy meets the wall limit first, not SIGXCPU)."""
     cpus = usable_cpus()[0]
-    return JailLimits(**(vars(limits) | {"cell_timeout": max(limits.cell_timeout, wall_seconds + 30.0), "tmp_mib": tmp_mib,
-                                         "cpu_seconds": int(wall_seconds * cpus) + 1, "system_etc": True}))
+    return replace(limits, cell_timeout=max(limits.cell_timeout, wall_seconds + 30.0), tmp_mib=tmp_mib,
+                   cpu_seconds=int(wall_seconds * cpus) + 1, system_etc=True)
 
 
 OUTPUT_POLL = 0.25                  # seconds between two looks at ./output/'s size
@@ -200,7 +200,6 @@ SECCOMP_DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "mount", "u
 DESKTOP_OPENERS = ("xdg-open", "x-www-browser", "www-browser", "sensible-browser", "chromium", "firefox", "display", "eog", "feh", "xv")
 
 
-@functools.cache
 def cgroup_version() -> str:
     """"v1" or "v2" where per-jail cgroups can be made here (root, a writable hierarchy), "" where they cannot:
     then the jail falls back to rlimits (memory per process, processes per user), and says so once."""
@@ -509,7 +508,7 @@ class Jail:
         """Whether the worker's main thread is blocked reading its command pipe, as the host's /proc shows it: the
         worker loop is back there only once a cell is over (a cell blocking there itself has taken the worker over,
         which no check in one process can tell). True where /proc does not show it (another architecture)."""
-        pid = self.worker_pid()
+        pid = self.worker_pid(self.process)
         number = READ_SYSCALL.get(os.uname().machine)
         if pid is None or number is None:
             return True
@@ -519,9 +518,11 @@ class Jail:
             return True
         return len(fields) > 1 and fields[0] == str(number) and int(fields[1], 16) == self.command_fd
 
-    def worker_pid(self) -> int | None:
+    @staticmethod
+    def worker_pid(process: subprocess.Popen) -> int | None:
+        """nsjail's only child, the worker (the init of the jail's pid namespace); None when it has none."""
         try:
-            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+            children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
         except OSError:
             return None
         return int(children[0]) if children else None
@@ -531,7 +532,7 @@ class Jail:
         fewer than TASK_HEADROOM of its limit of threads and processes: every later cell would then fail to start a
         thread, a BLAS pool or a subprocess, so the worker is restarted instead."""
         tasks = 0
-        for pid in jailed_pids(self.process.pid):
+        for pid in jailed.process_children(self.process.pid):
             with contextlib.suppress(OSError):
                 tasks += len(os.listdir(f"/proc/{pid}/task"))
         return self.limits.processes - tasks < TASK_HEADROOM
@@ -541,21 +542,15 @@ class Jail:
         and left running, which could read a later cell's command or answer for it). The worker closes them in the
         children it forks and execs, so an honest child (a fork pool, ffmpeg behind moviepy) goes on."""
         pipes = {os.fstat(fd).st_ino for fd in (self.command_write, self.result_read)}
-        worker, killed = self.worker_pid(), []
-        for pid in jailed_pids(self.process.pid):
-            if pid == worker:
-                continue
-            with contextlib.suppress(OSError):
-                for fd in os.listdir(f"/proc/{pid}/fd"):
-                    with contextlib.suppress(OSError):
-                        info = os.stat(f"/proc/{pid}/fd/{fd}")
-                        if stat.S_ISFIFO(info.st_mode) and info.st_ino in pipes:
-                            os.kill(pid, signal.SIGKILL)
-                            killed.append(pid)
-                            break
+        killed = set()
+        for pid, info in jailed_open_files(self.process.pid, but=self.worker_pid(self.process)):
+            if pid not in killed and stat.S_ISFIFO(info.st_mode) and info.st_ino in pipes:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    killed.add(pid)
         deadline = time.monotonic() + 5
         while killed and time.monotonic() < deadline:  # gone, or a zombie, before the next command is written
-            killed = [pid for pid in killed if process_state(pid) not in ("Z", "X", "")]
+            killed = {pid for pid in killed if not jailed.gone(pid)}
             time.sleep(0.001)
 
     def send_command(self, message: bytes, deadline: float) -> bool:
@@ -581,7 +576,7 @@ class Jail:
         the host sees the worker's main thread blocked reading its next command (worker_waiting). Exactly one message
         may come for a cell in that time: a second one, or one with another token, was written by the cell or by
         something it left running, so none is accepted and the worker is restarted. What this does not catch (a cell
-        that takes the worker's place, or the cell's own word on its status) is in jail_worker's docstring."""
+        that takes the worker's place, or the cell's own word on its status) is in docs/jail.md, "The channel"."""
         if self.kernel_died:
             return self.kernel_death()
         if self.process is None:
@@ -686,7 +681,7 @@ class Jail:
             status = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             return "it stopped answering"
-        if status >= 128 + 1 and status - 128 == signal.SIGKILL:
+        if status == 128 + signal.SIGKILL:
             return f"killed, most likely for using more than the {self.limits.memory_gib:g} GiB memory limit"
         return f"exit status {status}" if status < 128 else f"killed by signal {status - 128}"
 
@@ -707,14 +702,11 @@ class Jail:
 
     @staticmethod
     def signal_worker(process: subprocess.Popen, signum: int) -> None:
-        """Signal nsjail's only child, the worker. SIGINT interrupts its cell; SIGKILL takes every jailed process with
-        it, since the worker is the init of the jail's pid namespace."""
-        try:
-            children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
-            if children:
-                os.kill(int(children[0]), signum)
-        except (OSError, ValueError):
-            pass
+        """Signal the worker: SIGINT interrupts its cell; SIGKILL takes every jailed process with it (their init)."""
+        worker = Jail.worker_pid(process)
+        if worker is not None:
+            with contextlib.suppress(OSError):
+                os.kill(worker, signum)
 
     @classmethod
     def kill_workers(cls) -> None:
@@ -919,31 +911,15 @@ def keep_output(folder: Path, max_bytes: int) -> None:
 MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
 
 
-def shown_path(parts: list[str], keep: int = 300) -> str:
-    """A path inside ./output/ for a message or a record: joined for reading only, cut in the middle past keep."""
-    return safe_text("/".join(parts), keep)
-
-
-def jailed_pids(nsjail_pid: int) -> list[int]:
-    """Every process below nsjail: the worker and all it started (orphans are re-parented to the worker, the init of
-    the jail's pid namespace)."""
-    found, pending = [], [nsjail_pid]
-    while pending:
-        pid = pending.pop()
-        with contextlib.suppress(OSError, ValueError):
-            for task in os.listdir(f"/proc/{pid}/task"):
-                children = [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-                found += children
-                pending += children
-    return found
-
-
-def process_state(pid: int) -> str:
-    """The state letter /proc shows for a process (R, S, Z...), "" if it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return ""
+def jailed_open_files(nsjail_pid: int, but: int | None = None):
+    """Yields (pid, stat of what the fd leads to) for every open fd of every jailed process (but one) /proc still shows."""
+    for pid in jailed.process_children(nsjail_pid):
+        if pid == but:
+            continue
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    yield pid, os.stat(f"/proc/{pid}/fd/{fd}")
 
 
 def unlinked_bytes(nsjail_pid: int, folder: Path) -> int:
@@ -954,16 +930,9 @@ def unlinked_bytes(nsjail_pid: int, folder: Path) -> int:
         device = os.stat(folder).st_dev
     except OSError:
         return 0
-    seen, total = set(), 0
-    for pid in jailed_pids(nsjail_pid):
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                with contextlib.suppress(OSError):
-                    info = os.stat(f"/proc/{pid}/fd/{fd}")
-                    if info.st_dev == device and info.st_nlink == 0 and stat.S_ISREG(info.st_mode) and info.st_ino not in seen:
-                        seen.add(info.st_ino)
-                        total += max(info.st_size, info.st_blocks * 512)
-    return total
+    sizes = {info.st_ino: max(info.st_size, info.st_blocks * 512) for _, info in jailed_open_files(nsjail_pid)
+             if info.st_dev == device and info.st_nlink == 0 and stat.S_ISREG(info.st_mode)}
+    return sum(sizes.values())
 
 
 def folder_usage(folder: Path, max_entries: int) -> tuple[int, int]:
@@ -1029,9 +998,9 @@ def tidy_output(folder: Path) -> list[str]:
                 continue
             if link_stays_inside(target, len(parts) - 1):
                 continue
-            note = f"{shown_path(parts)} -> {safe_text(target, 300)}"
+            note = f"{safe_text('/'.join(parts), 300)} -> {safe_text(target, 300)}"
         elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-            note = f"{shown_path(parts)} (not a file)"
+            note = f"{safe_text('/'.join(parts), 300)} (not a file)"
         else:
             continue
         with contextlib.suppress(OSError):
@@ -1073,14 +1042,6 @@ def safe_text(text: str, keep: int = TEXT_KEEP) -> str:
     \\uXXXX; past `keep` characters the middle is cut and counted."""
     text = middle_cut(text, keep, between="")
     return SURROGATES.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}" if 0xDC80 <= ord(m[0]) <= 0xDCFF else f"\\u{ord(m[0]):04x}", text)
-
-
-def middle_cut(text: str, keep: int, between: str = "\n") -> str:
-    """text, or past keep characters its head and tail with the count of what was cut between them."""
-    if len(text) <= keep:
-        return text
-    half = keep // 2
-    return f"{text[:half]}{between}[... {len(text) - 2 * half} characters cut ...]{between}{text[-half:]}"
 
 
 def terminal_text(text: str, keep: int = 200) -> str:

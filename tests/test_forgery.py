@@ -71,14 +71,9 @@ def undo():
     _undo.clear()
 def recorder_records():
     """The recorder's list of records, through the import hook in sys.meta_path."""
-    hook = next(f for f in sys.meta_path if type(f).__name__ == 'Hook')
-    cells = dict(zip(type(hook).find_spec.__code__.co_freevars, type(hook).find_spec.__closure__))
-    loader = cells['Loader'].cell_contents
-    cells = dict(zip(loader.exec_module.__code__.co_freevars, loader.exec_module.__closure__))
-    patches = cells['patches'].cell_contents
-    recorder = dict(zip(patches.__code__.co_freevars, patches.__closure__))['recorder'].cell_contents
-    take = recorder['take']
-    return dict(zip(take.__code__.co_freevars, take.__closure__))['records'].cell_contents
+    hooks = [closure(type(f).find_spec, 'patches') for f in sys.meta_path if type(f).__name__ == 'Hook']
+    patch = next(patches for patches in hooks if 'matplotlib.figure' in patches)['matplotlib.figure']
+    return closure(closure(patch, 'recorder')['take'], 'records')
 def closure(function, name):
     return dict(zip(function.__code__.co_freevars, function.__closure__))[name].cell_contents
 '''
