@@ -344,9 +344,10 @@ class LlamaModel:
             else:
                 self.step(prefilling, llama_cpp)
 
-    def run_probe(self, work, outcome: "concurrent.futures.Future") -> None:
+    def run_probe(self, work, outcome) -> None:
         """measure_speed's decodes, here: no other thread touches the context (an OpenMP pool of a thread that has
-        decoded slows every later decode of this one, see measure_speed), and close() cannot free it under them."""
+        decoded slows every later decode of this one, see measure_speed), and close() cannot free it under them. Its
+        outcome (a concurrent.futures.Future) gets what work() returned, or what it raised."""
         try:
             outcome.set_result(work())
         except Exception as error:  # raised again on measure_speed's thread
