@@ -35,9 +35,13 @@ STOP = {"asked": False, "raise": False, "requeue": False}  # a stop signal came;
 
 
 def stop_as_ctrl_c(signum, frame):
-    """Every stop signal stops the kit as Ctrl-C does: the first raises KeyboardInterrupt (remembered until cli()
-    begins); the run kills its jails, ends llama.cpp's threads, keeps every finished attempt and exits 130. Later ones
-    are ignored: raised inside the stop, they would end the interpreter while llama.cpp still decodes (a SIGSEGV)."""
+    """Ctrl-C, SIGTERM (`kill`, a batch system's time limit), SIGHUP (a closed terminal) and SIGUSR1 (Slurm's early
+    signal before preemption or the time limit, asked for by `pybench.py slurm`; the element then requeues itself)
+    stop the kit as Ctrl-C does:
+    the first raises KeyboardInterrupt (during the imports, before cli() begins, it is remembered and raised there), and
+    the run stops: its jails killed and their mounts gone, llama.cpp's threads ended, every finished attempt kept, one
+    line, exit 130. Every later one is ignored, the stop being under way: raised again inside it, it would end the
+    interpreter while llama.cpp still decodes in a thread of its own (a SIGSEGV)."""
     if STOP["asked"]:
         return
     STOP["asked"], STOP["requeue"] = True, signum == signal.SIGUSR1
@@ -144,8 +148,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         for packages, tests_only, why, present in SYSTEM_PACKAGES:
             if for_tests or not tests_only:
                 stages.run(f"system package{'s' * (len(packages) > 1)} {', '.join(packages)}",
-                           lambda packages=packages, why=why, present=present: {True: "installed", False: "there already"}
-                           .get(system_packages(list(packages), why, present)))
+                           lambda packages=packages, why=why, present=present: installed(system_packages(list(packages), why, present)))
         if pack:
             stages.run("the pack's files beside the kit", lambda: pack.finish(venv))
         else:
@@ -219,6 +222,11 @@ class Stages:
             raise
         took = duration_text(time.monotonic() - began, exact=True)
         print(took + (f", {note}" if isinstance(note, str) and note else ""), file=self.terminal, flush=True)
+
+
+def installed(result: bool | None) -> str | None:
+    """A system package stage's note: install_system_packages installed it (True) or found it (False)."""
+    return {True: "installed", False: "there already"}.get(result)
 
 
 def make_venv(venv: Path) -> str:

@@ -628,8 +628,10 @@ RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_toke
 
 
 def check_output_folder(folder: Path, flag: str) -> None:
-    """A UsageError, before anything is loaded or written, for an output folder (named by flag) that cannot be made or
-    written to; the nearest folder that exists is tried by making a folder in it and removing it again."""
+    """Refuse, before anything is loaded or written, an output folder (named by flag: --out, report --out, ...) that
+    cannot be made or written to: a file, a link to nothing, a path below a file, a place where no folder can be made
+    (/proc, a read-only disk, no permission). The nearest folder that exists is tried by making a folder in it and
+    removing it again. A UsageError: one line naming the folder and what to do."""
     import tempfile
 
     folder = Path(os.path.abspath(folder))
@@ -737,9 +739,11 @@ def shard_of(tasks: list[Task], shard: str | None) -> list[Task]:
 # --- scheduler: several attempts in flight on one model, each in a thread of its own -------------------------------
 
 def run_attempts(attempts: list, parallel: int, model, attempt, tick):
-    """Yield (task, sample, result, attempts still in flight) as attempts finish, one thread per model sequence taking
-    the next attempt; tick(in_flight) twice a second. Ctrl-C (or an error) stops the replies, kills the cells and drops
-    the unfinished attempts (a resume runs them)."""
+    """Yield (task, sample, result, attempts still in flight) as attempts finish, `parallel` of them in flight at once:
+    each thread takes the next attempt when its last one is done (one thread per model sequence), so while one
+    attempt runs a cell or its check, the others go on generating. tick(in_flight) is called twice a second. Ctrl-C (or
+    an error in an attempt) ends the replies in progress, kills the cells running, and drops the unfinished attempts:
+    they are run again on resume."""
     import queue
 
     todo, finished, stopping = queue.SimpleQueue(), queue.SimpleQueue(), threading.Event()
@@ -799,9 +803,13 @@ class Progress:
     speed: float = 0.0        # tokens/s generating `parallel` attempts at once, as a probe measured it before the first
 
     def eta(self) -> float | None:
-        """Seconds left, or None before anything can be measured: the tokens still expected (an attempt's: the mean of
-        the finished ones' with the prior counted as one, at least the in-flight average) at the measured pace (else
-        the probe's speed), stretched when fewer attempts are left than run at once; a replay: seconds per attempt."""
+        """Seconds left, or None before anything can be measured. An attempt is expected to take the mean of the
+        finished attempts' tokens and the prior (which counts as one attempt, so it fades as attempts end), and at
+        least what the attempts in flight have generated on average. What is left: that many tokens for each waiting
+        attempt and, for those in flight, what they have not generated yet; at tokens_per_second, which is `parallel`
+        attempts' together: when fewer attempts are left than run at once, the time stretches by the slots left
+        idle. Before the first tokens' pace is known: the probe's speed. A model that counts no tokens (a replay): the
+        seconds per finished attempt so far."""
         left = self.in_flight + self.waiting
         if left == 0:
             return 0.0

@@ -722,9 +722,12 @@ def samples_of(results: list[dict], manifests: list[dict]) -> int:
 # --- report: one run (or its shards) ---
 
 def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
-    """report.html in out_dir, of one run or its shards (its facts, Table 3 beside the paper's rows, plots, every
-    attempt) or of several runs compared, with a page and a notebook per attempt; tables_of(results, manifests) gives
-    the benchmark's own tables. Built beside out_dir and moved into place: a failed build leaves out_dir as it was."""
+    """A static report in out_dir: of one run or its shards (report.html: the run's facts, Table 3 with intervals
+    beside the paper's rows, plots, every attempt), or of several runs compared (see build_comparison); a page per
+    attempt in tasks/ and a notebook per attempt in notebooks/. It has no script and loads nothing from the network:
+    it opens from disk. tables_of(results, manifests) gives the benchmark's own tables (harness.Tables). Returns the
+    path of report.html. It is built in a folder beside out_dir and then moved into place (replacing an earlier
+    report there), so a build that fails leaves out_dir as it was and nothing beside it."""
     out_dir = out_dir.resolve()
     if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").is_file():
         raise UsageError(f"report --out {out_dir} holds other files: give a new folder, or one a report was written to before")
