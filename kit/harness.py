@@ -22,7 +22,8 @@ from pathlib import Path
 
 from kit.engine import Model, Reply
 from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, CellResult, Jail, JailLimits, cgroup_version, check_limits,
-                         keep_output, middle_cut, mount_output, remove_tree, safe_record, safe_text, tidy_output, usable_cpus)
+                         keep_output, mount_output, remove_tree, tidy_output, usable_cpus)
+from kit.untrusted import cut, for_record
 
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs, the jails' pinned files
@@ -69,36 +70,6 @@ class Task:
 
 
 TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
-
-
-WINDOWS_DEVICES = {"con", "prn", "aux", "nul", *(f"{kind}{number}" for kind in ("com", "lpt") for number in range(1, 10))}
-
-
-def file_name(text: str, taken: set[str] | None = None, ascii_only: bool = False, empty: str = "_", limit: int = 120) -> str:
-    """The one rule for the names the kit gives files: text after NFC with its letters, marks and digits (of any
-    script, or ASCII's only) and '-', '_', '.' kept and anything else '_', '.', '_' and '-' taken off both ends; never
-    empty (`empty`), never a Windows device name; past `limit` UTF-8 bytes, its tail behind a digest of the whole.
-    With taken (the names given so far, compared without case): never one of them ('-2', '-3', ... added), and the
-    name joins them."""
-    import hashlib
-    import unicodedata
-
-    text = unicodedata.normalize("NFC", text)
-    kept = (lambda char: char.isascii() and char.isalnum()) if ascii_only else (lambda char: unicodedata.category(char)[0] in "LMN")
-    name = "".join(char if kept(char) or char in "-_." else "_" for char in text).strip("._-") or empty
-    stem, dot, rest = name.partition(".")
-    name = f"{stem}_{dot}{rest}" if stem.casefold() in WINDOWS_DEVICES else name
-    if len(name.encode()) > limit:  # the tail: the last whole characters that fit in limit - 13 bytes
-        tail = name.encode()[13 - limit:].decode(errors="ignore")
-        name = f"{hashlib.sha256(text.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}-{tail}"
-    if taken is None:
-        return name
-    unique, number = name, 1
-    while unique.casefold() in taken:
-        number += 1
-        unique = f"{name}-{number}"
-    taken.add(unique.casefold())
-    return unique
 
 
 def jsonl_records(path: Path, finished_only: bool = False, advice: str = "") -> list[tuple[str, object]]:
@@ -293,7 +264,7 @@ class Conversation:
         text = cell.output.rstrip()
         if cell.error:
             text = (text + "\n" if text else "") + cell.error.rstrip()
-        return middle_cut(text, OBSERVATION_CHARS)
+        return cut(text, OBSERVATION_CHARS)
 
     def go_on(self, reply: str) -> str | None:
         """What the user says to a reply without code, if the task goes on (None: that reply is the final answer)."""
@@ -567,7 +538,7 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
         if agent_done is not None:
             agent_done.set()
     verdict = score(task, run, log_dir) if score else Verdict(*run_check(task, run, log_dir))
-    return Result(task.id, task.category, sample, seed, verdict.passed, safe_text(verdict.reason, 2000), task.caveats + verdict.caveats,
+    return Result(task.id, task.category, sample, seed, verdict.passed, for_record(verdict.reason, 2000), task.caveats + verdict.caveats,
                   run.turns, run.ended_by, run.cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
                   run.completion_tokens, str(output), removed, run.messages, run.code, run.printed,
                   own=verdict.own, prompt_tokens_evaluated=run.prompt_evaluated or None,
@@ -579,7 +550,7 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
 def append_line(path: Path, record: dict) -> None:
     """A JSON line in a single write, on disk (fsync'd) before it returns: results.jsonl's and judge.jsonl's."""
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(safe_record(record), ensure_ascii=False) + "\n")
+        handle.write(json.dumps(for_record(record), ensure_ascii=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -722,7 +693,7 @@ def make_manifest(benchmark: str, tasks_path: Path, suite_sha256: str, tasks: li
 
 def write_manifest(run_dir: Path, manifest: dict) -> None:
     temporary = run_dir / "manifest.json.tmp"
-    temporary.write_text(json.dumps(safe_record(manifest), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    temporary.write_text(json.dumps(for_record(manifest), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(temporary, run_dir / "manifest.json")
 
 

@@ -21,7 +21,8 @@ from kit import report
 from kit.report import JUDGE_FILE, read_judgements
 from kit.engine import LlamaModel, Model
 from kit.harness import Result, ReplayModel, UsageError, append_line, drop_torn_line, run_attempts, sha256_of
-from kit.sandbox import middle_cut as sandbox_middle_cut, safe_text, terminal_text, usable_cpus, walk_tree
+from kit.sandbox import usable_cpus, walk_tree
+from kit.untrusted import cut, for_record, for_terminal
 
 JUDGE_CTX = 8192        # the judge's context window in tokens (at most its model's own)
 JUDGE_TOKENS = 64       # new tokens per verdict: the verdict line and one sentence
@@ -80,11 +81,6 @@ def prompt_digest() -> str:
     return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()
 
 
-def middle_cut(text: str, limit: int) -> str:
-    """text stripped, or its head and tail with a note of what went between them (sandbox.middle_cut's cut)."""
-    return sandbox_middle_cut(text.strip(), limit)
-
-
 # --- what the judge reads of an attempt ----------------------------------------------------------------------------
 
 @dataclass
@@ -115,7 +111,7 @@ class Material:
             for name in ("steps", "outputs"):
                 excess = len(self.text(parts)) - allowance
                 if excess > 0:
-                    parts[name] = middle_cut(parts[name], max(200, len(parts[name]) - excess - 60))
+                    parts[name] = cut(parts[name].strip(), max(200, len(parts[name]) - excess - 60))
             return self.text(parts)
 
     def text(self, parts: dict) -> str:
@@ -132,18 +128,18 @@ def material_of(result: Result) -> Material | None:
     printed = result.printed if result.printed and len(result.printed) == len(steps) else None  # without the interpreter's prefix
     for number, (before, code, after, observed) in enumerate(steps, 1):
         observed = (printed[number - 1] or "") if printed and observed is not None else observed
-        prose = middle_cut("\n".join(part.strip() for part in (before, after) if part.strip()), CUT["prose"])
+        prose = cut("\n".join(part.strip() for part in (before, after) if part.strip()).strip(), CUT["prose"])
         if code is None:
-            answer = middle_cut(before, CUT["answer"])
+            answer = cut(before.strip(), CUT["answer"])
             continue
-        parts = [f"## Step {number}"] + ([prose] if prose else []) + [f"Code:\n```python\n{middle_cut(code, CUT['code'])}\n```"]
-        parts.append(f"What it printed:\n{middle_cut(observed, CUT['output']) or '(nothing)'}" if observed is not None
+        parts = [f"## Step {number}"] + ([prose] if prose else []) + [f"Code:\n```python\n{cut(code.strip(), CUT['code'])}\n```"]
+        parts.append(f"What it printed:\n{cut(observed.strip(), CUT['output']) or '(nothing)'}" if observed is not None
                      else "(the attempt ended before this code's output came back)")
         shown.append("\n".join(parts))
-    return Material(request=middle_cut("\n\n".join(asked), CUT["request"]), steps=shown, replies=len(steps),
+    return Material(request=cut("\n\n".join(asked).strip(), CUT["request"]), steps=shown, replies=len(steps),
                     cells=sum(code is not None for _, code, _, _ in steps), ended_by=result.ended_by or "unknown",
                     answer=answer if answer is not None else "(none: the attempt ended without a final answer)",
-                    outputs=middle_cut(outputs_text(result), CUT["outputs"]))
+                    outputs=cut(outputs_text(result).strip(), CUT["outputs"]))
 
 
 def outputs_text(result: Result) -> str:
@@ -177,7 +173,7 @@ def folder_lines(folder: Path) -> list[str]:
                          + "".join(f"\n    {line}" for line in preview))
         else:
             lines.append(f"- {path} (a link)")
-    return [safe_text(line, 4000) for line in lines] + ([f"[... and {more} more entries]"] if more else [])
+    return [for_record(line, 4000) for line in lines] + ([f"[... and {more} more entries]"] if more else [])
 
 
 def read_head(fd: int, name: str) -> bytes:
@@ -219,13 +215,13 @@ def file_kind(path: str, head: bytes, size: int) -> tuple[str, list[str]]:
     if b"\x00" in head or text.count("\ufffd") > len(text) // 20:
         return "binary data", []
     lines = (text.rstrip("\n").split("\n") if size <= len(head) else text.split("\n")[:-1])[:TABLE_LINES]  # whole lines only
-    return "text" if suffix not in TEXT_SUFFIXES else f"{suffix[1:].upper()} text", [middle_cut(line, LINE_CHARS) for line in lines]
+    return "text" if suffix not in TEXT_SUFFIXES else f"{suffix[1:].upper()} text", [cut(line.strip(), LINE_CHARS) for line in lines]
 
 
 def figure_text(record: dict) -> str:
     """A chart's figure record (what its cell's matplotlib drew, recorded in the jail) in one line."""
     def quoted(text) -> str:
-        return json.dumps(middle_cut(str(text), 80), ensure_ascii=False)
+        return json.dumps(cut(str(text).strip(), 80), ensure_ascii=False)
 
     pixels = record.get("pixels") or ["?", "?"]
     parts = [f"- chart record: saved to {Path(str(record.get('file') or '(not saved)')).name} ({pixels[0]}x{pixels[1]} px)"]
@@ -381,8 +377,8 @@ def judge_run(run_dir: Path, results: list[Result], model: Model, facts: dict, f
         for number, (result, _, record, _) in enumerate(run_attempts(todo, max(at_once, 1), model, judge_one, lambda _: None), 1):
             append_line(path, record)
             verdict = (record["verdict"] or "no verdict").upper()
-            print(f"[{number}/{len(todo)}] {terminal_text(attempt_key(result))}: judge {verdict}, check {'pass' if result.passed else 'fail'} "
-                  f"({record['seconds']:.1f} s): {terminal_text(record['reason'])}", flush=True)
+            print(f"[{number}/{len(todo)}] {for_terminal(attempt_key(result))}: judge {verdict}, check {'pass' if result.passed else 'fail'} "
+                  f"({record['seconds']:.1f} s): {for_terminal(record['reason'])}", flush=True)
     except KeyboardInterrupt:
         print(f"interrupted: the verdicts so far are kept in {path}; the same command goes on", file=sys.stderr)
         return 130

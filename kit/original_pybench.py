@@ -16,7 +16,8 @@ from pathlib import Path
 from kit.harness import (ROOT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
                      Verdict, check_in_jail, check_verdict, first_attempts, functions_defined_in, percent_interval, run_check, run_one,
                      wilson)
-from kit.sandbox import JAIL_ROOT, JailLimits, remove_tree, safe_text
+from kit.sandbox import JAIL_ROOT, JailLimits, remove_tree
+from kit.untrusted import for_record
 
 
 
@@ -239,7 +240,7 @@ def score(task: Task, run: TaskRun, log_dir: Path, saved: SavedRecord | None, ea
             passed, reason = run_test(task, run, log_dir, stand_in, scored)
             if entries(alone) != entries(scored):  # the honest figures' verdict: the test sees this task's output alone
                 own_passed, own_reason = run_test(task, run, log_dir, stand_in, alone)
-                own_output = {"passed": own_passed, "reason": safe_text(own_reason, 2000)}
+                own_output = {"passed": own_passed, "reason": for_record(own_reason, 2000)}
         finally:
             remove_tree(scored)
             remove_tree(alone)
@@ -247,7 +248,7 @@ def score(task: Task, run: TaskRun, log_dir: Path, saved: SavedRecord | None, ea
     if task.own["corrected"]:  # the corrected figure: our own check in place of the original's defective test
         ours = Task(task.id, task.category, task.query, task.inputs, task.paths, "original", task.own["corrected"], ROOT / "checks")
         corrected_passed, corrected_reason = (False, reason) if saved and not saved.tested else run_check(ours, run, log_dir)
-        corrected = {"passed": corrected_passed, "reason": safe_text(corrected_reason, 2000), "check": f"original:{task.own['corrected']}",
+        corrected = {"passed": corrected_passed, "reason": for_record(corrected_reason, 2000), "check": f"original:{task.own['corrected']}",
                      "caveats": [caveat for caveat in task.caveats if caveat != ORIGINAL_CAVEATS.get(task.id)]}
     fields = {"corrected": corrected, "own_output": own_output}
     return Verdict(passed, reason, [saved.caveat] if saved else [], {name: value for name, value in fields.items() if value})

@@ -18,9 +18,9 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-from kit.harness import (CATEGORIES, RESUME_KEYS, Z95, Conversation, Result, UsageError, attempts_by_task, file_name, first_attempts,
+from kit.harness import (CATEGORIES, RESUME_KEYS, Z95, Conversation, Result, UsageError, attempts_by_task, first_attempts,
                          jsonl_records, pass_at_k, percent_interval, read_results, wilson)
-from kit.sandbox import safe_text
+from kit.untrusted import file_name, for_page, for_record
 
 HERE = Path(__file__).resolve().parent
 
@@ -281,26 +281,11 @@ def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs
     return "\n".join(lines + [line for _, run_results, _ in runs for line in pass_at_k_lines(run_results)])
 
 
-# --- report: safe text and names, for pages and notebooks ---
-
-INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # controls (tab and newline kept), DEL, C1
-
-
-def visible(text: str) -> str:
-    """Text (already safe_text: no lone surrogate) with its control characters, NUL, ESC, DEL and C1 codes shown as
-    symbols or escapes: nothing raw reaches a page."""
-    return INVISIBLE.sub(lambda match: shown(ord(match.group())), text)
-
-
-def shown(code: int) -> str:
-    if code < 0x20:
-        return chr(0x2400 + code)        # ␀ ␁ … ␛ …
-    return "\u2421" if code == 0x7F else f"\\x{code:02x}"  # ␡, or a C1 code
-
+# --- report: names, for pages and notebooks ---
 
 def notebook_text(text: str) -> str:
     """Text a notebook (UTF-8 JSON) can hold: lone surrogates as \\xNN or \\uNNNN, nothing cut."""
-    return safe_text(text, len(text))
+    return for_record(text, len(text))
 
 
 def attempt_stem(result: dict, samples: int, prefix: str = "") -> str:
@@ -326,12 +311,11 @@ def short(text: str, limit: int = 100) -> str:
 @functools.cache
 def templates():
     """The jinja2 environment of every page the kit writes: autoescape on, each text value but Markup (a macro's output,
-    a data: URI) made safe_text and visible first."""
+    a data: URI) made visible by untrusted.for_page first."""
     import jinja2
 
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
-                                     undefined=jinja2.StrictUndefined, finalize=lambda value: visible(safe_text(value))
-                                     if isinstance(value, str) and not hasattr(value, "__html__") else value,
+                                     undefined=jinja2.StrictUndefined, finalize=for_page,
                                      trim_blocks=True, lstrip_blocks=True)
     environment.filters["href"] = href
     environment.globals.update(csp=PAGE_CSP)

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from kit import hints
 from kit import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
-from kit.jailed import frame, middle_cut
+from kit.jailed import frame
+from kit.untrusted import for_record
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 
@@ -998,9 +999,9 @@ def tidy_output(folder: Path) -> list[str]:
                 continue
             if link_stays_inside(target, len(parts) - 1):
                 continue
-            note = f"{safe_text('/'.join(parts), 300)} -> {safe_text(target, 300)}"
+            note = f"{for_record('/'.join(parts), 300)} -> {for_record(target, 300)}"
         elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-            note = f"{safe_text('/'.join(parts), 300)} (not a file)"
+            note = f"{for_record('/'.join(parts), 300)} (not a file)"
         else:
             continue
         with contextlib.suppress(OSError):
@@ -1018,44 +1019,3 @@ def link_stays_inside(target: str, depth: int) -> bool:
     names = [name for name in target.split("/") if name not in ("", ".")]
     ups = next((at for at, name in enumerate(names) if name != ".."), len(names))
     return bool(target) and not target.startswith("/") and ups <= depth and ".." not in names[ups:]
-
-
-# --- safe text: what an agent controls reaches records and terminals only through these ----------------------------
-
-# What an agent controls reaches results.jsonl, the manifest and the terminal only through safe_text and safe_record:
-# a lone surrogate or an undecodable file name (Python's surrogateescape) is written as a visible escape, and
-# texts and lists are cut with a count of what was dropped, so no name, byte or size can stop the run.
-TEXT_KEEP = 100_000      # characters of one string kept in a record (head and tail)
-
-
-LIST_KEEP = 1_000        # items of one list kept in a record
-
-
-SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def safe_text(text: str, keep: int = TEXT_KEEP) -> str:
-    """text as valid UTF-8: a byte that was not UTF-8 (U+DC80..U+DCFF) shows as \\xNN, any other lone surrogate as
-    \\uXXXX; past `keep` characters the middle is cut and counted."""
-    text = middle_cut(text, keep, between="")
-    return SURROGATES.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}" if 0xDC80 <= ord(m[0]) <= 0xDCFF else f"\\u{ord(m[0]):04x}", text)
-
-
-def terminal_text(text: str, keep: int = 200) -> str:
-    """safe_text with control characters (ESC, NUL, CR, ...) shown as escapes, for one line on a terminal."""
-    return CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", safe_text(text, keep))
-
-
-def safe_record(value, keep: int = TEXT_KEEP):
-    """A JSON-ready copy of value with every string made safe and every list bounded (a last item counts the rest)."""
-    if isinstance(value, str):
-        return safe_text(value, keep)
-    if isinstance(value, dict):
-        return {safe_text(str(key), 1000): safe_record(item, keep) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        kept = [safe_record(item, keep) for item in value[:LIST_KEEP]]
-        return kept + [f"[... {len(value) - LIST_KEEP} more items not kept ...]"] if len(value) > LIST_KEEP else kept
-    return value

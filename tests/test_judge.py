@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kit import judge
+from kit import untrusted
 from kit import report
 from kit.harness import Result, jsonl_records
 from kit.report import read_run
@@ -95,7 +96,7 @@ def test_what_the_judge_reads_of_an_attempt(tmp_path):
     short = no_final.prompt(900)  # the middle steps go first, the first and the last kept, and the question at the end
     assert len(short) <= 900 and "middle step(s) left out" in short and "## Step 1\n" in short and "## Step 10\n" in short
     assert "## Step 5\n" not in short and short.endswith(judge.USER_PROMPT[-60:])
-    cut = judge.middle_cut("a" * 5000 + "b" * 5000, 1000)
+    cut = untrusted.cut("a" * 5000 + "b" * 5000, 1000)
     assert cut.startswith("a" * 500) and cut.endswith("b" * 500) and "[... 9000 characters cut ...]" in cut
 
 

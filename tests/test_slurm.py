@@ -175,7 +175,7 @@ def test_dry_run_prints_an_array_that_requeues_and_a_merge_that_waits_for_it(tmp
                        "--dry-run", "--", "-p", "short", "--mem=9G", "-c", "2")
     assert done.returncode == 0, done.stderr
     text = done.stdout
-    assert f"#SBATCH --array=1-3" in text and "#SBATCH --requeue" in text and "#SBATCH --open-mode=append" in text
+    assert "#SBATCH --array=1-3" in text and "#SBATCH --requeue" in text and "#SBATCH --open-mode=append" in text
     assert "#SBATCH --signal=B:USR1@120" in text and "#SBATCH --cpus-per-task=1" in text and "#SBATCH --mem=4G" in text  # 1 x (2 + 0.25) + 1
     assert "gres" not in text  # a replay asks for no GPU
     assert f'{ROOT / ".venv" / "bin" / "python"} {ROOT / "pybench.py"} --replay checks/reference.jsonl --limit 6 --memory 2 --no-report' in text

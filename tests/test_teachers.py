@@ -11,7 +11,7 @@ import re
 import pytest
 import nbformat
 
-from conftest import read_results, run_pybench, write_jsonl
+from conftest import run_pybench, write_jsonl
 
 pytestmark = pytest.mark.slow  # every test here starts jails, models or whole runs
 

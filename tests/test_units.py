@@ -10,6 +10,7 @@ from kit import harness
 from kit import jailed
 from kit import sandbox
 from kit import suite
+from kit import untrusted
 from conftest import ROOT
 
 
@@ -203,13 +204,13 @@ def test_the_worker_channel_carries_a_command_and_a_result_and_no_child_holds_it
 
 
 def test_one_rule_names_every_file_the_kit_makes():
-    assert harness.file_name("sub/dir/chart 1.png", ascii_only=True) == "sub_dir_chart_1.png"
-    assert harness.file_name("José.mean", ascii_only=True) == "Jos_.mean" and harness.file_name("José.mean") == "José.mean"
-    assert harness.file_name(".hidden") == "hidden" and harness.file_name("..") == "_" and harness.file_name("nul.txt") == "nul_.txt"
-    long = harness.file_name("李" * 100, limit=120)
-    assert len(long.encode()) <= 120 and long.endswith("李") and long != harness.file_name("李" * 101, limit=120)
+    assert untrusted.file_name("sub/dir/chart 1.png", ascii_only=True) == "sub_dir_chart_1.png"
+    assert untrusted.file_name("José.mean", ascii_only=True) == "Jos_.mean" and untrusted.file_name("José.mean") == "José.mean"
+    assert untrusted.file_name(".hidden") == "hidden" and untrusted.file_name("..") == "_" and untrusted.file_name("nul.txt") == "nul_.txt"
+    long = untrusted.file_name("李" * 100, limit=120)
+    assert len(long.encode()) <= 120 and long.endswith("李") and long != untrusted.file_name("李" * 101, limit=120)
     taken: set[str] = set()
-    assert [harness.file_name(name, taken) for name in ("a", "A", "a")] == ["a", "A-2", "a-3"]
+    assert [untrusted.file_name(name, taken) for name in ("a", "A", "a")] == ["a", "A-2", "a-3"]
 
 
 def test_the_figure_records_pieces_read_numbers_colours_texts_and_bars():
