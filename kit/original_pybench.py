@@ -5,7 +5,6 @@ versions), its tests scored over one shared ./output/, and its score three ways 
 Nothing of the checkout is copied into this project.
 """
 
-import argparse
 import json
 import os
 import re
@@ -13,10 +12,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit.harness import (ROOT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
+from kit.harness import (TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
                      Verdict, check_in_jail, check_verdict, first_attempts, functions_defined_in, percent_interval, run_check, run_one,
                      wilson)
-from kit.sandbox import JAIL_ROOT, JailLimits, remove_tree
+from kit.settings import Settings
+from kit.sandbox import ROOT, JAIL_ROOT, JailLimits, remove_tree
 from kit.untrusted import for_record
 
 
@@ -259,7 +259,7 @@ def entries(folder: Path) -> set[str]:
     return {str(Path(parent, name).relative_to(folder)) for parent, folders, files in os.walk(folder) for name in folders + files}
 
 
-def attempts(args: argparse.Namespace, model, run_dir: Path, limits: JailLimits, todo: list, conversation: Conversation,
+def attempts(settings: Settings, model, run_dir: Path, limits: JailLimits, todo: list, conversation: Conversation,
              saved_run: list):
     """attempt(task, sample) for the scheduler. A check reads the run's shared ./output/, so it waits for the agents
     of the attempts of the same sample before it in the run's order, as the original scored only once every task had run."""
@@ -270,21 +270,21 @@ def attempts(args: argparse.Namespace, model, run_dir: Path, limits: JailLimits,
     def attempt(task: Task, sample: int) -> Result:
         key = (task.id, sample)
         earlier = [agents_done[other] for other in order[:order.index(key)] if other[1] == sample]
-        return run_one(task, sample, args.samples, args.seed + sample, model, conversation, run_dir, limits, args.max_turns,
+        return run_one(task, sample, settings.samples, settings.seed + sample, model, conversation, run_dir, limits, settings.max_turns,
                        score=lambda task, run, log_dir: score(task, run, log_dir, saved.get(task.id), earlier),
                        agent_done=agents_done[key])
     return attempt
 
 
-def prepare(args: argparse.Namespace, checkout: Path) -> Prepared:
+def prepare(settings: Settings, checkout: Path) -> Prepared:
     tasks = load_original(checkout)
-    conversation, defaults = original_conversation(checkout, args.pybench_config)
+    conversation, defaults = original_conversation(checkout, settings.pybench_config)
     saved_run: list[SavedRun] = []  # the replay, once made: what its records hold beyond replies decides some verdicts
 
     def replay(path: Path, task_ids: set[str]) -> SavedRun:
         saved_run.append(SavedRun(path, task_ids))
         return saved_run[-1]
-    return Prepared(tasks, defaults, checkout, [checkout / ORIGINAL_TASKS, checkout / args.pybench_config], replay,
+    return Prepared(tasks, defaults, checkout, [checkout / ORIGINAL_TASKS, checkout / settings.pybench_config], replay,
                     lambda *given: attempts(*given, conversation, saved_run))
 
 

@@ -18,8 +18,9 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-from kit.harness import (CATEGORIES, RESUME_KEYS, Z95, Conversation, Result, UsageError, attempts_by_task, first_attempts,
+from kit.harness import (CATEGORIES, Z95, Conversation, Result, UsageError, attempts_by_task, first_attempts,
                          jsonl_records, pass_at_k, percent_interval, read_results, wilson)
+from kit.settings import resume_keys
 from kit.untrusted import file_name, for_page, for_record
 
 HERE = Path(__file__).resolve().parent
@@ -139,7 +140,7 @@ def run_key(run_dir: Path) -> tuple:
     if not path.is_file():
         return ("directory", str(run_dir.resolve()))
     manifest = json.loads(path.read_text())
-    return tuple(json.dumps(manifest.get(key), sort_keys=True) for key in manifest.get("resume_keys", RESUME_KEYS))
+    return tuple(json.dumps(manifest.get(key), sort_keys=True) for key in manifest.get("resume_keys", resume_keys("")))
 
 
 def group_runs(run_dirs: list[Path]) -> list[list[Path]]:

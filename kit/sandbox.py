@@ -153,7 +153,7 @@ INTERRUPT_GRACE = 5.0               # seconds a SIGINT'd cell gets to stop befor
 
 def check_limits() -> JailLimits:
     """The limits of a check's jail."""
-    return JailLimits(memory_gib=4.0, cell_timeout=60.0, processes=32)
+    return JailLimits(cell_timeout=60.0, processes=32)
 
 
 # ML-Bench's jails run a repository's own bash and Python, which expect more of a Debian/Ubuntu system than a

@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from kit.harness import OneLineParser, UsageError, append_line, jsonl_records
+from kit.harness import UsageError, append_line, jsonl_records
+from kit.settings import OneLineParser
 
 GRACE_SECONDS = 120          # --signal=B:USR1@GRACE: time to stop the attempts in flight and requeue, before Slurm's SIGTERM
 HARNESS_GIB = 1.0            # the harness itself (Python, the suite, the checks' records) beside its jails and the model

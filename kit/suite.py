@@ -2,7 +2,6 @@
 teacher's), and what teachers do with it: prove a suite (validate); the classroom grades students' work against it.
 """
 
-import argparse
 import collections
 import functools
 import importlib.machinery
@@ -14,10 +13,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from kit.harness import (CATEGORIES, ROOT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task,
+from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task,
                          UsageError, append_line, check_modules, functions_defined_in, imported_names, is_replay_line, jsonl_records,
                          run_attempts, run_one)
-from kit.sandbox import JailLimits, jail_python
+from kit.settings import Settings
+from kit.sandbox import ROOT, JailLimits, jail_python
 
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
@@ -250,14 +250,14 @@ def unprinted_numbers(result: Result, query: str) -> list[str]:
 
 # --- the benchmark record --------------------------------------------------------------------------------------------
 
-def prepare(args: argparse.Namespace, tasks_path: Path) -> Prepared:
+def prepare(settings: Settings, tasks_path: Path) -> Prepared:
     return Prepared(load_tasks(tasks_path), DEFAULTS, tasks_path.parent, [tasks_path], ReplayModel, attempts)
 
 
-def attempts(args: argparse.Namespace, model, run_dir: Path, limits: JailLimits, todo: list):
+def attempts(settings: Settings, model, run_dir: Path, limits: JailLimits, todo: list):
     conversation = Conversation()
-    return lambda task, sample: run_one(task, sample, args.samples, args.seed + sample, model, conversation, run_dir, limits,
-                                        args.max_turns)
+    return lambda task, sample: run_one(task, sample, settings.samples, settings.seed + sample, model, conversation, run_dir, limits,
+                                        settings.max_turns)
 
 
 BENCHMARK = Benchmark("suite", claims=lambda path: path.suffix == ".jsonl" or not path.exists(), prepare=prepare,
