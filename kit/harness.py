@@ -604,10 +604,11 @@ def check_output_folder(folder: Path, flag: str) -> None:
 def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     """Create the run directory, or resume one whose manifest matches on its resume_keys (--force resumes one that
     does not)."""
-    lock_run_dir(run_dir)
-    path = run_dir / "manifest.json"
-    if path.exists():
-        earlier = json.loads(path.read_text())
+    run_dir.mkdir(parents=True, exist_ok=True)
+    hold_lock(run_dir / "lock", f"--out {run_dir} is in use by another pybench run (pid {{pid}}); wait for it to end, "
+              "or choose another --out")
+    earlier = read_manifest(run_dir)
+    if earlier:
         changed = [key for key in manifest["resume_keys"] if earlier.get(key) != manifest.get(key)]
         if changed and not force:
             raise UsageError(f"--out {run_dir} holds a run with different {', '.join(changed)}: choose another --out, "
@@ -618,23 +619,27 @@ def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     write_manifest(run_dir, manifest)
 
 
-def lock_run_dir(run_dir: Path) -> None:
-    """One run per run directory: an flock on DIR/lock, its descriptor left open on purpose, so that the kernel holds
-    the lock until this process ends (kill -9 included, so a resume after a crash finds it free); a second run on the
-    same directory stops with the holder's pid."""
+def hold_lock(path: Path, busy: str) -> None:
+    """The one file lock: an flock on path, its descriptor left open on purpose, so that the kernel holds the lock
+    until this process ends (kill -9 included, so a restart after a crash finds it free). A second holder stops with
+    busy, its {pid} the holder's."""
     import fcntl
 
-    run_dir.mkdir(parents=True, exist_ok=True)
-    lock = os.open(run_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         holder = os.read(lock, 64).decode(errors="replace").strip() or "unknown"
         os.close(lock)
-        raise UsageError(f"--out {run_dir} is in use by another pybench run (pid {holder}); wait for it to end, "
-                         "or choose another --out") from None
+        raise UsageError(busy.format(pid=holder)) from None
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
+
+
+def read_manifest(run_dir: Path) -> dict:
+    """The one reader of a run directory's manifest.json: {} where there is none."""
+    path = run_dir / "manifest.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pack set this checkout up (make_manifest reads it)

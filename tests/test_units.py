@@ -238,22 +238,22 @@ def test_the_figure_records_pieces_read_numbers_colours_texts_and_bars():
     plt.close(figure)
 
 
-def test_a_run_directory_is_held_by_one_process_until_it_dies(tmp_path):
-    """The run directory's lock: a second process on the same folder is refused with the holder's pid, and the lock
+def test_a_lock_is_held_by_one_process_until_it_dies(tmp_path):
+    """The one file lock (a run directory's, the judge's): a second process on the same file is refused with the holder's pid, and the lock
     is free again once the holder is killed (kill -9: nothing of the holder's own tidies up)."""
     import signal
     import subprocess
     import sys
 
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; from kit import harness; "
-                               f"harness.lock_run_dir(Path({str(tmp_path)!r})); print('held', flush=True); time.sleep(60)"],
+                               f"harness.hold_lock(Path({str(tmp_path / 'lock')!r}), 'busy {{pid}}'); print('held', flush=True); time.sleep(60)"],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(harness.UsageError, match=rf"in use by another pybench run \(pid {holder.pid}\)"):
-            harness.lock_run_dir(tmp_path)
+        with pytest.raises(harness.UsageError, match=rf"^busy {holder.pid}$"):
+            harness.hold_lock(tmp_path / "lock", "busy {pid}")
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-    harness.lock_run_dir(tmp_path)  # this process holds it now, until it ends
+    harness.hold_lock(tmp_path / "lock", "busy {pid}")  # this process holds it now, until it ends
     assert (tmp_path / "lock").read_text() == f"{os.getpid()}\n"
