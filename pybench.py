@@ -63,7 +63,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from kit import airgap
 from kit import hints
@@ -536,23 +538,9 @@ def default_run_dir(settings: Settings, model: Model, manifest: dict) -> Path:
 
 # --- CLI -----------------------------------------------------------------------------------------------------------
 
-SUBCOMMANDS = {  # what `pybench.py --help` lists below the flags of a run, one line each
-    "setup": "install the venv, pinned requirements, the jails' environments, nsjail's libraries, the default model",
-    "pack": "gather everything setup fetches into one folder, for `setup --from DIR` on a machine without network",
-    "doctor": "check that this machine can run the kit, one line per check",
-    "report": "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared",
-    "judge": "the paper's second column: a local LLM judges every attempt of a run, set beside the checks (docs/report.md)",
-    "validate": "prove a suite: its reference replays pass and its wrong ones fail, in the jail",
-    "grade": "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages",
-    "handout": "write what students get: a starter notebook per task of an assignment, and its public checks",
-    "check": "a student checks a notebook before handing it in: its task's public checks, in the jail, offline",
-    "slurm": "submit a run to Slurm: an array job of --shards N shards, requeued on preemption, and a job merging their report",
-}
-
-
 def run_parser() -> OneLineParser:
     """The flags of a run (pybench.py without a subcommand): Settings' fields, with the subcommands listed below them."""
-    subcommands = "\n".join(f"  {name:<9} {line}" for name, line in SUBCOMMANDS.items())
+    subcommands = "\n".join(f"  {name:<9} {command.line}" for name, command in SUBCOMMANDS.items())
     return settings_parser(description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
                            f"`{hints.command('setup')}` installs everything first.",
                            epilog=f"subcommands (`pybench.py SUBCOMMAND --help` for their flags):\n{subcommands}",
@@ -563,44 +551,37 @@ def parse_args(argv: list[str]) -> Settings:
     return parse(argv, run_parser())
 
 
-def main(argv: list[str]) -> int:
-    command = argv[:1]
-    passed_on = {"pack": airgap.pack_command, "report": report_command, "handout": classroom.handout, "check": classroom.self_check,
-                 "grade": classroom.grade_class}  # a class: a folder of notebooks, or files for one --task, each a class of one
-    if command and command[0] in passed_on:
-        return passed_on[command[0]](argv[1:])
-    if command == ["setup"]:
-        parser = OneLineParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"] + ".")
-        parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
-        parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
-        parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
-        parser.add_argument("--from", dest="pack", type=Path, metavar="DIR|ARCHIVE",
-                            help="install from a pack made by `pybench.py pack` alone, without network (docs/airgapped.md)")
-        parser.add_argument("--expect", metavar="SHA256", help="with --from: the sha256 of the pack's PACK.json that `pack` printed, "
-                            "carried apart from the pack; any other pack is refused")
-        options = parser.parse_args(argv[1:])
-        if options.expect and not options.pack:
-            raise UsageError("setup --expect SHA256 goes with --from DIR: give the pack it vouches for")
-        setup(options.tests, options.gpu, options.venv, options.pack, options.expect)
-        return 0
-    if command == ["slurm"]:
-        return slurm.slurm_command(argv[1:], parse_args, default_model_path, Path(__file__).resolve())
-    if command == ["judge"]:
-        return judge.judge_command(argv[1:], default_model_path, check_gguf)
-    if command == ["validate"]:
-        parser = OneLineParser(prog="pybench.py validate", description="Prove a suite: inputs, checks and docstrings "
-                                         "exist, reference replays pass and wrong ones fail, in the jail. Exit 1 on any failure.")
-        parser.add_argument("tasks", type=Path, nargs="?", default=HERE / "tasks.jsonl", metavar="TASKS.jsonl")
-        parser.add_argument("--keep", type=Path, help="keep the replays' run directory here (default: a temporary one, removed)")
-        options = parser.parse_args(argv[1:])
-        if options.keep:
-            check_output_folder(options.keep, "validate --keep")
-        return suite.validate(options.tasks, options.keep)
-    if command == ["doctor"]:
-        parser = OneLineParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
-        parser.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")
-        return doctor(parser.parse_args(argv[1:]).model)
-    return run_suite(parse_args(argv))
+def setup_command(argv: list[str]) -> int:
+    parser = OneLineParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"].line + ".")
+    parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
+    parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
+    parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
+    parser.add_argument("--from", dest="pack", type=Path, metavar="DIR|ARCHIVE",
+                        help="install from a pack made by `pybench.py pack` alone, without network (docs/airgapped.md)")
+    parser.add_argument("--expect", metavar="SHA256", help="with --from: the sha256 of the pack's PACK.json that `pack` printed, "
+                        "carried apart from the pack; any other pack is refused")
+    options = parser.parse_args(argv)
+    if options.expect and not options.pack:
+        raise UsageError("setup --expect SHA256 goes with --from DIR: give the pack it vouches for")
+    setup(options.tests, options.gpu, options.venv, options.pack, options.expect)
+    return 0
+
+
+def validate_command(argv: list[str]) -> int:
+    parser = OneLineParser(prog="pybench.py validate", description="Prove a suite: inputs, checks and docstrings "
+                           "exist, reference replays pass and wrong ones fail, in the jail. Exit 1 on any failure.")
+    parser.add_argument("tasks", type=Path, nargs="?", default=HERE / "tasks.jsonl", metavar="TASKS.jsonl")
+    parser.add_argument("--keep", type=Path, help="keep the replays' run directory here (default: a temporary one, removed)")
+    options = parser.parse_args(argv)
+    if options.keep:
+        check_output_folder(options.keep, "validate --keep")
+    return suite.validate(options.tasks, options.keep)
+
+
+def doctor_command(argv: list[str]) -> int:
+    parser = OneLineParser(prog="pybench.py doctor", description="Check that this machine can run the kit.")
+    parser.add_argument("--model", type=Path, help="a GGUF model file to check (default: the embedded one)")
+    return doctor(parser.parse_args(argv).model)
 
 
 def report_command(argv: list[str]) -> int:
@@ -617,6 +598,33 @@ def report_command(argv: list[str]) -> int:
     print(report.summary_text(options.run_dirs, rows, tables_of))
     print(f"report: {report.build_report(options.run_dirs, options.out or options.run_dirs[0] / 'report', rows, tables_of)}")
     return 0
+
+
+class Subcommand(NamedTuple):
+    run: Callable[[list[str]], int]  # the rest of the command line -> exit status
+    line: str                        # what `pybench.py --help` lists below the flags of a run
+
+
+SUBCOMMANDS = {  # `pybench.py NAME ...`: each takes the rest of the command line
+    "setup": Subcommand(setup_command, "install the venv, pinned requirements, the jails' environments, nsjail's libraries, the default model"),
+    "pack": Subcommand(airgap.pack_command, "gather everything setup fetches into one folder, for `setup --from DIR` on a machine without network"),
+    "doctor": Subcommand(doctor_command, "check that this machine can run the kit, one line per check"),
+    "report": Subcommand(report_command, "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared"),
+    "judge": Subcommand(lambda argv: judge.judge_command(argv, default_model_path, check_gguf),
+                        "the paper's second column: a local LLM judges every attempt of a run, set beside the checks (docs/report.md)"),
+    "validate": Subcommand(validate_command, "prove a suite: its reference replays pass and its wrong ones fail, in the jail"),
+    "grade": Subcommand(classroom.grade_class, "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages"),
+    "handout": Subcommand(classroom.handout, "write what students get: a starter notebook per task of an assignment, and its public checks"),
+    "check": Subcommand(classroom.self_check, "a student checks a notebook before handing it in: its task's public checks, in the jail, offline"),
+    "slurm": Subcommand(lambda argv: slurm.slurm_command(argv, parse_args, default_model_path, Path(__file__).resolve()),
+                        "submit a run to Slurm: an array job of --shards N shards, requeued on preemption, and a job merging their report"),
+}
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]].run(argv[1:])
+    return run_suite(parse_args(argv))
 
 
 # --- a run: the benchmark, the model, the run directory, every attempt, the tables -----------------------------------
@@ -678,61 +686,83 @@ def run_on(model: Model, settings: Settings, benchmark: Benchmark, prepared: Pre
           f"{f' ({len(finished)} already done)' if finished else ''}, {parallel} at once ({model.choice}), {settings.threads} thread(s) ({threads_why}); results in {run_dir}", flush=True)
     if rebuild := gpu_rebuild_note(getattr(model, "offload", True)):  # a replay has no build to speak of
         print(f"note: {rebuild}", flush=True)
-    # before an attempt ends, one is guessed to take half the most it may generate (the embedded model: its measured mean)
-    most = (settings.max_tokens or 0) * settings.max_turns
-    prior = min(DEFAULT_MODEL_TOKENS, most) if default_model else most / 2
-    chosen = lambda: [result for result in results if (result.id, result.sample) in selection]  # noqa: E731
-    speed = 0.0
-    if isinstance(model, LlamaModel) and todo:  # this machine's speed with this model: the first estimate
-        prompt_speed, speed = model.measure_speed()
-        first = Progress(0.0, 0, 0.0, [result.completion_tokens for result in chosen()], [], 0, len(todo), parallel, prior, speed).eta()
-        print(f"speed, measured now: {speed:.0f} tokens/s generated ({parallel} at once), {prompt_speed:.0f} prompt tokens/s; "
-              f"the {len(todo)} attempt(s) should take {duration_text(first)}", flush=True)
-
-    from tqdm import tqdm
-
-    interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt and a line a minute
-    progress = tqdm(total=len(selection), initial=len(selection) - len(todo), unit="attempt", dynamic_ncols=True,
-                    disable=not interactive, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")  # its own ETA left out:
-    began, finished_now, first_token, last_line = time.monotonic(), [], [], [time.monotonic()]  # attempts per second mislead
-
-    def tick(in_flight: int) -> str:
-        now, generated, done = time.monotonic(), model.generated, chosen()
-        if generated and not first_token:
-            first_token[:] = [now, generated]  # the pace is counted from here: the first prompts' evaluation is not it
-        rate = (generated - first_token[1]) / (now - first_token[0]) if first_token and now > first_token[0] else 0.0
-        passed = sum(result.passed for result in done)
-        eta = Progress(now - began, generated, rate, [result.completion_tokens for result in done], finished_now, in_flight,
-                       len(todo) - len(finished_now) - in_flight, parallel, prior, speed).eta()
-        status = (f"{in_flight} in flight, passed {passed}/{len(done)} ({100 * passed / max(len(done), 1):.0f}%)"
-                  + (f", {rate:.1f} tokens/s" if rate else "") + (f", ETA {duration_text(eta)}" if eta is not None else ""))
-        progress.set_postfix_str(status)
-        if not interactive and now - last_line[0] >= 60:  # a log file hears from the run at least once a minute
-            print(f"[{len(done)}/{len(selection)}] {duration_text(now - began, exact=True)} in: {status}", flush=True)
-            last_line[0] = now
-        return status
-
+    progress = RunProgress(model, settings, results, selection, todo, parallel, default_model)
     attempt = prepared.attempts(settings, model, run_dir, limits, todo)
     try:
-        for task, sample, result, in_flight in run_attempts(todo, parallel, model, attempt, tick):
+        for task, sample, result, in_flight in run_attempts(todo, parallel, model, attempt, progress.tick):
             append_line(results_path, result.to_json())
-            results.append(result)
-            finished_now.append(result.completion_tokens)
-            progress.update(1)
-            status = tick(in_flight)
-            if not interactive:
-                last_line[0] = time.monotonic()
-                print(f"[{len(chosen())}/{len(selection)}] {for_terminal(task.id)}{f' sample {sample}' if settings.samples > 1 else ''}: "
-                      f"{'pass' if result.passed else 'fail'} in {result.turns} turn(s), {result.seconds:.1f} s; {status}", flush=True)
+            progress.finished(task, sample, result, in_flight)
     except KeyboardInterrupt:
-        progress.close()
+        progress.bar.close()
         print(f"interrupted: {len(results)} finished attempt(s) kept in {results_path}; the same command resumes", file=sys.stderr)
         return 130
-    progress.close()
+    progress.bar.close()
     model.close()  # its memory freed before the report is built
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_manifest(run_dir, manifest)
-    selected = [result for result in results if result.id in {task.id for task in tasks}]
+    print_tables(benchmark, settings, [result for result in results if result.id in {task.id for task in tasks}], manifest, run_dir)
+    return 0
+
+
+class RunProgress:
+    """A run's progress: a bar on a terminal, in a log file a line per attempt and a line a minute; the time left
+    (harness.Progress) from the first estimate (this machine's speed with this model, measured before the first
+    attempt) and then from the attempts as they go."""
+
+    def __init__(self, model: Model, settings: Settings, results: list[Result], selection: set, todo: list, parallel: int,
+                 default_model: bool):
+        from tqdm import tqdm
+
+        self.model, self.settings, self.results, self.selection, self.todo, self.parallel = model, settings, results, selection, todo, parallel
+        # before an attempt ends, one is guessed to take half the most it may generate (the embedded model: its measured mean)
+        most = (settings.max_tokens or 0) * settings.max_turns
+        self.prior = min(DEFAULT_MODEL_TOKENS, most) if default_model else most / 2
+        self.speed = 0.0
+        if isinstance(model, LlamaModel) and todo:  # this machine's speed with this model: the first estimate
+            prompt_speed, self.speed = model.measure_speed()
+            first = Progress(0.0, 0, 0.0, [result.completion_tokens for result in self.chosen()], [], 0, len(todo), parallel,
+                             self.prior, self.speed).eta()
+            print(f"speed, measured now: {self.speed:.0f} tokens/s generated ({parallel} at once), {prompt_speed:.0f} prompt tokens/s; "
+                  f"the {len(todo)} attempt(s) should take {duration_text(first)}", flush=True)
+        self.interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt and a line a minute
+        self.bar = tqdm(total=len(selection), initial=len(selection) - len(todo), unit="attempt", dynamic_ncols=True,
+                        disable=not self.interactive, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")  # its own ETA
+        self.began, self.finished_now, self.first_token, self.last_line = time.monotonic(), [], [], time.monotonic()  # left out: attempts per second mislead
+
+    def chosen(self) -> list[Result]:
+        return [result for result in self.results if (result.id, result.sample) in self.selection]
+
+    def tick(self, in_flight: int) -> str:
+        """The status (in flight, passed so far, tokens/s, ETA) on the bar, and in a log file once a minute."""
+        now, generated, done = time.monotonic(), self.model.generated, self.chosen()
+        if generated and not self.first_token:
+            self.first_token[:] = [now, generated]  # the pace is counted from here: the first prompts' evaluation is not it
+        rate = (generated - self.first_token[1]) / (now - self.first_token[0]) if self.first_token and now > self.first_token[0] else 0.0
+        passed = sum(result.passed for result in done)
+        eta = Progress(now - self.began, generated, rate, [result.completion_tokens for result in done], self.finished_now, in_flight,
+                       len(self.todo) - len(self.finished_now) - in_flight, self.parallel, self.prior, self.speed).eta()
+        status = (f"{in_flight} in flight, passed {passed}/{len(done)} ({100 * passed / max(len(done), 1):.0f}%)"
+                  + (f", {rate:.1f} tokens/s" if rate else "") + (f", ETA {duration_text(eta)}" if eta is not None else ""))
+        self.bar.set_postfix_str(status)
+        if not self.interactive and now - self.last_line >= 60:  # a log file hears from the run at least once a minute
+            print(f"[{len(done)}/{len(self.selection)}] {duration_text(now - self.began, exact=True)} in: {status}", flush=True)
+            self.last_line = now
+        return status
+
+    def finished(self, task, sample: int, result: Result, in_flight: int) -> None:
+        """An attempt ended: counted, and in a log file a line of its own."""
+        self.results.append(result)
+        self.finished_now.append(result.completion_tokens)
+        self.bar.update(1)
+        status = self.tick(in_flight)
+        if not self.interactive:
+            self.last_line = time.monotonic()
+            print(f"[{len(self.chosen())}/{len(self.selection)}] {for_terminal(task.id)}{f' sample {sample}' if self.settings.samples > 1 else ''}: "
+                  f"{'pass' if result.passed else 'fail'} in {result.turns} turn(s), {result.seconds:.1f} s; {status}", flush=True)
+
+
+def print_tables(benchmark: Benchmark, settings: Settings, selected: list[Result], manifest: dict, run_dir: Path) -> None:
+    """A run's end: Table 3 (or the benchmark's own tables), the report, and the judge's column if it was judged."""
     tables = benchmark.tables(selected, [manifest])
     print(tables.text if tables.replaces_table3 else report.table3_text(selected, settings.max_turns, report.PAPER_ROWS_SHOWN))
     if settings.no_report:
@@ -743,7 +773,6 @@ def run_on(model: Model, settings: Settings, benchmark: Benchmark, prepared: Pre
         print(tables.text)
     if (run_dir / judge.JUDGE_FILE).is_file():  # judged before this session resumed it: the judge's column too
         print(report.judge_text([("this run", report.read_run(run_dir)[0], settings.max_turns)]))
-    return 0
 
 
 def duration_text(seconds: float, exact: bool = False) -> str:
