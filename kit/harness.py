@@ -3,7 +3,8 @@ jail), checks in a jail of their own, one result record per attempt, the run dir
 scheduler that keeps several attempts in flight on one model, and the Benchmark record through which pybench.py
 runs each benchmark (one module per benchmark beside this one, each ending in its BENCHMARK).
 
-It imports the engine only for the model seam (engine.Model, engine.Reply) and the sandbox for the jails.
+It imports the engine only for the model seam (engine.Model, engine.Reply), the sandbox for the jails, settings for
+what a benchmark is given (Settings) and untrusted for what an attempt writes into records.
 """
 
 import ast
@@ -24,6 +25,15 @@ from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, ROOT, CellResult, Jail, J
                          keep_output, mount_output, remove_tree, tidy_output, usable_cpus)
 from kit.settings import Settings
 from kit.untrusted import cut, for_record
+
+__all__ = ["Benchmark", "CATEGORIES", "Conversation", "FIGURE_BYTES", "NO_OUTPUT", "PACK_STAMP", "Prepared",
+           "Progress", "ReplayModel", "Result", "TASK_ID", "Tables", "Task", "TaskRun", "UsageError", "Verdict",
+           "Z95", "append_line", "attempts_by_task", "check_in_jail", "check_modules", "check_output_folder",
+           "check_verdict", "converse", "drop_torn_line", "first_attempts", "functions_defined_in", "hold_lock",
+           "imported_names", "is_replay_line", "jsonl_records", "make_manifest", "newest_figures", "open_run_dir",
+           "pass_at_k", "percent_interval", "read_manifest", "read_results", "requirement_pins", "run_attempts",
+           "run_check", "run_one", "select_tasks", "sha256_of", "shard_of", "suite_digest", "wilson",
+           "write_manifest"]
 
 
 # --- tasks ---------------------------------------------------------------------------------------------------------
