@@ -810,7 +810,7 @@ def starter_notebook(task: Task, tasks: int):
     book = nbformat.v4.new_notebook(metadata=report.NOTEBOOK_METADATA)
     book.cells = [nbformat.v4.new_markdown_cell(f"**Hand in** this notebook as {name} (your name as the class list spells it)."),
                   nbformat.v4.new_markdown_cell(f"# {task.id} ({points:g} point{'s' if points != 1 else ''})\n\n"
-                                                f"{task.query}\n\nInput files:\n{files}\n\n{answer}"),
+                                                f"{report.notebook_text(task.query)}\n\nInput files:\n{files}\n\n{answer}"),
                   nbformat.v4.new_code_cell("import os\nos.makedirs('./output', exist_ok=True)\n"
                                             + "".join(f"# {path}\n" for path in task.paths)),
                   nbformat.v4.new_markdown_cell(ANSWER_PLACEHOLDER, metadata=ANSWER_MARK)]

@@ -24,11 +24,11 @@ from kit.sandbox import walk_tree
 from kit.settings import resume_keys
 from kit.untrusted import file_name, for_page, for_record, for_terminal
 
-__all__ = ["JUDGE_FILE", "NOTEBOOK_METADATA", "PAPER_ROWS_SHOWN", "TABLE3_COLUMNS", "agreement",
-           "attempt_output_dir", "bootstrap", "build_report", "cohen_kappa", "comparison_plot", "human_size",
-           "judge_text", "mcnemar", "merge_runs", "paired_difference", "pass_hat_k", "prompt_tokens_fact",
-           "read_judgements", "read_run", "render", "report_plots", "run_max_turns", "save_plot", "split_messages",
-           "summary_text", "table3", "table3_text", "templates", "write_page"]
+__all__ = ["JUDGE_FILE", "NOTEBOOK_METADATA", "PAPER_ROWS_SHOWN", "TABLE3_COLUMNS", "agreement", "attempt_output_dir",
+           "bootstrap", "build_report", "cohen_kappa", "comparison_plot", "human_size", "judge_text", "mcnemar",
+           "merge_runs", "notebook_text", "paired_difference", "pass_hat_k", "prompt_tokens_fact", "read_judgements",
+           "read_run", "render", "report_plots", "run_max_turns", "save_plot", "split_messages", "summary_text",
+           "table3", "table3_text", "templates", "write_page"]
 
 HERE = Path(__file__).resolve().parent
 
