@@ -14,7 +14,6 @@ import csv
 import json
 import re
 import shutil
-import signal
 import tempfile
 import time
 import unicodedata
@@ -24,22 +23,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_line, check_modules,
-                         check_output_folder, functions_defined_in, make_manifest, run_attempts, run_one, suite_digest,
-                         write_manifest)
+                         check_output_folder, file_kind, functions_defined_in, image_size, make_manifest, run_attempts, run_one,
+                         suite_digest, write_manifest)
 from kit import report
 from kit.jailed import SHOWN_FIGURES, SHOWN_PIXELS, SHOWN_PNG_BYTES
 from kit.sandbox import ROOT, JailError, JailLimits, usable_cpus
 from kit.settings import OneLineParser, add_flags
-from kit.untrusted import file_name, for_record, for_terminal, write_csv
+from kit.untrusted import MarkdownBudget, data_uri, file_name, for_record, for_terminal, name_key, write_csv
 from kit.suite import load_tasks, read_replays
 
-HERE = Path(__file__).resolve().parent  # the kit's folder: templates/
+__all__ = ["ANSWER_MARK", "ANSWER_PLACEHOLDER", "Graded", "NotebookModel", "Unreadable", "class_notes",
+           "folder_submissions", "grade_class", "handout", "kernel_source", "notebook_answer", "notebook_cells",
+           "one_each", "printed_answer", "read_roster", "replay_cells", "self_check", "shown_pictures",
+           "write_grades"]
+
 CELL_TIMEOUT = 60.0       # seconds per cell (a student's loop is cut there, the notebook goes on)
 BUDGET = 600.0            # seconds per submission: no cell starts past it
 NOTEBOOK_MIB = 20.0       # a larger file is not read
 NOTEBOOK_CELLS = 2000     # a notebook with more cells is not run (nor converted from nbformat 3)
-MARKDOWN_CHARS = 10_000   # a Markdown cell rendered up to this many characters, the rest shown as text
-MARKDOWN_SECONDS = 2.0    # a page's Markdown rendered for at most this long, the rest shown as text
 NOTE = "[grader] "        # how a note of the grader's starts, in a cell's output
 
 
@@ -237,14 +238,10 @@ def shown_pictures(text: str, room: int) -> dict:
             data = base64.b64decode(picture, validate=True) if isinstance(picture, str) else b""
         except ValueError:
             data = b""
-        if report.picture_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and png_pixels(data) <= SHOWN_PIXELS and len(uris) < room:
+        size = image_size(data)
+        if file_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and size and size[0] * size[1] <= SHOWN_PIXELS and len(uris) < room:
             uris.append(data_uri("png", data))
     return {"uris": uris, "left_out": left_out + len(pictures) - len(uris)}
-
-
-def png_pixels(data: bytes) -> int:
-    """Width times height, as a PNG's header (IHDR) states them."""
-    return int.from_bytes(data[16:20], "big") * int.from_bytes(data[20:24], "big") if len(data) >= 24 else 0
 
 
 @dataclass
@@ -322,12 +319,6 @@ def printed_answer(messages: list[dict]) -> str:
 
 # --- the class: submissions matched to students and tasks --------------------------------------------------------
 
-def student_key(name: str) -> str:
-    """How students' names are compared: after Unicode NFC normalisation (a Mac writes the accent of José as a
-    character of its own) and without case."""
-    return unicodedata.normalize("NFC", name).casefold()
-
-
 def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission], list[str]]:
     """(submissions, files matched to no task) of a folder. The naming rule: one task, `<student>.ipynb`; several,
     `<student>/<task-id>.ipynb` or `<student>__<task-id>.ipynb`."""
@@ -396,7 +387,7 @@ def read_roster(path: Path) -> list[str]:
         column = header.index("student")
         lines = [row[column] for row in csv.reader(lines[1:]) if len(row) > column]
     names = [unicodedata.normalize("NFC", line.strip()) for line in lines if line.strip()]
-    twice = [name for name, count in Counter(map(student_key, names)).items() if count > 1]
+    twice = [name for name, count in Counter(map(name_key, names)).items() if count > 1]
     if not names or twice:
         raise UsageError(f"grade --roster {path} " + (f"lists {twice[0]!r} twice" if twice else "lists no student") +
                          ": give one student a line (or a CSV with a 'student' column)")
@@ -406,10 +397,10 @@ def read_roster(path: Path) -> list[str]:
 def one_each(submissions: list[Submission], roster: list[str]) -> tuple[list[Submission], list[str], list[str]]:
     """(submissions, students, unrostered): names spelled as the roster spells them (else as first seen), and one
     submission per (student, task), the newest file; the others are named in its `older`."""
-    spelled = {student_key(name): name for name in roster}
+    spelled = {name_key(name): name for name in roster}
     kept: dict[tuple[str, str], Submission] = {}
     for submission in submissions:
-        submission.student = spelled.setdefault(student_key(submission.student), unicodedata.normalize("NFC", submission.student))
+        submission.student = spelled.setdefault(name_key(submission.student), unicodedata.normalize("NFC", submission.student))
         key = (submission.student, submission.task.id)
         if key in kept:
             newer, older = sorted((kept[key], submission), key=lambda each: -modified(each.path))
@@ -635,7 +626,7 @@ def gradebook(students: list[str], tasks: list[Task], submissions: list[Submissi
         work = {task.id: None for task in tasks} | {submission.task.id: (submission, results[submission.label])
                                                     for submission in submissions if submission.student == student}
         points = {task.id: earned(task, work[task.id]) for task in tasks}
-        overridden = {task.id: overrides[student_key(student), task.id] for task in tasks if (student_key(student), task.id) in overrides}
+        overridden = {task.id: overrides[name_key(student), task.id] for task in tasks if (name_key(student), task.id) in overrides}
         points |= {task_id: given for task_id, (given, _) in overridden.items()}
         rows.append(Graded(student, file_name(student, taken, empty="student", limit=60), points, sum(points.values()), work, student not in unrostered,
                            {task_id: why for task_id, (_, why) in overridden.items()}))
@@ -669,16 +660,16 @@ def read_overrides(path: Path, tasks: list[Task]) -> dict[tuple[str, str], tuple
         if not student or task_id not in ids or not 0 <= given <= 10_000 or not why:
             raise UsageError(f"grade --overrides {path}, line {number}: give a student, one of the tasks ({', '.join(sorted(ids))}), "
                              "points (a number from 0) and why")
-        found[student_key(student), task_id] = (given, why)
+        found[name_key(student), task_id] = (given, why)
     return found
 
 
 def override_notes(book: list[Graded], overrides: dict, path: Path) -> list[str]:
     """A line per override of the teacher's: applied (whose, which task, the points, why), or naming no student here."""
-    applied = [f"override from {path.name}: {row.shown}, {task_id}: {row.points[task_id]:g} points ({for_terminal(why)})"
+    applied = [f"override from {for_terminal(path.name)}: {row.shown}, {task_id}: {row.points[task_id]:g} points ({for_terminal(why)})"
                for row in book for task_id, why in row.overridden.items()]
-    students = {student_key(row.student) for row in book}
-    return applied + [f"override from {path.name} not applied: no student {for_terminal(key)} in this class"
+    students = {name_key(row.student) for row in book}
+    return applied + [f"override from {for_terminal(path.name)} not applied: no student {for_terminal(key)} in this class"
                       for key, _ in overrides if key not in students]
 
 
@@ -687,43 +678,6 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
     (CSV file) maps the student column to a user field and each other column to a grade item."""
     write_csv(path, [["student"] + [task.id for task in tasks] + ["total points"]]
               + [[row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"] for row in book], reveal=False)
-
-
-def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
-    """A student's Markdown as HTML (CommonMark, raw HTML off: any tag shown as text; no javascript:, vbscript:, file:
-    or data: link but images), or None when rendering takes longer than `seconds` (Markdown nested to make it crawl)."""
-    import markupsafe
-    from markdown_it import MarkdownIt
-
-    def too_slow(signum, frame):
-        raise TimeoutError
-    previous = signal.signal(signal.SIGALRM, too_slow)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
-    try:
-        return markupsafe.Markup(MarkdownIt("commonmark", {"html": False}).render(for_record(text)))
-    except TimeoutError:
-        return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-class MarkdownBudget:
-    """The `markdown` filter of one page: each cell rendered up to MARKDOWN_CHARS, the page for MARKDOWN_SECONDS in
-    all; what is past either bound is shown as text."""
-
-    def __init__(self, seconds: float = MARKDOWN_SECONDS):
-        self.left = seconds
-
-    def __call__(self, text: str):
-        import markupsafe
-
-        text = for_record(text, 10 * MARKDOWN_CHARS)
-        began = time.monotonic()
-        rendered = markdown_html(text[:MARKDOWN_CHARS], self.left) if self.left > 0 else None
-        self.left -= time.monotonic() - began
-        rest = text if rendered is None else text[MARKDOWN_CHARS:]
-        return (rendered or markupsafe.Markup("")) + (markupsafe.Markup('<pre class="as-text">%s</pre>') % rest if rest else "")
 
 
 def student_cells(submission: Submission, result: Result) -> list[dict]:
@@ -745,14 +699,6 @@ PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNOREC
 PICTURE_BYTES = 2 * 2**20  # a larger picture is not put on the page
 
 
-def data_uri(kind: str, data: bytes):
-    """A picture as a data: URI for a page, whole: markup-safe as it is (base64 has no character HTML escapes), so
-    the pages' text bound (untrusted.for_record) never cuts it."""
-    import markupsafe
-
-    return markupsafe.Markup(f"data:image/{kind};base64,{base64.b64encode(data).decode()}")
-
-
 def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
     """The pictures the task's query asks for, as the notebook left them in ./output/, each as a data: URI: only regular
     files that really are PNG, JPEG or GIF images of at most PICTURE_BYTES."""
@@ -763,8 +709,8 @@ def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
         if ".." in Path(name).parts or path.is_symlink() or not path.is_file() or path.stat().st_size > PICTURE_BYTES:
             continue
         data = path.read_bytes()
-        kind = report.picture_kind(data)
-        if kind:
+        kind = file_kind(data)
+        if kind in ("png", "jpeg", "gif"):
             shown.append({"name": f"./output/{name}", "uri": data_uri(kind, data)})
     return shown
 
@@ -864,7 +810,7 @@ def starter_notebook(task: Task, tasks: int):
     book = nbformat.v4.new_notebook(metadata=report.NOTEBOOK_METADATA)
     book.cells = [nbformat.v4.new_markdown_cell(f"**Hand in** this notebook as {name} (your name as the class list spells it)."),
                   nbformat.v4.new_markdown_cell(f"# {task.id} ({points:g} point{'s' if points != 1 else ''})\n\n"
-                                                f"{task.query}\n\nInput files:\n{files}\n\n{answer}"),
+                                                f"{report.notebook_text(task.query)}\n\nInput files:\n{files}\n\n{answer}"),
                   nbformat.v4.new_code_cell("import os\nos.makedirs('./output', exist_ok=True)\n"
                                             + "".join(f"# {path}\n" for path in task.paths)),
                   nbformat.v4.new_markdown_cell(ANSWER_PLACEHOLDER, metadata=ANSWER_MARK)]

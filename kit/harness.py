@@ -872,3 +872,34 @@ class Benchmark:
         given = [f"--{name.replace('_', '-')}" for name in self.flags if getattr(settings, name) != getattr(defaults, name)]
         if given:
             raise UsageError(f"{', '.join(given)} apply to {self.given_elsewhere}")
+
+
+# --- files: what kind a file is, from its first bytes -----------------------------------------------------------------
+
+MAGIC = ((b"\x89PNG\r\n\x1a\n", "png"), (b"\xff\xd8\xff", "jpeg"), (b"GIF87a", "gif"), (b"GIF89a", "gif"), (b"%PDF", "pdf"),
+         (b"PK\x03\x04", "zip"), (b"ID3", "mp3"), (b"\x1a\x45\xdf\xa3", "matroska"), (b"GGUF", "gguf"), (b"\x80", "pickle"))
+RIFF_KINDS = {b"WAVE": "wav", b"WEBP": "webp", b"AVI ": "avi"}  # a RIFF container's form, its bytes 8 to 12
+
+
+def file_kind(head: bytes) -> str:
+    """What a file is by its first bytes (the first 12 tell every kind here): png, jpeg, gif, webp, pdf, zip, mp3,
+    matroska, wav, avi, mp4, gguf or pickle; "" for none of them. Nothing past these bytes is parsed: a file an agent
+    wrote is never handed to an image or table library on the host."""
+    for magic, kind in MAGIC:
+        if head.startswith(magic):
+            return kind
+    if head[:4] == b"RIFF" and head[8:12] in RIFF_KINDS:
+        return RIFF_KINDS[head[8:12]]
+    if head[4:8] == b"ftyp":
+        return "mp4"
+    return "mp3" if len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0 else ""  # an MPEG audio frame's sync bits
+
+
+def image_size(head: bytes) -> tuple[int, int] | None:
+    """(width, height) as a PNG's header (IHDR) or a GIF's states them; None for another kind, or a head too short."""
+    kind = file_kind(head)
+    if kind == "png" and len(head) >= 24:
+        return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    if kind == "gif" and len(head) >= 10:
+        return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
+    return None

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import stat
-import struct
 import sys
 import time
 from dataclasses import dataclass
@@ -20,9 +19,12 @@ from pathlib import Path
 from kit import report
 from kit.report import JUDGE_FILE, read_judgements
 from kit.engine import LlamaModel, Model
-from kit.harness import Result, ReplayModel, UsageError, append_line, drop_torn_line, run_attempts, sha256_of
+from kit.harness import (Result, ReplayModel, UsageError, append_line, drop_torn_line, file_kind, hold_lock, image_size,
+                         run_attempts, sha256_of)
 from kit.sandbox import usable_cpus, walk_tree
-from kit.untrusted import cut, for_record, for_terminal
+from kit.untrusted import cut, for_prompt, for_record, for_terminal
+
+__all__ = ["JUDGE_FILE", "USER_PROMPT", "judge_command", "material_of", "parse_verdict", "prompt_digest", "run_model"]
 
 JUDGE_CTX = 8192        # the judge's context window in tokens (at most its model's own)
 JUDGE_TOKENS = 64       # new tokens per verdict: the verdict line and one sentence
@@ -60,6 +62,10 @@ GRAMMAR = r'''root ::= "Verdict: " ("PASS" | "FAIL") "\nReason: " [^\n]+ "\n"'''
 VERDICT = re.compile(r"verdict\W*(pass|fail)\b", re.IGNORECASE)
 REASON = re.compile(r"reason\W*(.+)", re.IGNORECASE)
 
+# How the attempt's material is quoted (untrusted.for_prompt): named in the prompt's digest, so that a change of the rule
+# has every attempt judged again.
+QUOTING = "for_prompt 1: every line of the attempt's material indented 4 spaces; how it ended on one line (for_terminal)"
+
 # The rule that fits an attempt into the judge's context: each part is cut to its size (its head and tail kept, the
 # middle replaced by a note of how much went); then, while the prompt is longer than the context allows
 # ((context - JUDGE_TOKENS - 64) x CHARS_PER_TOKEN characters), the middle steps are left out one by one, the first and
@@ -74,8 +80,8 @@ HEAD_BYTES = 8192        # read of each output file: enough for its type and fir
 
 def prompt_digest() -> str:
     """sha256 of everything that shapes a verdict besides the attempt and the model: the prompts, the grammar, the
-    cutting rule and the sampling; a record made with another digest is judged again."""
-    shape = {"system": SYSTEM_PROMPT, "user": USER_PROMPT, "retry": RETRY_PROMPT, "grammar": GRAMMAR, "cut": CUT,
+    quoting and cutting rules and the sampling; a record made with another digest is judged again."""
+    shape = {"system": SYSTEM_PROMPT, "user": USER_PROMPT, "retry": RETRY_PROMPT, "grammar": GRAMMAR, "quoting": QUOTING, "cut": CUT,
              "files": [FILES_LISTED, TABLE_LINES, LINE_CHARS, FIGURES_SHOWN], "ctx": JUDGE_CTX, "tokens": JUDGE_TOKENS,
              "seed": JUDGE_SEED, "chars_per_token": CHARS_PER_TOKEN}
     return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()
@@ -85,7 +91,8 @@ def prompt_digest() -> str:
 
 @dataclass
 class Material:
-    """One attempt as the judge reads it, each part already cut to its size."""
+    """One attempt as the judge reads it, each part already cut to its size and quoted (untrusted.for_prompt): no line
+    of the attempt's can start like a line of the prompt's own (a heading, `Verdict:`, a fence)."""
     request: str
     steps: list[str]
     replies: int
@@ -96,7 +103,8 @@ class Material:
 
     def prompt(self, allowance: int | None) -> str:
         """The user prompt; with an allowance (characters), the middle steps left out one by one (the first and the last
-        kept) until it fits, and then, if it still does not, the steps and the outputs cut in their middle."""
+        kept) until it fits, and then, if it still does not, the steps and the outputs cut in their middle (the note of
+        the cut inside a line, so that no line starts with a part of a quoted one)."""
         steps, left_out = list(self.steps), 0
         while True:
             shown = steps if not left_out else steps[:1] + [f"[{left_out} middle step(s) left out to fit the judge's context]"] + steps[1:]
@@ -111,7 +119,7 @@ class Material:
             for name in ("steps", "outputs"):
                 excess = len(self.text(parts)) - allowance
                 if excess > 0:
-                    parts[name] = cut(parts[name].strip(), max(200, len(parts[name]) - excess - 60))
+                    parts[name] = cut(parts[name], max(200, len(parts[name]) - excess - 60), between="")
             return self.text(parts)
 
     def text(self, parts: dict) -> str:
@@ -128,31 +136,33 @@ def material_of(result: Result) -> Material | None:
     printed = result.printed if result.printed and len(result.printed) == len(steps) else None  # without the interpreter's prefix
     for number, (before, code, after, observed) in enumerate(steps, 1):
         observed = (printed[number - 1] or "") if printed and observed is not None else observed
-        prose = cut("\n".join(part.strip() for part in (before, after) if part.strip()).strip(), CUT["prose"])
         if code is None:
-            answer = cut(before.strip(), CUT["answer"])
+            answer = for_prompt(before, CUT["answer"])
             continue
-        parts = [f"## Step {number}"] + ([prose] if prose else []) + [f"Code:\n```python\n{cut(code.strip(), CUT['code'])}\n```"]
-        parts.append(f"What it printed:\n{cut(observed.strip(), CUT['output']) or '(nothing)'}" if observed is not None
+        prose = for_prompt("\n".join(part.strip() for part in (before, after) if part.strip()), CUT["prose"])
+        parts = [f"## Step {number}"] + ([prose] if prose else []) + [f"Code:\n```python\n{for_prompt(code, CUT['code'])}\n```"]
+        parts.append(f"What it printed:\n{for_prompt(observed, CUT['output']) or '(nothing)'}" if observed is not None
                      else "(the attempt ended before this code's output came back)")
         shown.append("\n".join(parts))
-    return Material(request=cut("\n\n".join(asked).strip(), CUT["request"]), steps=shown, replies=len(steps),
-                    cells=sum(code is not None for _, code, _, _ in steps), ended_by=result.ended_by or "unknown",
+    return Material(request=for_prompt("\n\n".join(asked), CUT["request"]), steps=shown, replies=len(steps),
+                    cells=sum(code is not None for _, code, _, _ in steps), ended_by=for_terminal(result.ended_by or "unknown"),
                     answer=answer if answer is not None else "(none: the attempt ended without a final answer)",
-                    outputs=cut(outputs_text(result).strip(), CUT["outputs"]))
+                    outputs=for_prompt(outputs_text(result), CUT["outputs"]))
 
 
 def outputs_text(result: Result) -> str:
-    """What the attempt left in its output folder, and its figure records, as lines of text."""
+    """What the attempt left in its output folder, and its figure records (a file that is not a list of them: none),
+    as lines of text."""
     folder = report.attempt_output_dir(result)
     lines = folder_lines(folder) if folder else []
     figures = result.run_dir / "jails" / f"{Path(result.output).name}.figures.json" if result.run_dir else None
     if figures and figures.is_file():
         try:
             records = json.loads(figures.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            records = []
-        lines += [figure_text(record) for record in records[-FIGURES_SHOWN:] if isinstance(record, dict)]
+        except (ValueError, RecursionError):
+            records = None
+        if isinstance(records, list):
+            lines += [figure_text(record) for record in records[-FIGURES_SHOWN:] if isinstance(record, dict)]
     return "\n".join(lines) or "(nothing)"
 
 
@@ -167,8 +177,7 @@ def folder_lines(folder: Path) -> list[str]:
         elif stat.S_ISDIR(info.st_mode):
             lines.append(f"- {path}/ (a folder)")
         elif stat.S_ISREG(info.st_mode):
-            head = read_head(fd, name)
-            kind, preview = file_kind(path, head, info.st_size)
+            kind, preview = describe_file(path, read_head(fd, name), info.st_size)
             lines.append(f"- {path} ({kind}, {report.human_size(info.st_size)})" + (f", its first {len(preview)} line(s):" if preview else "")
                          + "".join(f"\n    {line}" for line in preview))
         else:
@@ -185,32 +194,21 @@ def read_head(fd: int, name: str) -> bytes:
         return handle.read(HEAD_BYTES)
 
 
-MAGIC = ((b"\x89PNG\r\n\x1a\n", "PNG image"), (b"\xff\xd8\xff", "JPEG image"), (b"GIF8", "GIF image"), (b"%PDF", "PDF document"),
-         (b"PK\x03\x04", "ZIP archive"), (b"ID3", "MP3 audio"), (b"\x1a\x45\xdf\xa3", "Matroska/WebM video"), (b"\x80", "pickle"))
+KINDS = {"png": "PNG image", "jpeg": "JPEG image", "gif": "GIF image", "webp": "WebP image", "pdf": "PDF document",
+         "zip": "ZIP archive", "mp3": "MP3 audio", "matroska": "Matroska/WebM video", "wav": "WAV audio", "avi": "AVI video",
+         "mp4": "MP4 video", "gguf": "GGUF model", "pickle": "pickle"}  # harness.file_kind's names, as the prompt says them
+OFFICE = {".xlsx": "Excel workbook", ".docx": "Word document", ".pptx": "PowerPoint file"}  # ZIP archives by name
 TEXT_SUFFIXES = {".csv", ".tsv", ".txt", ".json", ".md", ".html", ".htm", ".py", ".xml", ".yaml", ".yml", ".log", ".js", ".css"}
 
 
-def file_kind(path: str, head: bytes, size: int) -> tuple[str, list[str]]:
-    """(what the file is, by its first bytes and name; its first lines if it is text). Nothing is parsed beyond the
-    bytes read: an agent's file is never handed to an image or table library on the host."""
+def describe_file(path: str, head: bytes, size: int) -> tuple[str, list[str]]:
+    """(what the file is, by its first bytes (harness.file_kind) and name; its first lines if it is text)."""
     suffix = os.path.splitext(path)[1].lower()
     if size == 0:
         return "empty", []
-    for magic, kind in MAGIC:
-        if head.startswith(magic):
-            if kind == "ZIP archive":
-                kind = {".xlsx": "Excel workbook", ".docx": "Word document", ".pptx": "PowerPoint file"}.get(suffix, kind)
-            if kind == "PNG image" and len(head) >= 24:
-                kind += " {}x{}".format(*struct.unpack(">II", head[16:24]))
-            if kind == "GIF image" and len(head) >= 10:
-                kind += " {}x{}".format(*struct.unpack("<HH", head[6:10]))
-            return kind, []
-    if head[:4] == b"RIFF" and head[8:12] in (b"WAVE", b"WEBP", b"AVI "):
-        return {b"WAVE": "WAV audio", b"WEBP": "WebP image", b"AVI ": "AVI video"}[head[8:12]], []
-    if head[4:8] == b"ftyp":
-        return "MP4 video", []
-    if len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0:
-        return "MP3 audio", []
+    if kind := file_kind(head):
+        described, pixels = OFFICE.get(suffix, KINDS[kind]) if kind == "zip" else KINDS[kind], image_size(head)
+        return described + (" {}x{}".format(*pixels) if pixels else ""), []
     text = head.decode("utf-8", errors="replace")
     if b"\x00" in head or text.count("\ufffd") > len(text) // 20:
         return "binary data", []
@@ -219,30 +217,35 @@ def file_kind(path: str, head: bytes, size: int) -> tuple[str, list[str]]:
 
 
 def figure_text(record: dict) -> str:
-    """A chart's figure record (what its cell's matplotlib drew, recorded in the jail) in one line."""
+    """A chart's figure record (what its cell's matplotlib drew, recorded in the jail: never trusted) in one line; a
+    record not of the recorder's shape, a note that says so."""
     def quoted(text) -> str:
         return json.dumps(cut(str(text).strip(), 80), ensure_ascii=False)
 
-    pixels = record.get("pixels") or ["?", "?"]
-    parts = [f"- chart record: saved to {Path(str(record.get('file') or '(not saved)')).name} ({pixels[0]}x{pixels[1]} px)"]
-    if record.get("suptitle"):
-        parts.append(f"title {quoted(record['suptitle'])}")
-    for number, axes in enumerate((record.get("axes") or [])[:4], 1):
-        if not isinstance(axes, dict):
-            continue
-        facts = [f"{name} {quoted(axes[key])}" for name, key in (("title", "title"), ("x label", "xlabel"), ("y label", "ylabel")) if axes.get(key)]
-        bars = sum(group.get("n", 0) for group in axes.get("bars") or [] if isinstance(group, dict))
-        wedges = sum(isinstance(patch, dict) and patch.get("kind") == "Wedge" for patch in axes.get("patches") or [])
-        points = sum(item.get("n", 0) for item in axes.get("collections") or [] if isinstance(item, dict))
-        lines = [line for line in axes.get("lines") or [] if isinstance(line, dict) and not str(line.get("label", "")).startswith("_")]
-        facts += [f"{count} {what}" for count, what in ((bars, "bars"), (len(lines), "lines"), (wedges, "pie wedges"),
-                                                       (points, "scatter points"), (len(axes.get("images") or []), "images")) if count]
-        ticks = [str(label) for label in axes.get("xticklabels") or [] if str(label).strip()][:10]
-        if ticks:
-            facts.append(f"x ticks {quoted(', '.join(ticks))}")
-        if axes.get("legend"):
-            facts.append(f"legend {quoted(', '.join(map(str, axes['legend'])))}")
-        parts.append(f"axes {number}: " + ", ".join(facts or ["empty"]))
+    try:
+        pixels = record.get("pixels")
+        size = "{}x{}".format(*pixels) if isinstance(pixels, list) and len(pixels) == 2 and all(type(n) is int for n in pixels) else "?x?"
+        parts = [f"- chart record: saved to {Path(str(record.get('file') or '(not saved)')).name} ({size} px)"]
+        if record.get("suptitle"):
+            parts.append(f"title {quoted(record['suptitle'])}")
+        for number, axes in enumerate((record.get("axes") or [])[:4], 1):
+            if not isinstance(axes, dict):
+                continue
+            facts = [f"{name} {quoted(axes[key])}" for name, key in (("title", "title"), ("x label", "xlabel"), ("y label", "ylabel")) if axes.get(key)]
+            bars = sum(group.get("n", 0) for group in axes.get("bars") or [] if isinstance(group, dict))
+            wedges = sum(isinstance(patch, dict) and patch.get("kind") == "Wedge" for patch in axes.get("patches") or [])
+            points = sum(item.get("n", 0) for item in axes.get("collections") or [] if isinstance(item, dict))
+            lines = [line for line in axes.get("lines") or [] if isinstance(line, dict) and not str(line.get("label", "")).startswith("_")]
+            facts += [f"{count} {what}" for count, what in ((bars, "bars"), (len(lines), "lines"), (wedges, "pie wedges"),
+                                                           (points, "scatter points"), (len(axes.get("images") or []), "images")) if count]
+            ticks = [str(label) for label in axes.get("xticklabels") or [] if str(label).strip()][:10]
+            if ticks:
+                facts.append(f"x ticks {quoted(', '.join(ticks))}")
+            if axes.get("legend"):
+                facts.append(f"legend {quoted(', '.join(map(str, axes['legend'])))}")
+            parts.append(f"axes {number}: " + ", ".join(facts or ["empty"]))
+    except (AttributeError, KeyError, TypeError, ValueError):  # a field of another type than the recorder writes
+        return "- chart record: not as the jail's recorder writes one, not read"
     return "; ".join(parts)
 
 
@@ -341,20 +344,22 @@ def run_model(manifest: dict) -> Path | None:
     if not path.name or not path.is_file():
         return None
     with open(path, "rb") as handle:
-        return path if handle.read(4) == b"GGUF" else None
+        return path if file_kind(handle.read(4)) == "gguf" else None
+
+
+# The run directories whose judge.lock this process holds: hold_lock keeps a lock until the process ends, and would refuse
+# this process a second flock of the same file (a second judge of one run in one process: a test, a notebook).
+HELD: set[Path] = set()
 
 
 def judge_run(run_dir: Path, results: list[Result], model: Model, facts: dict, force: bool, parallel: int | None, max_turns: int) -> int:
     """Judge what is left to judge in run_dir, appending each record to judge.jsonl as it comes (fsync'd); then print
     the judge's column (max_turns: the run's, for Table 3's average turns)."""
-    import fcntl
-
     path, digest = run_dir / JUDGE_FILE, prompt_digest()
-    lock = open(run_dir / "judge.lock", "a")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise UsageError(f"judge: another judge is writing {path}; wait for it to end") from None
+    if run_dir not in HELD:
+        busy = f"judge: another judge is writing {path}; wait for it to end"
+        hold_lock(run_dir / "judge.lock", busy.replace("{", "{{").replace("}", "}}"))  # a brace of the path is no {pid}
+        HELD.add(run_dir)
     drop_torn_line(path)
     earlier = read_judgements(run_dir)
     materials = {(result.id, result.sample): material_of(result) for result in results}
@@ -363,7 +368,7 @@ def judge_run(run_dir: Path, results: list[Result], model: Model, facts: dict, f
     todo = [(result, None) for result in results if (result.id, result.sample) not in done and materials[result.id, result.sample]]
     unreadable = sum(material is None for material in materials.values())
     at_once = model.open(parallel, len(todo)) if todo else 0
-    print(f"judge: {facts['file']} on {model.device}; {len(todo)} attempt(s) to judge of {len(results)}"
+    print(f"judge: {for_terminal(facts['file'])} on {model.device}; {len(todo)} attempt(s) to judge of {len(results)}"
           + (f" ({len(done)} already judged by it)" if done else "") + (f"; {unreadable} without a request, not judged" if unreadable else "")
           + (f", {at_once} at once ({model.choice})" if todo else "") + f"; verdicts in {path}", flush=True)
 
@@ -383,7 +388,6 @@ def judge_run(run_dir: Path, results: list[Result], model: Model, facts: dict, f
         print(f"interrupted: the verdicts so far are kept in {path}; the same command goes on", file=sys.stderr)
         return 130
     finally:  # however it ends (Ctrl-C included), llama.cpp's engine thread is done before the interpreter tears down
-        lock.close()
         model.close()
     if todo:
         print(f"judged {len(todo)} attempt(s) in {time.monotonic() - started:.1f} s "

@@ -18,10 +18,17 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-from kit.harness import (CATEGORIES, Z95, Conversation, Result, UsageError, attempts_by_task, first_attempts,
-                         jsonl_records, pass_at_k, percent_interval, read_results, wilson)
+from kit.harness import (CATEGORIES, Z95, Conversation, Result, UsageError, attempts_by_task, file_kind, first_attempts,
+                         jsonl_records, pass_at_k, percent_interval, read_manifest, read_results, wilson)
+from kit.sandbox import walk_tree
 from kit.settings import resume_keys
-from kit.untrusted import file_name, for_page, for_record
+from kit.untrusted import file_name, for_page, for_record, for_terminal
+
+__all__ = ["JUDGE_FILE", "NOTEBOOK_METADATA", "PAPER_ROWS_SHOWN", "TABLE3_COLUMNS", "agreement", "attempt_output_dir",
+           "bootstrap", "build_report", "cohen_kappa", "comparison_plot", "human_size", "judge_text", "mcnemar",
+           "merge_runs", "notebook_text", "paired_difference", "pass_hat_k", "prompt_tokens_fact", "read_judgements",
+           "read_run", "render", "report_plots", "run_max_turns", "save_plot", "split_messages", "summary_text",
+           "table3", "table3_text", "templates", "write_page"]
 
 HERE = Path(__file__).resolve().parent
 
@@ -55,10 +62,8 @@ PAPER_ROWS_SHOWN = ("GPT-4o", "Llama3-Instruct 8B")  # beside ours, unless --pap
 PAPER_TASKS = (62, 23, 48, 6, 4, 143)  # the paper's tasks per category, and in all
 TABLE3_COLUMNS = ("Chart", "Text", "Image", "Math", "Software", "Overall", "Avg turns")
 REPORT_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-PICTURE_MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif", b"GIF89a": "gif"}
 REPORT_IMAGE_BYTES = 5 * 2**20     # a larger output image is listed, not shown
 REPORT_FILES_LISTED = 200          # output files listed per page; the rest are counted
-REPORT_FOLDERS_OPEN = 256          # folders of an output tree waiting to be read at once; beyond, they are counted
 REPORT_NAME_BYTES = 120            # a flattened copy name longer than this keeps its tail behind a short digest
 # Every page the kit writes (the report's, the classroom's) holds no script, and this policy would refuse one anyway:
 # only inline styles, and images from disk or in the page (never from the network).
@@ -110,8 +115,7 @@ def read_run(run_dir: Path) -> tuple[list[Result], dict]:
     attempts = list(read_results(run_dir / "results.jsonl"))
     for result in attempts:
         result.run_dir = run_dir
-    manifest_path = run_dir / "manifest.json"
-    return attempts, json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    return attempts, read_manifest(run_dir)
 
 
 def results_file(run_dir: Path) -> Path:
@@ -136,10 +140,9 @@ def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
 def run_key(run_dir: Path) -> tuple:
     """What makes run directories one run: the same model, suite and settings (the manifest's resume keys). Shards
     and resumed parts share it; a directory without a manifest is a run of its own."""
-    path = run_dir / "manifest.json"
-    if not path.is_file():
+    manifest = read_manifest(run_dir)
+    if not manifest:
         return ("directory", str(run_dir.resolve()))
-    manifest = json.loads(path.read_text())
     return tuple(json.dumps(manifest.get(key), sort_keys=True) for key in manifest.get("resume_keys", resume_keys("")))
 
 
@@ -275,9 +278,10 @@ def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs
         rows.append((row["name"], row["cells"]))
         if row["kind"] == "ours":
             rows.append(("  95% interval", row["intervals"]))
+    columns = [for_terminal(column) for column in table["columns"]]  # a teacher's suite names its own categories
     width = max(len(name) for name, _ in rows)
-    widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(table["columns"])]
-    lines = ["  ".join([" " * width, *(column.rjust(w) for column, w in zip(table["columns"], widths))])]
+    widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(columns)]
+    lines = ["  ".join([" " * width, *(column.rjust(w) for column, w in zip(columns, widths))])]
     lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
     return "\n".join(lines + [line for _, run_results, _ in runs for line in pass_at_k_lines(run_results)])
 
@@ -396,49 +400,26 @@ def attempt_output_dir(result: dict) -> Path | None:
 
 
 def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
-    """Regular files under an attempt's output folder, walked by directory descriptors (no link followed; depth, loops
+    """Regular files under an attempt's output folder, walked as sandbox.walk_tree walks (no link followed; depth, loops
     and names of any bytes cannot stop it): REPORT_FILES_LISTED listed, their images copied beside the page
-    (copy_image), and how many more files and how many skipped entries (not regular files) there are."""
+    (copy_image), and how many more files and how many skipped entries (links, pipes: not regular files) there are."""
     listed, more, skipped, used = [], 0, 0, set()
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-    pending = [(os.open(folder, flags), "")]
-    try:
-        while pending:
-            descriptor, prefix = pending.pop()
-            try:
-                with os.scandir(descriptor) as entries:
-                    children = sorted(entries, key=lambda entry: entry.name)
-                folders = []
-                for entry in children:
-                    name = prefix + entry.name
-                    info = entry.stat(follow_symlinks=False)
-                    if stat.S_ISDIR(info.st_mode):
-                        folders.append(entry.name)
-                    elif not stat.S_ISREG(info.st_mode):
-                        skipped += 1
-                    elif len(listed) < REPORT_FILES_LISTED:
-                        copy = file_name(name, ascii_only=True, limit=REPORT_NAME_BYTES)
-                        while copy in used:
-                            copy = "_" + copy
-                        shown = copy_image(descriptor, entry.name, pages_dir / stem / copy)
-                        used.add(copy) if shown else None
-                        listed.append({"name": name if len(name) <= 300 else f"{name[:80]} … {name[-200:]}", "size": human_size(info.st_size),
-                                       "image": href(f"{stem}/{copy}") if shown else None})
-                    else:
-                        more += 1
-                for name in reversed(folders):
-                    if len(pending) >= REPORT_FOLDERS_OPEN:
-                        skipped += 1
-                        continue
-                    try:
-                        pending.append((os.open(name, flags, dir_fd=descriptor), f"{prefix}{name}/"))
-                    except OSError:
-                        skipped += 1
-            finally:
-                os.close(descriptor)
-    finally:
-        for descriptor, _ in pending:
-            os.close(descriptor)
+    for directory, entry, info, parts in walk_tree(folder):
+        name = "/".join(parts)
+        if stat.S_ISDIR(info.st_mode):
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            skipped += 1
+        elif len(listed) < REPORT_FILES_LISTED:
+            copy = file_name(name, ascii_only=True, limit=REPORT_NAME_BYTES)
+            while copy in used:
+                copy = "_" + copy
+            shown = copy_image(directory, entry, pages_dir / stem / copy)
+            used.add(copy) if shown else None
+            listed.append({"name": name if len(name) <= 300 else f"{name[:80]} … {name[-200:]}", "size": human_size(info.st_size),
+                           "image": href(f"{stem}/{copy}") if shown else None})
+        else:
+            more += 1
     return {"files": listed, "more": more, "skipped": skipped}
 
 
@@ -455,16 +436,11 @@ def copy_image(directory: int, name: str, destination: Path) -> bool:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             return False
         data = handle.read(REPORT_IMAGE_BYTES + 1)
-    if len(data) > REPORT_IMAGE_BYTES or not (picture_kind(data) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")):
+    if len(data) > REPORT_IMAGE_BYTES or file_kind(data) not in ("png", "jpeg", "gif", "webp"):
         return False
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_bytes(data)
     return True
-
-
-def picture_kind(data: bytes) -> str | None:
-    """png, jpeg or gif by the file's first bytes, or None."""
-    return next((kind for magic, kind in PICTURE_MAGIC.items() if data.startswith(magic)), None)
 
 
 def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]], pages_dir: Path, run_name: str = "") -> str:
@@ -794,7 +770,8 @@ def headline(results: list[Result], samples: int, rows: list[tuple[str, list, li
 # --- report: several runs compared ---
 
 def run_names(runs: list[tuple[list[dict], list[dict], list[Path]]]) -> list[str]:
-    """A short, distinct name per run: its model, and the settings in which the runs differ."""
+    """A short, distinct name per run, on one line (for_terminal: a model's name comes from its file): its model, and
+    the settings in which the runs differ."""
     bases = []
     for _, manifests, run_dirs in runs:
         model = manifests[0].get("model", {})  # a run has a manifest per directory, {} where there is none
@@ -803,7 +780,7 @@ def run_names(runs: list[tuple[list[dict], list[dict], list[Path]]]) -> list[str
     varying = [key for key in ("temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
                if len({json.dumps(flag.get(key)) for flag in flags}) > 1]
     names = [" · ".join([base] + [f"{key} {flag.get(key)}" for key in varying]) for base, flag in zip(bases, flags)]
-    return [name if names.count(name) == 1 else f"{name} ({runs[number][2][0].name})" for number, name in enumerate(names)]
+    return [for_terminal(name if names.count(name) == 1 else f"{name} ({runs[number][2][0].name})") for number, name in enumerate(names)]
 
 
 def compare_pair(first: list[dict], second: list[dict]) -> dict:
@@ -984,8 +961,8 @@ def judge_text(runs: list[tuple[str, list[Result], int]]) -> str:
     view = judge_view(runs)
     if not view:
         return ""
-    lines = [f"The judge's column: {'; '.join(view['models'])}; {view['judged']} of {view['attempts']} attempts judged"
-             f" (prompt {', '.join(view['prompts'])})",
+    lines = [f"The judge's column: {'; '.join(map(for_terminal, view['models']))}; {view['judged']} of {view['attempts']} attempts judged"
+             f" (prompt {', '.join(map(for_terminal, view['prompts']))})",
              table3_text([], view["max_turns"], [], view["runs"]),
              f"the paper's judge column (GPT-4o reading each trajectory, overall %): {view['paper']}",
              view["agreement_text"]] + [f"by the judge's column, {line}" for line in view["comparisons"]]
@@ -993,7 +970,7 @@ def judge_text(runs: list[tuple[str, list[Result], int]]) -> str:
         lines.append("warning: these verdicts come from more than one judge model or prompt: judge again with --force for one column")
     if view["disagreements"]:
         lines.append("where they disagree:")
-        lines += [f"  {item['run'] + ': ' if item['run'] else ''}{item['id']}{' sample ' + str(item['sample']) if item['sample'] else ''}: "
-                  f"check {'pass' if item['check'] else 'fail'} ({short(item['check_reason'], 120)}) | judge {item['judge'].upper()} "
-                  f"({short(item['judge_reason'], 120)})" for item in view["disagreements"]]
+        lines += [f"  {item['run'] + ': ' if item['run'] else ''}{for_terminal(item['id'])}{' sample ' + for_terminal(item['sample']) if item['sample'] else ''}: "
+                  f"check {'pass' if item['check'] else 'fail'} ({for_terminal(short(item['check_reason'], 120))}) | judge {item['judge'].upper()} "
+                  f"({for_terminal(short(item['judge_reason'], 120))})" for item in view["disagreements"]]
     return "\n".join(lines)

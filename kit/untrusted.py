@@ -9,6 +9,8 @@ needs (tests/test_untrusted.py holds each promise against a hostile corpus):
     for_terminal(text)     one line on a terminal: no control character, escape sequence or bidi control acts
     visible(text)          a notebook's or page's text: controls and bidi controls shown as symbols, lines kept
     for_page(value)        the jinja2 finalize of every page (kit/templates): visible, then escaped once by jinja2
+    markdown_html(text)    a student's Markdown as a page's HTML (raw HTML off); MarkdownBudget, a page's bound on it
+    data_uri(kind, data)   a picture whole in a page; these three make the only Markup of the kit's pages
     for_prompt(text)       material quoted inside a model's prompt: every line indented, so none can be a heading,
                            a verdict line or a fence of the prompt's own
     for_csv(text)          a spreadsheet cell: a formula's first character (= + - @ tab CR) defused with a quote
@@ -18,18 +20,22 @@ needs (tests/test_untrusted.py holds each promise against a hostile corpus):
     file_name(text)        a name the kit gives a file: letters, marks, digits and -_. of any script
     name_key(text)         what two names are compared by, so that none differ only by what cannot be seen
 
-Standard library only (setup prints paths before the venv exists); jinja2's Markup is imported where a page needs it.
+Standard library only (setup prints paths before the venv exists); markupsafe and markdown-it are imported where a
+page needs them.
 """
 
+import base64
 import hashlib
 import re
 import shlex
+import signal
+import time
 import unicodedata
 
 from kit.jailed import middle_cut as cut  # the one text cutter: head and tail, the count of what went between
 
-__all__ = ["Unsafe", "cut", "for_record", "for_terminal", "visible", "for_page", "for_prompt", "for_csv", "write_csv",
-           "for_shell", "for_batch", "file_name", "name_key", "TEXT_KEEP"]
+__all__ = ["Unsafe", "cut", "for_record", "for_terminal", "visible", "for_page", "markdown_html", "MarkdownBudget", "data_uri",
+           "for_prompt", "for_csv", "write_csv", "for_shell", "for_batch", "file_name", "name_key", "TEXT_KEEP"]
 
 
 class Unsafe(ValueError):
@@ -92,6 +98,58 @@ def for_page(value):
     """The finalize of every page's jinja2 environment: a text made visible (jinja2 then escapes it once); Markup (a
     macro's output, a data: URI made here) and numbers as they are."""
     return visible(value) if isinstance(value, str) and not hasattr(value, "__html__") else value
+
+
+# --- the pages' Markup: a student's Markdown rendered, a picture in the page; nowhere else does the kit make Markup ---
+
+MARKDOWN_CHARS = 10_000   # a Markdown cell rendered up to this many characters, the rest shown as text
+MARKDOWN_SECONDS = 2.0    # a page's Markdown rendered for at most this long, the rest shown as text
+
+
+def markdown_html(text: str, seconds: float = MARKDOWN_SECONDS):
+    """A student's Markdown, made visible, as HTML (CommonMark, raw HTML off: any tag shown as text; no javascript:,
+    vbscript:, file: or data: link but images), or None when rendering takes longer than `seconds` (Markdown nested
+    to make it crawl)."""
+    import markupsafe
+    from markdown_it import MarkdownIt
+
+    def too_slow(signum, frame):
+        raise TimeoutError
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        return markupsafe.Markup(MarkdownIt("commonmark", {"html": False}).render(visible(text)))
+    except TimeoutError:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class MarkdownBudget:
+    """The `markdown` filter of one page: each cell rendered up to MARKDOWN_CHARS, the page for MARKDOWN_SECONDS in
+    all; what is past either bound is shown as text, made visible."""
+
+    def __init__(self, seconds: float = MARKDOWN_SECONDS):
+        self.left = seconds
+
+    def __call__(self, text: str):
+        import markupsafe
+
+        text = visible(text, 10 * MARKDOWN_CHARS)
+        began = time.monotonic()
+        rendered = markdown_html(text[:MARKDOWN_CHARS], self.left) if self.left > 0 else None
+        self.left -= time.monotonic() - began
+        rest = text if rendered is None else text[MARKDOWN_CHARS:]
+        return (rendered or markupsafe.Markup("")) + (markupsafe.Markup('<pre class="as-text">%s</pre>') % rest if rest else "")
+
+
+def data_uri(kind: str, data: bytes):
+    """A picture (kind: png, jpeg, gif) as a data: URI for a page, whole: markup-safe as it is (base64 has no character
+    HTML escapes), so the pages' text bound never cuts it."""
+    import markupsafe
+
+    return markupsafe.Markup(f"data:image/{kind};base64,{base64.b64encode(data).decode()}")
 
 
 # --- a model's prompt ----------------------------------------------------------------------------------------------
