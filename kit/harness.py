@@ -615,8 +615,8 @@ def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     """Create the run directory, or resume one whose manifest matches on its resume_keys (--force resumes one that
     does not)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    hold_lock(run_dir / "lock", f"--out {run_dir} is in use by another pybench run (pid {{pid}}); wait for it to end, "
-              "or choose another --out")
+    hold_lock(run_dir / "lock", lambda pid: f"--out {run_dir} is in use by another pybench run (pid {pid}); wait for it to "
+              "end, or choose another --out")  # held until the run's process ends
     earlier = read_manifest(run_dir)
     if earlier:
         changed = [key for key in manifest["resume_keys"] if earlier.get(key) != manifest.get(key)]
@@ -629,10 +629,9 @@ def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     write_manifest(run_dir, manifest)
 
 
-def hold_lock(path: Path, busy: str) -> None:
-    """The one file lock: an flock on path, its descriptor left open on purpose, so that the kernel holds the lock
-    until this process ends (kill -9 included, so a restart after a crash finds it free). A second holder stops with
-    busy, its {pid} the holder's."""
+def hold_lock(path: Path, busy: Callable[[str], str]) -> int:
+    """The one file lock: an flock on path, held until its descriptor (returned) is closed or this process ends (kill -9
+    included, so a restart after a crash finds it free). A second holder stops with busy(the holder's pid)."""
     import fcntl
 
     lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -641,9 +640,10 @@ def hold_lock(path: Path, busy: str) -> None:
     except BlockingIOError:
         holder = os.read(lock, 64).decode(errors="replace").strip() or "unknown"
         os.close(lock)
-        raise UsageError(busy.format(pid=holder)) from None
+        raise UsageError(busy(holder)) from None
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
+    return lock
 
 
 def read_manifest(run_dir: Path) -> dict:

@@ -5,7 +5,6 @@ keyed by the attempt, the judge model's sha256 and the prompt's digest (greedy a
 resumes); report.py sets it beside the checks (docs/report.md). Any benchmark whose results hold the messages can be judged.
 """
 
-import argparse
 import hashlib
 import json
 import os
@@ -22,9 +21,10 @@ from kit.engine import LlamaModel, Model
 from kit.harness import (Result, ReplayModel, UsageError, append_line, drop_torn_line, file_kind, hold_lock, image_size,
                          run_attempts, sha256_of)
 from kit.sandbox import usable_cpus, walk_tree
+from kit.settings import OneLineParser, add_flags, check
 from kit.untrusted import cut, for_prompt, for_record, for_terminal
 
-__all__ = ["JUDGE_FILE", "USER_PROMPT", "judge_command", "material_of", "parse_verdict", "prompt_digest", "run_model"]
+__all__ = ["USER_PROMPT", "judge_command", "material_of", "parse_verdict", "prompt_digest", "run_model"]
 
 JUDGE_CTX = 8192        # the judge's context window in tokens (at most its model's own)
 JUDGE_TOKENS = 64       # new tokens per verdict: the verdict line and one sentence
@@ -303,8 +303,8 @@ def attempt_key(result: Result) -> str:
 def judge_command(argv: list[str], default_model_path, check_gguf) -> int:
     """Judge every attempt of a run directory not yet judged by this model and prompt (all with --force), then print
     the judge's column and the agreement (default_model_path and check_gguf: pybench.py's)."""
-    parser = argparse.ArgumentParser(prog="pybench.py judge", description="The paper's second column: a local LLM judges "
-                                     "every attempt of a run (verdicts in RUN_DIR/judge.jsonl), set beside the checks.")
+    parser = OneLineParser(prog="pybench.py judge", description="The paper's second column: a local LLM judges every attempt "
+                           "of a run (verdicts in RUN_DIR/judge.jsonl), set beside the checks.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--judge-model", type=Path, metavar="FILE.gguf", help="the judge (default: the run's own model file "
@@ -312,30 +312,29 @@ def judge_command(argv: list[str], default_model_path, check_gguf) -> int:
     source.add_argument("--judge-replay", type=Path, metavar="FILE", help='JSONL of {"id": ATTEMPT, "replies": [...]}: '
                         "verdict texts played back instead of a model (ATTEMPT: the task id, with .sK for K samples)")
     parser.add_argument("--force", action="store_true", help="judge again the attempts already judged by this model and prompt")
-    parser.add_argument("--parallel", default="auto", help="attempts judged at once (default auto, as a run's --parallel)")
-    parser.add_argument("--n-gpu-layers", type=int, default=-1, help="the judge's layers offloaded to the GPU (-1: all)")
-    parser.add_argument("--threads", type=int, help="llama.cpp's CPU threads (default: the CPUs this process may use)")
+    add_flags(parser, "parallel", "n_gpu_layers", "threads")  # a run's flags, as a run takes them
     options = parser.parse_args(argv)
-    if options.parallel != "auto" and not (options.parallel.isdigit() and int(options.parallel) >= 1):
-        parser.error(f"--parallel must be auto or a number of at least 1, not {options.parallel!r}")
-    if options.threads is not None and options.threads < 1:
-        parser.error("--threads must be at least 1")
+    check(parser, vars(options))
     run_dir = options.run_dir.resolve()
     if not (run_dir / "results.jsonl").is_file():
         raise UsageError(f"judge: {run_dir} holds no results.jsonl: give a run directory made by pybench.py")
     results, manifest = report.read_run(run_dir)
     keys = {attempt_key(result) for result in results}
-    if options.judge_replay:
-        model, facts = ReplayModel(options.judge_replay, keys), {"file": f"replay:{options.judge_replay.name}",
-                                                                  "sha256": sha256_of(options.judge_replay)}
-    else:
-        path = options.judge_model or run_model(manifest) or default_model_path()
-        check_gguf(path, "--judge-model")
-        model = LlamaModel(path, options.n_gpu_layers, JUDGE_CTX, JUDGE_SEED, 0.0, 1.0, JUDGE_TOKENS, options.threads or usable_cpus()[0],
-                           grammar=GRAMMAR)
-        facts = {"file": path.name, "name": model.llm.metadata.get("general.name"), "sha256": sha256_of(path)}
-    return judge_run(run_dir, results, model, facts, options.force, None if options.parallel == "auto" else int(options.parallel),
-                     report.run_max_turns([manifest]))
+    lock = hold_lock(run_dir / "judge.lock", lambda pid: f"judge: another judge is writing {run_dir / JUDGE_FILE}; wait for it to end")
+    try:  # held before a model loads (seconds to minutes), so that a second judge of the run stops at once
+        if options.judge_replay:
+            model, facts = ReplayModel(options.judge_replay, keys), {"file": f"replay:{options.judge_replay.name}",
+                                                                      "sha256": sha256_of(options.judge_replay)}
+        else:
+            path = options.judge_model or run_model(manifest) or default_model_path()
+            check_gguf(path, "--judge-model")
+            model = LlamaModel(path, options.n_gpu_layers, JUDGE_CTX, JUDGE_SEED, 0.0, 1.0, JUDGE_TOKENS, options.threads or usable_cpus()[0],
+                               grammar=GRAMMAR)
+            facts = {"file": path.name, "name": model.llm.metadata.get("general.name"), "sha256": sha256_of(path)}
+        return judge_run(run_dir, results, model, facts, options.force, None if options.parallel == "auto" else int(options.parallel),
+                         report.run_max_turns([manifest]))
+    finally:
+        os.close(lock)
 
 
 def run_model(manifest: dict) -> Path | None:
@@ -347,19 +346,10 @@ def run_model(manifest: dict) -> Path | None:
         return path if file_kind(handle.read(4)) == "gguf" else None
 
 
-# The run directories whose judge.lock this process holds: hold_lock keeps a lock until the process ends, and would refuse
-# this process a second flock of the same file (a second judge of one run in one process: a test, a notebook).
-HELD: set[Path] = set()
-
-
 def judge_run(run_dir: Path, results: list[Result], model: Model, facts: dict, force: bool, parallel: int | None, max_turns: int) -> int:
     """Judge what is left to judge in run_dir, appending each record to judge.jsonl as it comes (fsync'd); then print
     the judge's column (max_turns: the run's, for Table 3's average turns)."""
     path, digest = run_dir / JUDGE_FILE, prompt_digest()
-    if run_dir not in HELD:
-        busy = f"judge: another judge is writing {path}; wait for it to end"
-        hold_lock(run_dir / "judge.lock", busy.replace("{", "{{").replace("}", "}}"))  # a brace of the path is no {pid}
-        HELD.add(run_dir)
     drop_torn_line(path)
     earlier = read_judgements(run_dir)
     materials = {(result.id, result.sample): material_of(result) for result in results}

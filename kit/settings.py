@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kit.sandbox import ROOT, JailLimits
 
-__all__ = ["OneLineParser", "Settings", "run_parser", "parse", "add_flags", "resume_keys", "RESUME_FACTS"]
+__all__ = ["OneLineParser", "Settings", "run_parser", "parse", "check", "add_flags", "resume_keys", "RESUME_FACTS"]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -140,14 +140,20 @@ def run_parser(prog: str = "pybench.py", **options) -> OneLineParser:
 
 
 def parse(argv: list[str], parser: argparse.ArgumentParser | None = None) -> Settings:
-    """The command line as Settings, each value checked against its field's least (one line, exit 2, if not)."""
+    """The command line as Settings, each value checked (one line, exit 2, if wrong)."""
     parser = parser or run_parser()
     values = vars(parser.parse_args(argv))
-    for item in dataclasses.fields(Settings):
-        least, value = item.metadata["least"], values[item.name]
-        if least is not None and value is not None and (value < least if least else value <= 0):
-            parser.error(f"--{item.name.replace('_', '-')} must be {f'at least {least}' if least else 'positive'}")
-    if values["parallel"] != "auto" and not (values["parallel"].isdigit() and int(values["parallel"]) >= 1):
-        parser.error(f"--parallel must be auto or a number of attempts of at least 1, not {values['parallel']!r}")
+    check(parser, values)
     values["repo_python"] = tuple(values["repo_python"]) if values["repo_python"] else None
     return Settings(**values)
+
+
+def check(parser: argparse.ArgumentParser, values: dict) -> None:
+    """The values of Settings' fields among values (a run's, or a subcommand's that took some with add_flags) held to
+    their field's least, and --parallel to auto or a number: parser.error (one line, exit 2) if one is not."""
+    for item in dataclasses.fields(Settings):
+        least, value = item.metadata["least"], values.get(item.name)
+        if least is not None and value is not None and (value < least if least else value <= 0):
+            parser.error(f"--{item.name.replace('_', '-')} must be {f'at least {least}' if least else 'positive'}")
+    if values.get("parallel", "auto") != "auto" and not (values["parallel"].isdigit() and int(values["parallel"]) >= 1):
+        parser.error(f"--parallel must be auto or a number of attempts of at least 1, not {values['parallel']!r}")

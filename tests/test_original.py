@@ -43,7 +43,7 @@ def test_saved_trajectories_are_re_executed_and_scored_by_the_checkouts_tests(tm
     from kit.report import read_run
 
     prompt = judge.material_of(next(result for result in read_run(out)[0] if result.id == "2")).prompt(None)
-    assert "Remove the duplicated rows" in prompt and "What it printed:\n10 rows, 2 duplicated" in prompt and "Code Interpreter Message" not in prompt
+    assert "Remove the duplicated rows" in prompt and "What it printed:\n    10 rows, 2 duplicated" in prompt and "Code Interpreter Message" not in prompt
 
 
 def test_turn_limit_leaves_the_interpreter_message_last_and_the_agent_cannot_read_the_tests(tmp_path):

@@ -246,14 +246,17 @@ def test_a_lock_is_held_by_one_process_until_it_dies(tmp_path):
     import sys
 
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; from kit import harness; "
-                               f"harness.hold_lock(Path({str(tmp_path / 'lock')!r}), 'busy {{pid}}'); print('held', flush=True); time.sleep(60)"],
+                               f"harness.hold_lock(Path({str(tmp_path / 'lock')!r}), str); print('held', flush=True); time.sleep(60)"],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(harness.UsageError, match=rf"^busy {holder.pid}$"):
-            harness.hold_lock(tmp_path / "lock", "busy {pid}")
+            harness.hold_lock(tmp_path / "lock", lambda pid: f"busy {pid}")
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-    harness.hold_lock(tmp_path / "lock", "busy {pid}")  # this process holds it now, until it ends
+    lock = harness.hold_lock(tmp_path / "lock", str)  # this process holds it now, until it closes it
+    assert (tmp_path / "lock").read_text() == f"{os.getpid()}\n"
+    os.close(lock)
+    harness.hold_lock(tmp_path / "lock", str)
     assert (tmp_path / "lock").read_text() == f"{os.getpid()}\n"
