@@ -472,13 +472,14 @@ class Jail:
             self.stop_watching = threading.Event()
             self.watcher = threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True)
             self.watcher.start()
-        if not self.worker_ready(time.monotonic() + WORKER_START):
+        if not self.worker_ready():
             self.kill()
             lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
             raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
 
-    def worker_ready(self, deadline: float) -> bool:
-        """Whether a new worker said it is ready before the deadline (False once it is gone or garbled its channel)."""
+    def worker_ready(self) -> bool:
+        """Whether a new worker said it is ready within WORKER_START seconds (not once it is gone or garbled its channel)."""
+        deadline = time.monotonic() + WORKER_START
         while True:
             messages = self.read_messages(max(0.0, deadline - time.monotonic()))
             if not isinstance(messages, list):
