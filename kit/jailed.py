@@ -7,10 +7,10 @@ starts the jail's Python with WORKER_BOOT, which imports this module and calls m
     jail_worker          the persistent interpreter: runs a task's cells one by one and answers on a pipe
                          (its parts: worker_channel, run_cell, failure_report, restore_output)
     figure_hook          a post-import hook that installs figure_recorder once a cell imports matplotlib
-    figure_recorder      the figure record: what every saved or shown matplotlib figure holds (its readers:
-                         value_readers, text_readers, artist_readers)
+    figure_recorder      the figure record: what every saved or shown matplotlib figure holds (figure_reader, and
+                         its readers: value_readers, text_readers, element_readers, artist_readers)
     original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its warnings)
-    as_in_a_notebook     a student's notebook as Jupyter runs it (IPython.display, figures closed at each cell's end)
+    as_in_a_notebook     a student's notebook as Jupyter runs it (notebook_display, figures closed at each cell's end)
     KIT_CALLS            what the harness itself runs in a jail, with arguments as data: a check (under the
                          unpickling guard, restrict_unpickling), doctor's import probe, and ML-Bench's bash runs
     frame                the channel's message format, used on both sides
@@ -22,6 +22,12 @@ import _signal
 import json
 import os
 import sys
+
+__all__ = ["JAIL_FOLDER", "WORKER_BOOT", "frame", "main", "as_its_own_text", "value_readers", "text_readers", "artist_readers",
+           "figure_recorder", "SHOWN_FIGURES", "SHOWN_PNG_BYTES", "SHOWN_PIXELS", "as_in_a_notebook", "worker_channel", "run_cell",
+           "failure_report", "bounded", "middle_cut", "Refused", "admit_global", "rebuilds", "bound_arguments_refusal",
+           "call_refusal", "new_refusal", "build_refusal", "restrict_unpickling", "KIT_CALLS", "check", "probe_imports",
+           "run_bash", "run_as_mlbench", "Outcome", "script_argument", "process_children", "gone"]
 
 JAIL_FOLDER = "/pybench"  # where the harness mounts this module's folder in a jail
 # The jail's Python runs this, with main()'s arguments as sys.argv[1]: the module leaves sys.path and sys.modules
@@ -155,7 +161,7 @@ def value_readers(max_points: int) -> dict:
 
 def text_readers(values: dict, renderer: list, place: list) -> dict:
     """The figure record's texts: where each is drawn in the saved picture (at the dpi and crop in place[0], by
-    renderer[0]), in which fonts and colour; legends' boxes and frames; the tick labels drawn."""
+    renderer[0]), in which fonts and colour; legends' boxes and frames."""
     colour, numbers, rgba_of = values["colour"], values["numbers"], values["rgba_of"]
     found_fonts = {}
 
@@ -224,41 +230,17 @@ def text_readers(values: dict, renderer: list, place: list) -> dict:
             found_fonts[key] = found[:6] or ["DejaVu Sans"]
         return found_fonts[key]
 
-    def tick_marks(ax, axis: str) -> list:
-        axis_object = getattr(ax, f"{axis}axis")
-        drawn = set()
-        try:
-            for tick in axis_object._update_ticks():  # the ticks inside the view, which are the ones drawn
-                drawn |= {id(tick.label1), id(tick.label2)}
-        except Exception:
-            drawn = None
-        return marks_of(getattr(ax, f"get_{axis}ticklabels")()[:200], drawn)
-
-    return {"box_of": box_of, "frame_of": frame_of, "marks_of": marks_of, "tick_marks": tick_marks}
+    return {"box_of": box_of, "frame_of": frame_of, "marks_of": marks_of}
 
 
-def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
-    """The figure record's artists: per axes its bars, patches, collections, images and lines, with its texts,
-    legend, ticks, limits and scales (axes_of)."""
+def element_readers(max_points: int, values: dict) -> dict:
+    """The figure record's drawn elements of an axes: its patches, collections (scatter points, meshes, filled areas),
+    images and lines."""
     colour, numbers, colours, coarse, rgba_of = map(values.get, ("colour", "numbers", "colours", "coarse", "rgba_of"))
-    box_of, frame_of, marks_of, tick_marks = (text_parts[name] for name in ("box_of", "frame_of", "marks_of", "tick_marks"))
 
-    def bars_of(ax) -> tuple[list, set]:
-        groups, members = [], set()
-        for container in ax.containers:
-            if type(container).__name__ != "BarContainer":
-                continue
-            bars = []
-            for patch in list(container.patches)[:max_points]:
-                members.add(id(patch))
-                x, y, width, height = numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])
-                bars.append({"x": x, "y": y, "width": width, "height": height, "color": colour(patch.get_facecolor()),
-                             "edgecolor": colour(patch.get_edgecolor()), "hatch": patch.get_hatch(),
-                             "hatch_color": colour(patch.get_hatchcolor()) if hasattr(patch, "get_hatchcolor") else "",
-                             "visible": patch.get_visible()})
-            groups.append({"label": str(container.get_label() or ""), "orientation": getattr(container, "orientation", None),
-                           "bars": bars, "n": len(container.patches)})
-        return groups, members
+    def lut_of(mappable) -> list:
+        """The colour map a mappable draws its values through, at 64 points."""
+        return [colour(c) for c in mappable.get_cmap()([i / 63 for i in range(64)])]
 
     def patch_of(patch) -> dict:
         kind = type(patch).__name__
@@ -291,7 +273,7 @@ def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
             entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
             entry["cmap"] = item.get_cmap().name
             entry["clim"], entry["norm"] = numbers(item.get_clim()), type(item.norm).__name__
-            entry["lut"] = [colour(c) for c in item.get_cmap()([i / 63 for i in range(64)])]
+            entry["lut"] = lut_of(item)
             if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
                 corners = item.get_coordinates()
                 entry["xcoords"], entry["ycoords"] = numbers(corners[0, :, 0]), numbers(corners[:, 0, 1])
@@ -305,9 +287,60 @@ def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
         grid = array is not None and array.ndim == 2  # a value grid drawn through a colour map (imshow, matshow, specgram)
         return {"kind": type(image).__name__, "shape": list(getattr(array, "shape", ())), "extent": numbers(image.get_extent()),
                 "origin": getattr(image, "origin", None), "cmap": image.get_cmap().name if grid else None,
-                "lut": [colour(c) for c in image.get_cmap()([i / 63 for i in range(64)])] if grid else None,
+                "lut": lut_of(image) if grid else None,
                 "clim": numbers(image.get_clim()), "norm": type(image.norm).__name__, "array": numbers(array.ravel(), 4 * max_points) if grid and array.size <= 4 * max_points else [],
                 "coarse": coarse(array) if grid and array.size > 4 * max_points else None}
+
+    def line_of(line) -> dict:
+        from matplotlib.colors import to_rgba
+
+        points = line.get_xydata()
+        axes, transform = line.axes, line.get_transform()
+        frames = [(axes.transData, "data"), (axes.get_yaxis_transform(), "yaxis"), (axes.get_xaxis_transform(), "xaxis")] if axes else []
+        coords = next((name for frame, name in frames if transform == frame), "other")  # transforms are not hashable
+        return {"label": str(line.get_label() or ""), "color": colour(rgba_of(line)),
+                "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
+                "markersize": line.get_markersize(), "marker_colors": [colour(to_rgba(c)) for c in (line.get_markerfacecolor(), line.get_markeredgecolor())], "drawstyle": str(line.get_drawstyle()), "coords": coords,
+                "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
+
+    return {"patch_of": patch_of, "collection_of": collection_of, "image_of": image_of, "line_of": line_of}
+
+
+def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
+    """The figure record's axes (axes_of): their bars, patches, collections, images and lines (element_readers), with
+    their texts, legend, ticks, limits and scales."""
+    colour, numbers, colours, rgba_of = map(values.get, ("colour", "numbers", "colours", "rgba_of"))
+    box_of, frame_of, marks_of = (text_parts[name] for name in ("box_of", "frame_of", "marks_of"))
+    patch_of, collection_of, image_of, line_of = map(as_its_own_text(element_readers)(max_points, values).get,
+                                                     ("patch_of", "collection_of", "image_of", "line_of"))
+
+    def bars_of(ax) -> tuple[list, set]:
+        groups, members = [], set()
+        for container in ax.containers:
+            if type(container).__name__ != "BarContainer":
+                continue
+            bars = []
+            for patch in list(container.patches)[:max_points]:
+                members.add(id(patch))
+                x, y, width, height = numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])
+                bars.append({"x": x, "y": y, "width": width, "height": height, "color": colour(patch.get_facecolor()),
+                             "edgecolor": colour(patch.get_edgecolor()), "hatch": patch.get_hatch(),
+                             "hatch_color": colour(patch.get_hatchcolor()) if hasattr(patch, "get_hatchcolor") else "",
+                             "visible": patch.get_visible()})
+            groups.append({"label": str(container.get_label() or ""), "orientation": getattr(container, "orientation", None),
+                           "bars": bars, "n": len(container.patches)})
+        return groups, members
+
+    def tick_marks(ax, axis: str) -> list:
+        """marks_of the axis's tick labels, those outside the view not drawn."""
+        axis_object = getattr(ax, f"{axis}axis")
+        drawn = set()
+        try:
+            for tick in axis_object._update_ticks():  # the ticks inside the view, which are the ones drawn
+                drawn |= {id(tick.label1), id(tick.label2)}
+        except Exception:
+            drawn = None
+        return marks_of(getattr(ax, f"get_{axis}ticklabels")()[:200], drawn)
 
     def axes_of(ax) -> dict:
         bars, members = bars_of(ax)
@@ -341,36 +374,19 @@ def artist_readers(max_points: int, values: dict, text_parts: dict) -> dict:
             entry[f"{axis}units"] = type(getattr(ax, f"{axis}axis").get_converter()).__name__ if hasattr(getattr(ax, f"{axis}axis"), "get_converter") else ""
         return entry
 
-    def line_of(line) -> dict:
-        from matplotlib.colors import to_rgba
-
-        points = line.get_xydata()
-        axes, transform = line.axes, line.get_transform()
-        frames = [(axes.transData, "data"), (axes.get_yaxis_transform(), "yaxis"), (axes.get_xaxis_transform(), "xaxis")] if axes else []
-        coords = next((name for frame, name in frames if transform == frame), "other")  # transforms are not hashable
-        return {"label": str(line.get_label() or ""), "color": colour(rgba_of(line)),
-                "linestyle": str(line.get_linestyle()), "marker": str(line.get_marker()), "linewidth": line.get_linewidth(),
-                "markersize": line.get_markersize(), "marker_colors": [colour(to_rgba(c)) for c in (line.get_markerfacecolor(), line.get_markeredgecolor())], "drawstyle": str(line.get_drawstyle()), "coords": coords,
-                "visible": line.get_visible(), "n": len(points), "x": numbers(points[:max_points, 0]), "y": numbers(points[:max_points, 1])}
-
     return {"axes_of": axes_of}
 
 
-def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
-    """Runs inside the jail once matplotlib loads (figure_hook calls it then). Patches Figure.savefig (plt.savefig,
-    pandas' and seaborn's plots all end there) and plt.show so that each adds a record of the figure: per axes its
-    bars, lines, patches, collections, images, texts, labels, legend, ticks, limits and scales, and which file it
-    became. Returns {module name: its patch, "take": take}; take() gives the records made since its last call as JSON
-    text, at most max_bytes (the oldest records are dropped first). The records are made in the agent's own process,
-    so its code can forge them; checks hold them against the saved picture."""
-    records = []
+def figure_reader(max_points: int):
+    """record_of(figure, file, savefig's keywords): the record of a figure as savefig wrote it to file, drawn again at
+    the saved dpi; per axes what artist_readers read, and the figure's size, dpi, crop, suptitle and legends."""
     renderer, place = [None], [None]  # the figure's renderer and (dpi, left, top in inches) of the picture being recorded
     values = as_its_own_text(value_readers)(max_points)
     text_parts = as_its_own_text(text_readers)(values, renderer, place)
     numbers, box_of, frame_of, marks_of = values["numbers"], text_parts["box_of"], text_parts["frame_of"], text_parts["marks_of"]
     axes_of = as_its_own_text(artist_readers)(max_points, values, text_parts)["axes_of"]
 
-    def record(figure, file, kwargs) -> None:
+    def record_of(figure, file, kwargs) -> dict:
         from matplotlib import rcParams
 
         dpi = kwargs.get("dpi") or rcParams["savefig.dpi"]
@@ -387,10 +403,9 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             figure.dpi = float(dpi)
             figure.canvas.draw()
             renderer[0] = figure.canvas.get_renderer()
-            entry = describe(figure, name, kwargs, dpi, bbox, width, height)
+            return describe(figure, name, kwargs, dpi, bbox, width, height)
         finally:
             figure.dpi = shown_dpi
-        records.append(entry)
 
     def describe(figure, name, kwargs, dpi, bbox, width, height) -> dict:
         from matplotlib import rcParams
@@ -402,15 +417,28 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             pad = float(rcParams["savefig.pad_inches"] if pad in (None, "layout") else pad)
             crop = numbers([box.x0 - pad, box.y0 - pad, box.x1 + pad, box.y1 + pad])
         place[0] = (float(dpi), crop[0], crop[3]) if crop else (float(dpi), 0.0, float(height)) if bbox in (None, "standard") else None
-        return ({"file": name, "crop_inches": crop, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
-                        "bbox_inches": bbox if isinstance(bbox, str) or bbox is None else "custom",
-                        "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
-                        "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
-                        "legend_boxes": [box_of(legend) for legend in figure.legends[:16]],
-                        "legend_frames": [frame_of(legend) for legend in figure.legends[:16]],
-                        "suptitle_mark": marks_of([figure._suptitle])[0] if figure._suptitle else None,
-                        "legend_marks": [marks_of(legend.get_texts()) for legend in figure.legends[:16]],
-                        "axes": [axes_of(ax) for ax in figure.axes[:64]]})
+        return {"file": name, "crop_inches": crop, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
+                "bbox_inches": bbox if isinstance(bbox, str) or bbox is None else "custom",
+                "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
+                "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
+                "legend_boxes": [box_of(legend) for legend in figure.legends[:16]],
+                "legend_frames": [frame_of(legend) for legend in figure.legends[:16]],
+                "suptitle_mark": marks_of([figure._suptitle])[0] if figure._suptitle else None,
+                "legend_marks": [marks_of(legend.get_texts()) for legend in figure.legends[:16]],
+                "axes": [axes_of(ax) for ax in figure.axes[:64]]}
+
+    return record_of
+
+
+def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
+    """Runs inside the jail once matplotlib loads (figure_hook calls it then). Patches Figure.savefig (plt.savefig,
+    pandas' and seaborn's plots all end there) and plt.show so that each adds a record of the figure (figure_reader):
+    per axes its bars, lines, patches, collections, images, texts, labels, legend, ticks, limits and scales, and which
+    file it became. Returns {module name: its patch, "take": take}; take() gives the records made since its last call
+    as JSON text, at most max_bytes (the oldest records are dropped first). The records are made in the agent's own
+    process, so its code can forge them; checks hold them against the saved picture."""
+    records = []
+    record_of = as_its_own_text(figure_reader)(max_points)
 
     def patch_figure(module) -> None:
         save = module.Figure.savefig
@@ -418,7 +446,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
         def savefig(self, fname, *args, **kwargs):
             result = save(self, fname, *args, **kwargs)
             try:
-                record(self, fname, kwargs)
+                records.append(record_of(self, fname, kwargs))
             except Exception:  # a record is a bonus: it never breaks the agent's own savefig
                 pass
             return result
@@ -433,7 +461,7 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
                 figure = module.figure(number)
                 try:
                     figure.canvas.draw()
-                    record(figure, None, {})
+                    records.append(record_of(figure, None, {}))
                 except Exception:
                     pass
             return show(*args, **kwargs)
@@ -500,10 +528,8 @@ def original_kernel():
     def cell_name(code: str) -> str:
         """The file name the kernel compiled a cell under (a SyntaxError names it; a warning shows it and the line):
         a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process."""
-        import linecache
-
         name = f"/tmp/ipykernel_{os.getpid()}/{murmur2(code.encode(), 0xC70F6907)}.py"
-        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        source_known(name, code)
         return name
 
     display.cell_name = cell_name
@@ -520,11 +546,9 @@ SHOWN_CELL_TEXT = 10 << 20 # a cell's pictures in base64 at most (a field of the
 def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BYTES):
     """Runs inside a student's notebook's jail (the classroom), before the worker: what a Jupyter kernel gives
     (docs/teachers.md): IPython.display's display, Markdown, HTML and Image (as text, where the jail has no IPython),
-    display() as a builtin, and figures ended as the inline backend ends them. The returned hook, run at each cell's
+    display() as a builtin (notebook_display), and figures ended as the inline backend ends them. The returned hook, run at each cell's
     end, shows and closes the figures still open and returns the cell's shown figures as JSON text {"png": [base64,
     ...], "left_out": n} ("" when none): at most max_shown in the notebook, each at most max_png bytes."""
-    import builtins
-
     pictures, left_out, kept = [], [0], [0]  # this cell's PNGs (base64), this cell's figures left out, PNGs in the notebook
 
     def picture_of(figure) -> None:
@@ -553,6 +577,42 @@ def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BY
             return
         kept[0] += 1
         pictures.append(encoded)
+
+    def show_closes(module) -> None:  # pyplot.show() closes every figure once shown, as the inline backend's show does
+        show = module.show
+
+        def show_inline(*args, **kwargs):
+            for number in module.get_fignums():
+                picture_of(module.figure(number))
+            try:
+                return show(*args, **kwargs)
+            finally:
+                module.close("all")
+        module.show = show_inline
+
+    patch_on_import({"matplotlib.pyplot": show_closes})  # figure_hook's recorder, inserted before it, wraps this show
+    notebook_display(picture_of)
+
+    def end_of_cell() -> str:
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None and pyplot.get_fignums():
+            try:
+                pyplot.show()
+            finally:
+                pyplot.close("all")
+        cell = json.dumps({"png": pictures, "left_out": left_out[0]}) if pictures or left_out[0] else ""
+        pictures.clear()
+        left_out[0] = 0
+        return cell
+
+    return end_of_cell
+
+
+def notebook_display(picture_of) -> None:
+    """What a Jupyter kernel gives a notebook's cells to display with: display() as a builtin, and IPython and
+    IPython.display (made when a cell imports them, where the jail has no IPython) with display, Markdown, HTML and
+    Image, shown as text; a matplotlib figure displayed goes to picture_of."""
+    import builtins
 
     class Shown:
         def __init__(self, data=None, url=None, filename=None, **options):
@@ -585,35 +645,8 @@ def as_in_a_notebook(max_shown: int = SHOWN_FIGURES, max_png: int = SHOWN_PNG_BY
         def exec_module(self, module):
             module.__dict__.update(shown, display=display, get_ipython=lambda: None, version_info=(8, 24))  # no shell: as matplotlib reads it
 
-    def show_closes(module) -> None:  # pyplot.show() closes every figure once shown, as the inline backend's show does
-        show = module.show
-
-        def show_inline(*args, **kwargs):
-            for number in module.get_fignums():
-                picture_of(module.figure(number))
-            try:
-                return show(*args, **kwargs)
-            finally:
-                module.close("all")
-        module.show = show_inline
-
-    patch_on_import({"matplotlib.pyplot": show_closes})  # figure_hook's recorder, inserted before it, wraps this show
     sys.meta_path.append(IPythonDisplay())
     builtins.display = display
-
-    def end_of_cell() -> str:
-        pyplot = sys.modules.get("matplotlib.pyplot")
-        if pyplot is not None and pyplot.get_fignums():
-            try:
-                pyplot.show()
-            finally:
-                pyplot.close("all")
-        cell = json.dumps({"png": pictures, "left_out": left_out[0]}) if pictures or left_out[0] else ""
-        pictures.clear()
-        left_out[0] = 0
-        return cell
-
-    return end_of_cell
 
 
 def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None) -> None:
@@ -735,11 +768,10 @@ def run_cell(code: str, name: str, call: str, namespace: dict, display, worker_p
 def failure_report(error: BaseException, sources: dict[str, str]) -> dict:
     """A failed cell's result fields: status, type, message and trace (through earlier cells' functions, never the
     worker's own frames), each bounded, and "unprintable" where the exception refuses to print."""
-    import linecache
     import traceback
 
     for cell_name, cell_code in sources.items():
-        linecache.cache[cell_name] = (len(cell_code), None, cell_code.splitlines(True), cell_name)
+        source_known(cell_name, cell_code)
 
     def traced() -> str:
         trace = traceback.TracebackException(type(error), error, error.__traceback__, max_group_width=8, max_group_depth=4)
@@ -749,6 +781,13 @@ def failure_report(error: BaseException, sources: dict[str, str]) -> dict:
     return {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
             "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), 2000),
             "trace": bounded(traced, 20000)}
+
+
+def source_known(filename: str, text: str) -> None:
+    """Tracebacks and warnings show text's lines for filename, a file that does not exist (a cell, a check given as text)."""
+    import linecache
+
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
 
 
 def bounded(make, keep: int) -> str:
@@ -1040,7 +1079,6 @@ def import_from_text(sources: dict[str, str]) -> None:
     """Make the modules in sources ({name: text}) importable by name, each compiled as /checks/NAME.py (its tracebacks
     show its lines) though no such file exists in the jail."""
     import importlib.util
-    import linecache
 
     class TextFinder:
         @classmethod
@@ -1054,7 +1092,7 @@ def import_from_text(sources: dict[str, str]) -> None:
         @staticmethod
         def exec_module(module):
             text, filename = sources[module.__name__], f"/checks/{module.__name__}.py"
-            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+            source_known(filename, text)
             module.__file__ = filename
             exec(compile(text, filename, "exec"), module.__dict__)
 

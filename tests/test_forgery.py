@@ -8,7 +8,7 @@ reason that says what the picture does not show; the honest reference solutions 
 
 The routes (docs/checks.md, "What the picture proves"): writing the file past the patched savefig (the canvas'
 print_png, its print_figure, Pillow, raw bytes), calling savefig's original through its closure (sys.modules), calling
-the recorder's own record() on the right figure after saving the wrong one, replacing a record in the recorder's list
+the recorder's own record_of() on the right figure after saving the wrong one, replacing a record in the recorder's list
 after the save (reached through gc) or through the import hook in sys.meta_path. And for the texts: the right bars
 with their category names drawn in the wrong order (written past savefig), or the names swapped in the record after
 the save; each must fail on the tick label the picture does not show where its record puts it.
@@ -88,9 +88,9 @@ ROUTES = {
     # savefig's original, reached through the patched method's closure (sys.modules holds the patched class)
     "closure": ("original = closure(sys.modules['matplotlib.figure'].Figure.savefig, 'save')\n"
                 "flatten(); original(fig, TARGET); undo()"),
-    # the wrong figure saved (and recorded), then the recorder's own record() called on the right one
-    "record_call": ("record = closure(sys.modules['matplotlib.figure'].Figure.savefig, 'record')\n"
-                    "flatten(); fig.savefig(TARGET); undo(); record(fig, TARGET, {})"),
+    # the wrong figure saved (and recorded), then the recorder's own record_of() called on the right one, into its records
+    "record_call": ("record_of, records = (closure(sys.modules['matplotlib.figure'].Figure.savefig, name) for name in ('record_of', 'records'))\n"
+                    "flatten(); fig.savefig(TARGET); undo(); records.append(record_of(fig, TARGET, {}))"),
     # the wrong figure saved, then its record replaced by the right figure's, in the recorder's list (through gc)
     "mutate": ("flatten(); fig.savefig(TARGET); undo()\n"
                "records = next(o for o in gc.get_objects() if isinstance(o, list) and o and isinstance(o[-1], dict) and 'pixels' in o[-1])\n"
