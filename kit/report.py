@@ -22,7 +22,7 @@ from kit.harness import (CATEGORIES, Z95, Conversation, Result, UsageError, atte
                          jsonl_records, pass_at_k, percent_interval, read_manifest, read_results, wilson)
 from kit.sandbox import walk_tree
 from kit.settings import resume_keys
-from kit.untrusted import file_name, for_page, for_record, for_terminal
+from kit.untrusted import file_name, for_page, for_terminal, visible
 
 __all__ = ["JUDGE_FILE", "NOTEBOOK_METADATA", "PAPER_ROWS_SHOWN", "TABLE3_COLUMNS", "agreement", "attempt_output_dir",
            "bootstrap", "build_report", "cohen_kappa", "comparison_plot", "human_size", "judge_text", "mcnemar",
@@ -289,8 +289,9 @@ def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs
 # --- report: names, for pages and notebooks ---
 
 def notebook_text(text: str) -> str:
-    """Text a notebook (UTF-8 JSON) can hold: lone surrogates as \\xNN or \\uNNNN, nothing cut."""
-    return for_record(text, len(text))
+    """Text for a notebook the kit writes, nothing cut: what a reader of it sees is what is there (untrusted.visible:
+    controls and bidi controls shown, lone surrogates as \\xNN or \\uNNNN; lines and tabs kept)."""
+    return visible(text, len(text))
 
 
 def attempt_stem(result: dict, samples: int, prefix: str = "") -> str:
