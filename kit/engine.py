@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+__all__ = ["ModelError", "Reply", "Attempt", "Model", "LlamaModel", "LlamaAttempt", "Request", "gguf_facts", "merge_consecutive_roles",
+           "pieces", "parallel_plan", "ram_free_bytes", "BUDGET_VARIABLE", "backends", "gpu_backends", "gpus", "why_no_gpu", "llama_log", "device_buffers"]
+
 
 class ModelError(Exception):
     """The model could not be loaded or sized (a damaged file, a KV cache that does not fit): one line for the user."""
@@ -68,7 +71,6 @@ class Model(Protocol):
 
     def close(self) -> None:
         """The run is over: free what open() took."""
-
 
 
 # --- llama.cpp: one model, several attempts in flight, batched -----------------------------------------------------
@@ -755,6 +757,11 @@ def backends() -> list[str]:
     return [lib.ggml_backend_reg_name(lib.ggml_backend_reg_get(number)).decode() for number in range(lib.ggml_backend_reg_count())]
 
 
+def gpu_backends() -> list[str]:
+    """The GPU backends among them (none in a CPU build)."""
+    return [name for name in backends() if name not in ("CPU", "BLAS", "RPC")]
+
+
 def devices() -> list[Device]:
     lib, found = ggml(), []
     for number in range(lib.ggml_backend_dev_count()):
@@ -773,7 +780,7 @@ def gpus() -> list[Device]:
 
 def why_no_gpu() -> str:
     """Why llama.cpp offloads nothing here, in words."""
-    built = [name for name in backends() if name not in ("CPU", "BLAS", "RPC")]
+    built = gpu_backends()
     if not built:
         return "this llama.cpp build has no GPU backend"
     if "Vulkan" in built and "GGML_VK_VISIBLE_DEVICES" not in os.environ:

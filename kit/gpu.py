@@ -22,6 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+__all__ = ["BUILD_FILE", "BuildError", "machine_gpu", "backend_named_in", "build_wheel", "installed_metadata", "installed_from",
+           "installed_build"]
+
 HERE = Path(__file__).resolve().parent
 BACKENDS = {"cuda": "-DGGML_CUDA=on", "vulkan": "-DGGML_VULKAN=on", "metal": "-DGGML_METAL=on"}
 # Debian/Ubuntu packages a Vulkan build needs: the loader and headers, the shader compilers, SPIR-V headers; Mesa's
@@ -128,18 +131,28 @@ def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> t
     return folder / wheel.name, facts
 
 
-def installed_build() -> dict | None:
-    """How the llama-cpp-python of this interpreter was built, when it came from build_wheel (pip's record of the
-    wheel it installed points into the wheel folder, where the build facts lie); None for a registry build."""
+def installed_metadata(name: str, python: Path | None = None) -> str:
+    """A file of llama-cpp-python's .dist-info (pip's direct_url.json, RECORD; "" where there is none), in this
+    interpreter or in the venv of `python` (its site-packages read with importlib.metadata, nothing run)."""
     import importlib.metadata
+
+    site = [str(folder) for folder in python.parent.parent.glob("lib/python3*/site-packages")] if python else sys.path
+    distribution = next(iter(importlib.metadata.distributions(name="llama-cpp-python", path=site)), None)
+    return (distribution.read_text(name) if distribution else None) or ""
+
+
+def installed_from(python: Path | None = None) -> Path | None:
+    """The local file pip installed llama-cpp-python from (direct_url.json, PEP 610: setup --gpu installs build_wheel's
+    wheel), None for a registry's build."""
     import urllib.parse
 
-    try:
-        record = importlib.metadata.distribution("llama-cpp-python").read_text("direct_url.json")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    url = json.loads(record).get("url", "") if record else ""
-    if not url.startswith("file://"):
-        return None
-    facts = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)).parent / BUILD_FILE
-    return json.loads(facts.read_text()) if facts.is_file() else None
+    url = json.loads(installed_metadata("direct_url.json", python) or "{}").get("url", "")
+    return Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)) if url.startswith("file://") else None
+
+
+def installed_build() -> dict | None:
+    """How the llama-cpp-python of this interpreter was built, when it came from build_wheel (the build facts lie in
+    the wheel folder it was installed from); None for a registry build."""
+    wheel = installed_from()
+    facts = wheel.parent / BUILD_FILE if wheel else None
+    return json.loads(facts.read_text()) if facts and facts.is_file() else None

@@ -3,17 +3,20 @@ actually ran (on a pyenv machine a plain `python3.12` is a shim that fails unles
 library only: setup prints them before the venv exists."""
 
 import os
-import shlex
 import sys
 from pathlib import Path
+
+from kit.untrusted import for_shell
+
+__all__ = ["SCRIPT", "shown", "interpreter", "command"]
 
 SCRIPT = Path(__file__).resolve().parent.parent / "pybench.py"
 
 
 def shown(path: Path | str) -> str:
-    """A path as the user can paste it here: relative to the current folder when it lies inside it, else absolute."""
+    """A path as the user can paste it here (untrusted.for_shell): relative to the current folder inside it, else absolute."""
     path = Path(os.path.abspath(path))
-    return shlex.quote(str(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path))
+    return for_shell(str(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path))
 
 
 def interpreter(python: Path | str | None = None) -> str:
@@ -24,5 +27,6 @@ def interpreter(python: Path | str | None = None) -> str:
 
 
 def command(*words: str, python: Path | str | None = None) -> str:
-    """`PYTHON pybench.py WORDS...`, pasteable: python is the interpreter running now unless given (a venv's)."""
+    """`PYTHON pybench.py WORDS...`, pasteable: python is the interpreter running now unless given (a venv's); each word
+    a constant or shown()."""
     return " ".join([interpreter(python), shown(SCRIPT), *words])

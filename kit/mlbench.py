@@ -32,6 +32,10 @@ from kit.harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, 
                      UsageError, attempts_by_task, converse, jsonl_records, pass_at_k)
 from kit.settings import Settings
 from kit.sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, remove_tree, repository_limits, tidy_output
+from kit.untrusted import cut, for_terminal
+
+__all__ = ["BENCHMARK", "EXEC_SECONDS", "OPENHANDS_GO_ON", "Setup", "read_records", "parse_arguments", "load_split", "static_verdict",
+           "extract_answer", "checkout_templates", "outcome_of", "honest_verdict"]
 
 # --- the split: records in ML-Bench's fields, from the user's parquet or JSONL ----------------------------------
 
@@ -68,7 +72,8 @@ def is_split(path: Path) -> bool:
 
 
 def first_record(path: Path) -> object:
-    """The first line of a JSONL file, read as JSON (None where there is no file, no line or no JSON)."""
+    """The first line of a JSONL file, read as JSON (None where there is no file, no line or no JSON): a look at the
+    file's kind, never an error (unlike jsonl_records, which reads every line and refuses one that is not JSON)."""
     if not path.is_file():
         return None
     with open(path, encoding="utf-8", errors="replace") as handle:
@@ -355,7 +360,7 @@ def tasks_to_run(tasks: list[MLBenchTask], setup: Setup) -> list[MLBenchTask]:
         for task in tasks:
             if not (setup.repos / task.repo / task.folder).is_dir():
                 raise UsageError(f"task {task.id}: its folder {setup.repos / task.repo / task.folder} is missing: check out "
-                                 f"{task.record['github']} as {setup.repos / task.repo}, or leave the task out with --only")
+                                 f"{for_terminal(task.record['github'])} as {setup.repos / task.repo}, or leave the task out with --only")
     return tasks
 
 
@@ -426,7 +431,7 @@ def outcome_of(cell: CellResult) -> str:
 def traced_run(name: str, binds: list, limits: JailLimits, seconds: int, setup: Setup, log_dir: Path,
                **call) -> tuple[str, dict | None, str]:
     """A traced jailed.run_bash in a jail of its own, for `seconds`: (outcome, what the tracing wrappers saw of the
-    task's runs: jailed.task_runs, the last 4000 characters it printed)."""
+    task's runs: jailed.task_runs, what it printed: past 4000 characters, its head and tail)."""
     jail = Jail(name, binds, repository_limits(limits, seconds, setup.tmp_mib), log_dir)
     try:
         cell = jail.call("run_bash", seconds=seconds, **call)
@@ -436,7 +441,7 @@ def traced_run(name: str, binds: list, limits: JailLimits, seconds: int, setup: 
     if cell.error_type == "Outcome" and outcome.startswith("{"):
         traced = json.loads(outcome)
         outcome, runs = traced["outcome"], traced["task"]
-    return outcome, runs, cell.output[-4000:]
+    return outcome, runs, cut(cell.output, 4000)
 
 
 def honest_verdict(outcome: str, runs: dict | None, what: str) -> tuple[bool, str]:
@@ -765,8 +770,7 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     return blocks, notes
 
 
-def table_text(results: list[Result]) -> str:
-    blocks, notes = table_blocks(results)
+def table_text(blocks: list, notes: list[str]) -> str:
     lines = []
     for title, columns, rows in blocks:
         width = max(len(name) for name, _ in rows)
@@ -776,14 +780,13 @@ def table_text(results: list[Result]) -> str:
     return "\n".join(lines + notes)
 
 
-
 def tables(results: list[Result], manifests: list[dict]) -> Tables:
     """ML-Bench's tables replace the paper's Table 3 in the report and on the terminal."""
     blocks, notes = table_blocks(results)
     sections = [{"heading": f"ML-Bench: pass@k (%) per repository, {heading}", "corner": "repository", "columns": columns,
                  "rows": [(name, cells, name.startswith("overall")) for name, cells in rows], "notes": []} for heading, columns, rows in blocks]
     sections[-1]["notes"] = notes
-    return Tables(table_text(results), sections, replaces_table3=True, title="ML-Bench")
+    return Tables(table_text(blocks, notes), sections, replaces_table3=True, title="ML-Bench")
 
 
 # --- the benchmark record --------------------------------------------------------------------------------------------

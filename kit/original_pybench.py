@@ -17,21 +17,17 @@ from kit.harness import (TASK_ID, Benchmark, Conversation, Prepared, ReplayModel
                      wilson)
 from kit.settings import Settings
 from kit.sandbox import ROOT, JAIL_ROOT, JailLimits, remove_tree
-from kit.untrusted import for_record
+from kit.untrusted import for_record, for_terminal
 
+__all__ = ["BENCHMARK", "ORIGINAL_TASKS", "ORIGINAL_INTERPRETER", "SavedRun", "load_original"]
 
 
 # --- the original PyBench, read from the user's own checkout -------------------------------------------------------
 
 ORIGINAL_TASKS = "data/meta/task.json"
-
-
 ORIGINAL_TESTS = "data/unit_test/tests.py"
-
-
 ORIGINAL_RANGES = {"chart": [(2, 51), (60, 73)], "text": [(52, 59), (74, 77), (121, 133)], "image_audio": [(78, 120), (144, 152)],
                    "math": [(134, 139)], "software": [(140, 143)]}   # the paper's categories by task index
-
 
 ORIGINAL_CAVEATS = {  # known defects of the published benchmark (../shared/README.md); such tasks are set aside in the honest figure
     "11": "its test can never pass (a DataFrame inside assert)", "20": "its test can never pass (an undefined name)",
@@ -42,7 +38,6 @@ ORIGINAL_CAVEATS = {  # known defects of the published benchmark (../shared/READ
     "128": "it needs the internet", "129": "it needs the internet",
     "14": "its test compares an unstable sort with itself: the verdict depends on the numpy/pandas versions and the CPU's SIMD sort"}
 
-
 # Our corrected checks (checks/original.py, task_<index>) for the tasks whose test is defective, each used only when the
 # checkout's query names what the check reads (spaces ignored): a checkout whose task asks something else keeps its test.
 ORIGINAL_READS_OTHERS = {"68": {"67"}, "82": {"81"}}  # read in its tests.py: the only tests scored from another task's output
@@ -51,14 +46,9 @@ ORIGINAL_CORRECTED = {"11": "./output/11.xlsx", "20": "./output/20.png", "59": "
                       "68": "./output/68.png", "74": "./output/74.xlsx", "82": "./output/82.png", "138": "x^3+2x^2+3x+4",
                       "139": "y=2x+1+1/(x+1)", "146": "./output/146.mp3"}
 
-
 # The original harness's message prefixes, format facts kept so that its saved trajectories and tests line up.
 ORIGINAL_UPLOADED = "[INFO]The data is uploaded to "
-
-
 ORIGINAL_INTERPRETER = "[INFO]This is a Code Interpreter Message:\n"
-
-
 ORIGINAL_ERROR = "There are some errors in the code. All variable in this cell should be redefined,Please Debug:\nError: {name}\n{message}\n"
 
 
@@ -98,11 +88,11 @@ def load_original(checkout: Path) -> list[Task]:
         for written in paths:
             relative = Path(os.path.normpath(str(written).removeprefix("./")))
             if relative.is_absolute() or relative.parts[:1] != ("data",) or relative.parts[1:2] == ("unit_test",):
-                caveats.append(f"its input {written} is not an input under ./data/, so it is not given to the agent")
+                caveats.append(f"its input {for_terminal(written)} is not an input under ./data/, so it is not given to the agent")
             elif (checkout / relative).is_file():
                 inputs[str(relative)] = checkout / relative
             else:
-                caveats.append(f"its input {written} is missing from the checkout")
+                caveats.append(f"its input {for_terminal(written)} is missing from the checkout")
         if f"test_task_{index}" not in tests:
             caveats.append(f"{ORIGINAL_TESTS} has no test_task_{index}")
         guard = ORIGINAL_CORRECTED.get(index)
@@ -176,7 +166,7 @@ class SavedRun(ReplayModel):
                                               "stand-in, which fails)", stand_in=ORIGINAL_STAND_IN)
             return {"id": task_id, "replies": []}
         if record.get("error"):
-            self.saved[task_id] = SavedRecord(f"the saved run recorded an error for this task: {str(record['error'])[:200]}")
+            self.saved[task_id] = SavedRecord(f"the saved run recorded an error for this task: {for_terminal(record['error'], 200)}")
         return {"id": task_id, "replies": [str(message.get("content") or "") for message in messages
                                            if isinstance(message, dict) and message.get("role") == "assistant"]}
 

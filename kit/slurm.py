@@ -6,34 +6,37 @@
 merge after them all; DIR/slurm/jobs.jsonl records each submission. docs/runs.md has the whole story.
 """
 
-import argparse
 import hashlib
 import json
 import math
 import os
 import pwd
-import shlex
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from kit import engine
 from kit.harness import UsageError, append_line, jsonl_records
-from kit.settings import OneLineParser
+from kit.settings import OneLineParser, Settings
+from kit.untrusted import for_batch, for_shell
+
+__all__ = ["slurm_command", "resubmission", "job_facts", "requeue_self"]
 
 GRACE_SECONDS = 120          # --signal=B:USR1@GRACE: time to stop the attempts in flight and requeue, before Slurm's SIGTERM
 HARNESS_GIB = 1.0            # the harness itself (Python, the suite, the checks' records) beside its jails and the model
 MODEL_OVERHEAD = 1.2         # a model's memory against its file's size (its KV caches and buffers)
 MERGE_RESOURCES = ("--cpus-per-task=1", "--mem=2G")  # the report: plots and pages of every attempt
 
-# sbatch options that size or shape the shards' elements: the merge job keeps its own in their place
+# sbatch options that size or shape the shards' elements (merge_options)
 SHARD_ONLY = {"--mem", "--mem-per-cpu", "--mem-per-gpu", "--cpus-per-task", "-c", "--gres", "--gpus", "-G", "--gpus-per-task",
               "--gpus-per-node", "--array", "-a", "--signal", "--ntasks", "-n", "--output", "-o", "--error", "-e", "--job-name", "-J"}
 
 
 def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path) -> int:
-    """pybench.py slurm: write the scripts, submit them (or print them with --dry-run), say how to watch and resume."""
+    """pybench.py slurm: write the scripts, submit them (or print them with --dry-run), say how to watch and resume.
+    The scripts and commands are made (through the door) before anything is written or submitted."""
     ours, extra = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
     parser = OneLineParser(prog="pybench.py slurm", description="Run the kit as a Slurm array job: one shard per element, "
                                      "requeued on Slurm's early signal, then a job merging the shards' report. Any run flag may follow; "
@@ -44,12 +47,12 @@ def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path)
     options, run_flags = parser.parse_known_args(ours)
     if options.shards < 1:
         parser.error("--shards must be at least 1")
-    args = parse_run_args(run_flags)
-    if args.shard:
+    settings = parse_run_args(run_flags)
+    if settings.shard:
         raise UsageError("pybench.py slurm: leave out --shard, each array element gets its own (--shards N sets how many)")
-    run_dir = (args.out or default_run_dir(args, run_flags, options.shards, pybench.parent)).absolute()
+    run_dir = (settings.out or default_run_dir(settings, run_flags, options.shards, pybench.parent)).absolute()
     folder = run_dir / "slurm"
-    scripts = {folder / "shards.sbatch": array_script(args, without_out(run_flags), run_dir, options.shards, default_model, pybench),
+    scripts = {folder / "shards.sbatch": array_script(settings, without_out(run_flags), run_dir, options.shards, default_model, pybench),
                folder / "merge.sbatch": merge_script(run_dir, options.shards, pybench)}
     submissions = [record for _, record in jsonl_records(folder / "jobs.jsonl", finished_only=True)]
     shards, wait_for, cancel = resubmission(submissions, still_queued(submissions), options.shards)
@@ -59,11 +62,14 @@ def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path)
         return 0
     subset = [] if len(shards) == options.shards else [f"--array={','.join(map(str, shards))}"]
     shards_command = ["sbatch", "--parsable", *extra, *subset, str(folder / "shards.sbatch")]
-    merge_extra = [word for group in option_groups(extra) if option_name(group[0]) not in SHARD_ONLY for word in group]
+    merge_extra = merge_options(extra)
+    commands = "\n".join([shell_line(shards_command), shell_line(merge_command("ARRAY_JOB_ID", wait_for, merge_extra, folder)),
+                          *(shell_line(["scancel", job]) for job in cancel)])
+    resume = shell_line([python_of(pybench), pybench, "slurm", *ours, *([] if settings.out else ["--out", run_dir]), *(["--", *extra] if extra else [])])
     if options.dry_run:
         for path, text in scripts.items():
             print(f"# {path}\n{text}")
-        print("\n".join([shlex.join(shards_command), shlex.join(merge_command("ARRAY_JOB_ID", wait_for, merge_extra, folder)), *(shlex.join(["scancel", job]) for job in cancel)]))
+        print(commands)
         return 0
     folder.mkdir(parents=True, exist_ok=True)
     for path, text in scripts.items():
@@ -75,7 +81,6 @@ def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path)
     submission = {"array": array_id, "shards": shards, "of": options.shards, "merge": merge_id, "waits_for": wait_for,
                   "cancelled": cancel, "submitted": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     append_line(folder / "jobs.jsonl", submission)
-    resume = [str(python_of(pybench)), str(pybench), "slurm", *ours, *([] if args.out else ["--out", str(run_dir)]), *(["--", *extra] if extra else [])]
     print(submitted_note(submission, run_dir, resume), flush=True)
     return 0
 
@@ -85,8 +90,8 @@ def merge_command(array_id: str, wait_for: list[str], merge_extra: list[str], fo
     return ["sbatch", "--parsable", f"--dependency=afterany:{':'.join([array_id, *wait_for])}", *merge_extra, str(folder / "merge.sbatch")]
 
 
-def submitted_note(submission: dict, run_dir: Path, resume: list[str]) -> str:
-    """What was submitted, how to watch it, and the command that resumes (the same one)."""
+def submitted_note(submission: dict, run_dir: Path, resume: str) -> str:
+    """What was submitted, how to watch it (the job ids are Slurm's), and the command that resumes (the same one)."""
     array_id, merge_id, shards, wait_for = submission["array"], submission["merge"], submission["shards"], submission["waits_for"]
     others = [str(k) for k in range(1, submission["of"] + 1) if k not in shards]
     earlier = f"; shard(s) {', '.join(others)} still queued in job(s) {', '.join(wait_for)}" if others else ""
@@ -97,7 +102,7 @@ def submitted_note(submission: dict, run_dir: Path, resume: list[str]) -> str:
             f"watch:   squeue -j {jobs}\n"
             f"         sacct -j {jobs} --format=JobID,State,ExitCode,Elapsed,MaxRSS\n"
             f"logs:    {run_dir / 'slurm'}/shard-K.log, {run_dir / 'slurm'}/merge.log\n"
-            f"resume:  {shlex.join(resume)}\n"
+            f"resume:  {resume}\n"
             "         (after an element failed, was killed or cancelled, even while others still run: it submits the shards\n"
             "         no element is pending or running for, each resumes where it stopped, and a merge that waits for them all)")
 
@@ -142,36 +147,39 @@ def without_out(run_flags: list[str]) -> list[str]:
             if "--out" not in (before, flag) and not flag.startswith("--out=")]
 
 
-def default_run_dir(args: argparse.Namespace, run_flags: list[str], shards: int, root: Path) -> Path:
+def default_run_dir(settings: Settings, run_flags: list[str], shards: int, root: Path) -> Path:
     """runs/slurm-<source>-<digest of the flags and the shard count>: the same command finds the same folder."""
-    source = args.replay.stem if args.replay else (args.model.stem if args.model else "default")
+    source = settings.replay.stem if settings.replay else (settings.model.stem if settings.model else "default")
     digest = hashlib.sha256(json.dumps([run_flags, shards]).encode()).hexdigest()[:12]
     return root / "runs" / f"slurm-{source}-{digest}"
 
 
-def array_script(args: argparse.Namespace, run_flags: list[str], run_dir: Path, shards: int, default_model, pybench: Path) -> str:
+def array_script(settings: Settings, run_flags: list[str], run_dir: Path, shards: int, default_model, pybench: Path) -> str:
     """The array job: one element per shard, its resources from the run's flags, the kit exec'd so that Slurm's
-    signals reach it."""
-    cpus = args.threads or (int(args.parallel) if args.parallel.isdigit() else (1 if args.replay else 4))
-    at_once = int(args.parallel) if args.parallel.isdigit() else cpus
-    model_gib = 0.0 if args.replay else (args.model or default_model()).stat().st_size / 2**30 * MODEL_OVERHEAD
-    memory = math.ceil(at_once * (args.memory + 0.25) + model_gib + HARNESS_GIB)
+    signals reach it. Its log files' pattern holds the run folder with its % doubled (for_batch); the job's name and
+    --chdir, where Slurm expands no pattern, hold the names as they are, once for_batch has checked them."""
+    for_batch(Path.cwd(), "the working folder")
+    cpus = settings.threads or (int(settings.parallel) if settings.parallel.isdigit() else (1 if settings.replay else 4))
+    at_once = int(settings.parallel) if settings.parallel.isdigit() else cpus
+    model_gib = 0.0 if settings.replay else (settings.model or default_model()).stat().st_size / 2**30 * MODEL_OVERHEAD
+    memory = math.ceil(at_once * (settings.memory + 0.25) + model_gib + HARNESS_GIB)
     options = [f"--job-name=pybench-{run_dir.name}", f"--array=1-{shards}", f"--cpus-per-task={cpus}", f"--mem={memory}G",
-               f"--output={run_dir}/slurm/shard-%a.log", "--open-mode=append", "--requeue", f"--signal=B:USR1@{GRACE_SECONDS}",
-               f"--chdir={Path.cwd()}"]
-    if not args.replay and args.n_gpu_layers != 0 and gpu_build():
+               f"--output={for_batch(run_dir, 'the run folder')}/slurm/shard-%a.log", "--open-mode=append", "--requeue",
+               f"--signal=B:USR1@{GRACE_SECONDS}", f"--chdir={Path.cwd()}"]
+    if not settings.replay and settings.n_gpu_layers != 0 and engine.gpu_backends():  # a CPU build never asks for a GPU
         options.append("--gres=gpu:1")
-    command = (shlex.join([str(python_of(pybench)), str(pybench), *run_flags, "--no-report", "--shard"]) + f' "$SLURM_ARRAY_TASK_ID/{shards}" --out '
-               + shlex.quote(f"{run_dir}/shard-") + '"$SLURM_ARRAY_TASK_ID"')
+    command = (shell_line([python_of(pybench), pybench, *run_flags, "--no-report", "--shard"]) + f' "$SLURM_ARRAY_TASK_ID/{shards}" --out '
+               + for_shell(f"{run_dir}/shard-") + '"$SLURM_ARRAY_TASK_ID"')
     return batch_script(options, "# one shard; on USR1 the kit stops as on Ctrl-C, keeps its finished attempts and requeues this element", command)
 
 
 def merge_script(run_dir: Path, shards: int, pybench: Path) -> str:
     """The merge job: `report` over every shard's folder, into DIR/report."""
-    options = [f"--job-name=pybench-merge-{run_dir.name}", *MERGE_RESOURCES, f"--output={run_dir}/slurm/merge.log", "--open-mode=append"]
-    shard_dirs = [str(run_dir / f"shard-{number}") for number in range(1, shards + 1)]
+    options = [f"--job-name=pybench-merge-{run_dir.name}", *MERGE_RESOURCES, f"--output={for_batch(run_dir, 'the run folder')}/slurm/merge.log",
+               "--open-mode=append"]
+    shard_dirs = [run_dir / f"shard-{number}" for number in range(1, shards + 1)]
     return batch_script(options, "# the shards as one run: Table 3 and the HTML report",
-                        shlex.join([str(python_of(pybench)), str(pybench), "report", *shard_dirs, "--out", str(run_dir / "report")]))
+                        shell_line([python_of(pybench), pybench, "report", *shard_dirs, "--out", run_dir / "report"]))
 
 
 def python_of(pybench: Path) -> Path:
@@ -180,32 +188,26 @@ def python_of(pybench: Path) -> Path:
     return venv if venv.exists() else Path(sys.executable)
 
 
+def shell_line(words: list) -> str:
+    """A command as the user pastes it, or as a script runs it: each word through the door (untrusted.for_shell)."""
+    return " ".join(for_shell(word) for word in words)
+
+
 def batch_script(options: list[str], comment: str, command: str) -> str:
     """A batch script: its #SBATCH lines (sbatch options on the command line win over them) and the command, exec'd."""
     return "\n".join(["#!/bin/bash", *(f"#SBATCH {option}" for option in options), comment, f"exec {command}", ""])
 
 
-def option_groups(words: list[str]) -> list[list[str]]:
-    """sbatch options as written, each with its values (`-p gpu`, `--time 1:00:00`, `--mem=8G`)."""
-    groups = []
-    for word in words:
-        if word.startswith("-") or not groups:
-            groups.append([word])
-        else:
-            groups[-1].append(word)
-    return groups
-
-
-def option_name(option: str) -> str:
-    """An option's name as written: `--mem` of `--mem=8G`, `-c` of `-c4`."""
-    return option.split("=", 1)[0] if option.startswith("--") else option[:2]
-
-
-def gpu_build() -> bool:
-    """Whether this llama.cpp was built with a GPU backend (a CPU build never asks Slurm for a GPU)."""
-    from kit import engine
-
-    return any(name not in ("CPU", "BLAS", "RPC") for name in engine.backends())
+def merge_options(extra: list[str]) -> list[str]:
+    """The user's sbatch options as written (`-p gpu`, `--time 1:00:00`, `--mem=8G`, `-c4`), less those that size or
+    shape the shards' elements, each with its values: the merge job keeps its own in their place."""
+    kept, keep = [], True
+    for word in extra:
+        if word.startswith("-"):
+            keep = (word.split("=", 1)[0] if word.startswith("--") else word[:2]) not in SHARD_ONLY
+        if keep:
+            kept.append(word)
+    return kept
 
 
 def sbatch(command: list[str]) -> str:
@@ -215,7 +217,7 @@ def sbatch(command: list[str]) -> str:
     except FileNotFoundError:
         raise UsageError("pybench.py slurm: sbatch is not on PATH: run it where Slurm's clients are (or --dry-run to see the scripts)") from None
     if done.returncode != 0:
-        raise UsageError(f"{shlex.join(command)} failed: {(done.stderr or done.stdout).strip()}")
+        raise UsageError(f"{shell_line(command)} failed: {(done.stderr or done.stdout).strip()}")
     return done.stdout.strip().split(";")[0]
 
 

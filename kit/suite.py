@@ -18,6 +18,9 @@ from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared,
                          run_attempts, run_one)
 from kit.settings import Settings
 from kit.sandbox import ROOT, JailLimits, jail_python
+from kit.untrusted import for_terminal
+
+__all__ = ["BENCHMARK", "load_tasks", "task_from_record", "read_replays", "solution_rounds", "validate"]
 
 DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
@@ -215,16 +218,17 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
                 problems[record["id"]].append(f"{record['source']} [{record['kind']}] should {record['expect']} but {got}")
             unprinted = unprinted_numbers(result, tasks[record["id"]].query) if record["expect"] == "pass" and result.passed else []
             if unprinted:
-                print(f"note  {record['id']}: {record['source']} [{record['kind']}] states {', '.join(unprinted)}, which none of its cells printed")
+                print(f"note  {record['id']}: {record['source']} [{for_terminal(record['kind'])}] states {', '.join(unprinted)}, which none of its cells printed")
             append_line(results_path, {"id": record["id"], "replay": record["source"], "kind": record["kind"], "expect": record["expect"],
                                        "got": "pass" if result.passed else "fail", "reason": result.reason, "unprinted_numbers": unprinted})
     finally:
         if not keep:
             shutil.rmtree(run_dir, ignore_errors=True)
-    width = max(map(len, problems), default=0)
+    shown = {task_id: for_terminal(task_id) for task_id in problems}  # a line's id or kind may be any text
+    width = max(map(len, shown.values()), default=0)
     for task_id, found in problems.items():
-        print(f"FAIL  {task_id.ljust(width)}  {'; '.join(found)}" if found else
-              f"ok    {task_id.ljust(width)}  {counts.get(task_id, 0)} replay(s) got the verdict they expect")
+        print(f"FAIL  {shown[task_id].ljust(width)}  {'; '.join(for_terminal(problem, 1000) for problem in found)}" if found else
+              f"ok    {shown[task_id].ljust(width)}  {counts.get(task_id, 0)} replay(s) got the verdict they expect")
     failed = sum(bool(found) for found in problems.values())
     print(f"validate: {len(problems) - failed} of {len(problems)} task(s) proven" + (f"; {failed} failed" if failed else "")
           + (f"; each replay's verdict and reason: {results_path}" if playable else ""))

@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT
 
 from kit import airgap
+from kit.harness import requirement_pins
 import pybench
 
 PACK_CACHE = Path.home() / ".cache" / "pybench-pack"  # a pack per cache key (the pins, platform, build flags): kept between runs
@@ -22,10 +23,27 @@ BASE_PYTHON = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{
 
 
 def test_requirement_pins_read_every_pin_and_nothing_else():
-    pins = airgap.requirement_pins()
+    pins = requirement_pins()
     assert pins["llama-cpp-python"] and pins["nbformat"] and all(version[0].isdigit() for version in pins.values())
     lines = [line for line in (pybench.HERE / "requirements.txt").read_text().splitlines() if "==" in line.split("#")[0]]
     assert len(pins) == len(lines)
+
+
+def test_the_venvs_llama_cpp_python_is_read_from_its_metadata_without_running_it(tmp_path):
+    """pip's records of the harness venv's llama-cpp-python (the wheel file it came from, its RECORD), read from the
+    venv's site-packages with importlib.metadata: the one reader setup --gpu's facts and pack share."""
+    from kit import gpu
+
+    wheel = tmp_path / "wheels" / "llama_cpp_python-0.3.36-cp312-cp312-linux_x86_64.whl"
+    info = tmp_path / "venv" / "lib" / "python3.12" / "site-packages" / "llama_cpp_python-0.3.36.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: llama_cpp_python\nVersion: 0.3.36\n")
+    (info / "RECORD").write_text("llama_cpp/lib/libllama.so,sha256=abc,12\n")
+    python = tmp_path / "venv" / "bin" / "python"
+    assert gpu.installed_from(python) is None and gpu.installed_metadata("RECORD", python) == "llama_cpp/lib/libllama.so,sha256=abc,12\n"
+    (info / "direct_url.json").write_text(json.dumps({"url": wheel.as_uri(), "archive_info": {}}))
+    assert gpu.installed_from(python) == wheel
+    assert gpu.installed_metadata("RECORD", tmp_path / "elsewhere" / "bin" / "python") == ""
 
 
 def cached_pack() -> Path:

@@ -188,6 +188,72 @@ def test_dry_run_prints_an_array_that_requeues_and_a_merge_that_waits_for_it(tmp
     assert refused.returncode == 2 and "leave out --shard" in refused.stderr
 
 
+def test_dry_run_scripts_are_written_as_before_for_an_ordinary_folder(tmp_path):
+    """The scripts, word for word, for a run folder the door passes as it is (a word with a space quoted in the command)."""
+    from conftest import run_pybench
+
+    out, python = tmp_path / "run", f"{ROOT / '.venv' / 'bin' / 'python'} {ROOT / 'pybench.py'}"
+    done = run_pybench("slurm", "--shards", 2, "--replay", "checks/reference.jsonl", "--memory", 2, "--only", "a b", "--out", out, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"""# {out}/slurm/shards.sbatch
+#!/bin/bash
+#SBATCH --job-name=pybench-run
+#SBATCH --array=1-2
+#SBATCH --cpus-per-task=1
+#SBATCH --mem=4G
+#SBATCH --output={out}/slurm/shard-%a.log
+#SBATCH --open-mode=append
+#SBATCH --requeue
+#SBATCH --signal=B:USR1@120
+#SBATCH --chdir={ROOT}
+# one shard; on USR1 the kit stops as on Ctrl-C, keeps its finished attempts and requeues this element
+exec {python} --replay checks/reference.jsonl --memory 2 --only 'a b' --no-report --shard "$SLURM_ARRAY_TASK_ID/2" --out {out}/shard-"$SLURM_ARRAY_TASK_ID"
+
+# {out}/slurm/merge.sbatch
+#!/bin/bash
+#SBATCH --job-name=pybench-merge-run
+#SBATCH --cpus-per-task=1
+#SBATCH --mem=2G
+#SBATCH --output={out}/slurm/merge.log
+#SBATCH --open-mode=append
+# the shards as one run: Table 3 and the HTML report
+exec {python} report {out}/shard-1 {out}/shard-2 --out {out}/report
+
+sbatch --parsable {out}/slurm/shards.sbatch
+sbatch --parsable --dependency=afterany:ARRAY_JOB_ID {out}/slurm/merge.sbatch
+"""
+
+
+@pytest.mark.parametrize("name", ["a\nb", "a b", "a\tb", "it's"])
+def test_a_run_folder_no_batch_script_can_hold_is_refused_before_anything_is_written(tmp_path, name):
+    """sbatch splits an #SBATCH line at white space, and a line break would end it: such an --out is one line on stderr,
+    exit 2, and no folder or script is written (nor anything submitted)."""
+    from conftest import run_pybench
+
+    refused = run_pybench("slurm", "--shards", 2, "--replay", "checks/reference.jsonl", "--out", tmp_path / name)
+    assert refused.returncode == 2 and refused.stdout == "", refused.stdout
+    assert len(refused.stderr.splitlines()) == 1 and "cannot go into a Slurm batch script" in refused.stderr, refused.stderr
+    assert list(tmp_path.iterdir()) == []
+    word = run_pybench("slurm", "--shards", 2, "--replay", "checks/reference.jsonl", "--only", "x\ny", "--out", tmp_path / "run")
+    assert word.returncode == 2 and len(word.stderr.splitlines()) == 1 and "line break" in word.stderr, word.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_percent_in_the_run_folder_is_no_pattern_for_slurm(tmp_path):
+    """%j in --out: written %%j in the log files' patterns (Slurm expands %j there); the job's name and the commands,
+    where nothing expands it, hold the folder as it is."""
+    from conftest import run_pybench
+
+    out = tmp_path / "run%j"
+    done = run_pybench("slurm", "--shards", 2, "--replay", "checks/reference.jsonl", "--out", out, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert f"#SBATCH --output={tmp_path}/run%%j/slurm/shard-%a.log\n" in done.stdout
+    assert f"#SBATCH --output={tmp_path}/run%%j/slurm/merge.log\n" in done.stdout
+    assert "#SBATCH --job-name=pybench-run%j\n" in done.stdout and "#SBATCH --job-name=pybench-merge-run%j\n" in done.stdout
+    assert f'--out {out}/shard-"$SLURM_ARRAY_TASK_ID"' in done.stdout and f"report {out}/shard-1 {out}/shard-2 --out {out}/report" in done.stdout
+    assert f"sbatch --parsable {out}/slurm/shards.sbatch" in done.stdout and not out.exists()
+
+
 def test_jails_cgroups_are_made_inside_the_kits_own(tmp_path):
     from kit.sandbox import jail_cgroups
 
