@@ -202,7 +202,7 @@ def pack_llama_cpp(harness: Path, build: Path, progress) -> dict:
     gpu_wheel = gpu.installed_from(harness)
     if gpu_wheel and gpu_wheel.suffix == ".whl" and gpu_wheel.is_file():
         shutil.copy2(gpu_wheel, build / gpu_wheel.name)
-        cmake_args = json.loads((gpu_wheel.parent / gpu.BUILD_FILE).read_text())["cmake_args"]
+        cmake_args = gpu.installed_build(harness)["cmake_args"]
     else:
         llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
         subprocess.run([str(harness), "-m", "pip", "wheel", "-q", "--no-deps", *(["--no-cache-dir"] if cmake_args else []), "-w", str(build),

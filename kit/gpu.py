@@ -22,8 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["BUILD_FILE", "BuildError", "machine_gpu", "backend_named_in", "build_wheel", "installed_metadata", "installed_from",
-           "installed_build"]
+__all__ = ["BuildError", "machine_gpu", "backend_named_in", "build_wheel", "installed_metadata", "installed_from", "installed_build"]
 
 HERE = Path(__file__).resolve().parent
 BACKENDS = {"cuda": "-DGGML_CUDA=on", "vulkan": "-DGGML_VULKAN=on", "metal": "-DGGML_METAL=on"}
@@ -150,9 +149,9 @@ def installed_from(python: Path | None = None) -> Path | None:
     return Path(urllib.parse.unquote(urllib.parse.urlparse(url).path)) if url.startswith("file://") else None
 
 
-def installed_build() -> dict | None:
-    """How the llama-cpp-python of this interpreter was built, when it came from build_wheel (the build facts lie in
-    the wheel folder it was installed from); None for a registry build."""
-    wheel = installed_from()
+def installed_build(python: Path | None = None) -> dict | None:
+    """How the llama-cpp-python of this interpreter (or of the venv of `python`) was built, when it came from build_wheel
+    (the build facts lie in the wheel folder it was installed from); None for a registry build."""
+    wheel = installed_from(python)
     facts = wheel.parent / BUILD_FILE if wheel else None
     return json.loads(facts.read_text()) if facts and facts.is_file() else None

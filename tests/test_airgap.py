@@ -30,8 +30,9 @@ def test_requirement_pins_read_every_pin_and_nothing_else():
 
 
 def test_the_venvs_llama_cpp_python_is_read_from_its_metadata_without_running_it(tmp_path):
-    """pip's records of the harness venv's llama-cpp-python (the wheel file it came from, its RECORD), read from the
-    venv's site-packages with importlib.metadata: the one reader setup --gpu's facts and pack share."""
+    """pip's records of the harness venv's llama-cpp-python (the wheel file it came from, its RECORD, the build facts
+    beside that wheel), read from the venv's site-packages with importlib.metadata: the one reader doctor's and the
+    manifest's build facts and pack share."""
     from kit import gpu
 
     wheel = tmp_path / "wheels" / "llama_cpp_python-0.3.36-cp312-cp312-linux_x86_64.whl"
@@ -42,7 +43,10 @@ def test_the_venvs_llama_cpp_python_is_read_from_its_metadata_without_running_it
     python = tmp_path / "venv" / "bin" / "python"
     assert gpu.installed_from(python) is None and gpu.installed_metadata("RECORD", python) == "llama_cpp/lib/libllama.so,sha256=abc,12\n"
     (info / "direct_url.json").write_text(json.dumps({"url": wheel.as_uri(), "archive_info": {}}))
-    assert gpu.installed_from(python) == wheel
+    assert gpu.installed_from(python) == wheel and gpu.installed_build(python) is None
+    wheel.parent.mkdir()
+    (wheel.parent / gpu.BUILD_FILE).write_text(json.dumps({"backend": "cuda", "cmake_args": "-DGGML_CUDA=on"}))
+    assert gpu.installed_build(python) == {"backend": "cuda", "cmake_args": "-DGGML_CUDA=on"}
     assert gpu.installed_metadata("RECORD", tmp_path / "elsewhere" / "bin" / "python") == ""
 
 
