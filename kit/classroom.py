@@ -100,17 +100,14 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
             source = "".join(source)
         if not isinstance(source, str):
             raise Unreadable(f"cell {number}'s 'source' is not text")
-        marked = kind == "markdown" and isinstance(cell.get("metadata"), dict) and is_answer_cell(cell["metadata"])
+        mark = cell.get("metadata", {}).get("pybench") if isinstance(cell.get("metadata"), dict) else None  # as ANSWER_MARK
+        marked = kind == "markdown" and isinstance(mark, dict) and mark.get("answer") is True
         found.append(("answer" if marked else kind, source.encode("utf-8", "replace").decode("utf-8")))  # a lone surrogate becomes '?'
     return found
 
 
 ANSWER_MARK = {"pybench": {"answer": True}}  # a handout's answer cell carries this in its metadata, as nbgrader marks its cells
 ANSWER_PLACEHOLDER = "Your answer: ..."     # its text in the handout: left as it is, it is no answer
-
-
-def is_answer_cell(metadata: dict) -> bool:
-    return isinstance(metadata.get("pybench"), dict) and metadata["pybench"].get("answer") is True
 
 
 def cell_count(book: dict) -> int:
@@ -582,11 +579,9 @@ def grade_all(submissions: list[Submission], options: argparse.Namespace, run_di
         print(f"grading {len(submissions)} notebook(s) of {students} student(s) over {len(tasks)} task(s), {parallel} at once; "
               f"cells cut at {options.cell_timeout:g} s, {options.budget:g} s per notebook", flush=True)
     results: dict[str, Result] = {}
-
-    def attempt(task: Task, sample: int) -> Result:
-        return grade_submission(by_label[task.id], model, run_dir, limits)
     todo = [(replace(submission.task, id=submission.label), 0) for submission in submissions]
-    for task, _, result, _ in run_attempts(todo, parallel, model, attempt, lambda in_flight: None):
+    for task, _, result, _ in run_attempts(todo, parallel, model, lambda task, _: grade_submission(by_label[task.id], model, run_dir, limits),
+                                           lambda in_flight: None):
         submission = by_label[task.id]
         results[submission.label] = result
         append_line(run_dir / "results.jsonl", result.to_json())

@@ -177,21 +177,12 @@ def folder_lines(folder: Path) -> list[str]:
         elif stat.S_ISDIR(info.st_mode):
             lines.append(f"- {path}/ (a folder)")
         elif stat.S_ISREG(info.st_mode):
-            kind, preview = describe_file(path, read_head(fd, name), info.st_size)
+            kind, preview = describe_file(path, report.read_entry(fd, name, HEAD_BYTES) or b"", info.st_size)
             lines.append(f"- {path} ({kind}, {report.human_size(info.st_size)})" + (f", its first {len(preview)} line(s):" if preview else "")
                          + "".join(f"\n    {line}" for line in preview))
         else:
             lines.append(f"- {path} (a link)")
     return [for_record(line, 4000) for line in lines] + ([f"[... and {more} more entries]"] if more else [])
-
-
-def read_head(fd: int, name: str) -> bytes:
-    try:
-        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
-    except OSError:
-        return b""
-    with os.fdopen(descriptor, "rb") as handle:
-        return handle.read(HEAD_BYTES)
 
 
 KINDS = {"png": "PNG image", "jpeg": "JPEG image", "gif": "GIF image", "webp": "WebP image", "pdf": "PDF document",

@@ -26,8 +26,8 @@ from kit.untrusted import file_name, for_page, for_terminal, visible
 
 __all__ = ["JUDGE_FILE", "NOTEBOOK_METADATA", "PAPER_ROWS_SHOWN", "TABLE3_COLUMNS", "agreement", "attempt_output_dir",
            "bootstrap", "build_report", "cohen_kappa", "comparison_plot", "human_size", "judge_text", "mcnemar",
-           "merge_runs", "notebook_text", "paired_difference", "pass_hat_k", "prompt_tokens_fact", "read_judgements",
-           "read_run", "render", "report_plots", "run_max_turns", "save_plot", "split_messages", "summary_text",
+           "merge_runs", "notebook_text", "paired_difference", "pass_hat_k", "prompt_tokens_fact", "read_entry",
+           "read_judgements", "read_run", "render", "report_plots", "run_max_turns", "save_plot", "split_messages", "summary_text",
            "table3", "table3_text", "templates", "write_page"]
 
 HERE = Path(__file__).resolve().parent
@@ -229,21 +229,12 @@ def passed_of_attempts(results: list[dict], categories: tuple[str, ...]) -> list
     return [f"{sum(passed)}/{len(passed)}" if passed else "-" for passed in chosen]
 
 
-def our_figure(value: float | None, turns: bool) -> str:
-    return "-" if value is None else f"{value:.2f}" if turns else f"{value:.1f}"
-
-
 def pass_at_k_lines(results: list[dict]) -> list[str]:
     """pass@k and pass^k overall for k = 1..K, when some task has more than one attempt."""
     samples = most_samples(results)
-    if samples == 1:
-        return []
-    lines = []
-    for name, score in (("pass@k", pass_at_k), ("pass^k", pass_hat_k)):
-        overall = [table3_row(results, 0, (), score, k) for k in range(1, samples + 1)]
-        lines.append(f"{name} (%, 95% interval): " + ", ".join(f"k={k} {figures[0]:.1f} ({percent_interval(intervals[0])})"
-                                                              for k, (figures, intervals) in enumerate(overall, 1)))
-    return lines
+    return [f"{name} (%, 95% interval): " + ", ".join(f"k={k} {figures[0]:.1f} ({percent_interval(intervals[0])})"
+                                                      for k in range(1, samples + 1) for figures, intervals in [table3_row(results, 0, (), score, k)])
+            for name, score in (("pass@k", pass_at_k), ("pass^k", pass_hat_k)) if samples > 1]
 
 
 def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> dict:
@@ -255,7 +246,8 @@ def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> di
     rows = []
     for name, results, max_turns in runs:
         for row_name, figures, intervals in our_rows(results, max_turns, name, categories):
-            rows.append({"name": row_name, "kind": "ours", "cells": [our_figure(value, column == len(figures) - 1) for column, value in enumerate(figures)],
+            rows.append({"name": row_name, "kind": "ours", "cells": ["-" if value is None else f"{value:.2f}" if column == len(figures) - 1 else f"{value:.1f}"
+                                                           for column, value in enumerate(figures)],
                          "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
         rows.append({"name": "  passed/attempts", "kind": "counts", "cells": passed_of_attempts(results, categories) + [""],
                      "intervals": [""] * (len(categories) + 2)})
@@ -424,20 +416,24 @@ def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
     return {"files": listed, "more": more, "skipped": skipped}
 
 
+def read_entry(directory: int, name: str, limit: int) -> bytes | None:
+    """The first `limit` bytes of a regular file, opened relative to its folder's descriptor without following a link
+    (nor waiting on a pipe); None where it cannot be opened or is not a regular file."""
+    try:
+        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read(limit) if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else None
+
+
 def copy_image(directory: int, name: str, destination: Path) -> bool:
     """Copy an output file for a page if it is a PNG, JPEG, GIF or WebP image of at most REPORT_IMAGE_BYTES, opened
     relative to its folder's descriptor without following a link."""
     if os.path.splitext(name)[1].lower() not in REPORT_IMAGE_SUFFIXES:
         return False
-    try:
-        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
-    except OSError:
-        return False
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return False
-        data = handle.read(REPORT_IMAGE_BYTES + 1)
-    if len(data) > REPORT_IMAGE_BYTES or file_kind(data) not in ("png", "jpeg", "gif", "webp"):
+    data = read_entry(directory, name, REPORT_IMAGE_BYTES + 1)
+    if data is None or len(data) > REPORT_IMAGE_BYTES or file_kind(data) not in ("png", "jpeg", "gif", "webp"):
         return False
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_bytes(data)
@@ -494,21 +490,17 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
         if number == 0:  # this run's figures written on its bars: a 0% bar is otherwise no bar at all
             axes.bar_label(bars, ["" if value is None else f"{value:.0f}" for value in row], fontsize=7, padding=1)
     axes.set_xticks(np.arange(columns), [short(column, 24) for column in table["columns"][:-1]])
-    axes.set_ylabel("pass rate (%), 95% interval")
-    axes.set_ylim(0, 119)
-    axes.set_yticks(range(0, 101, 20))
+    axes.set(ylabel="pass rate (%), 95% interval", ylim=(0, 119), yticks=range(0, 101, 20),
+             title="Pass rate per category: this run (pass@1) and the paper's Table 3, with 95% intervals")
     axes.legend(fontsize=8, ncols=min(len(series), 4), loc="upper center")
-    axes.set_title("Pass rate per category: this run (pass@1) and the paper's Table 3, with 95% intervals")
     plots.append(save_plot(figure, out_dir / "categories.png", "pass rate per category with 95% intervals beside the paper's rows"))
 
     figure, axes = plt.subplots(figsize=(6, 3.2))
     bins = np.arange(-0.5, max(max_turns, max(result.turns for result in results)) + 1.5)
     turns = [[result.turns for result in results if result.passed == passed] for passed in (True, False)]
     axes.hist(turns, bins=bins, stacked=True, color=["#22a355", "#d9443a"], label=["passed", "failed"])
-    axes.set_xlabel("assistant turns in the attempt")
-    axes.set_ylabel("attempts")
+    axes.set(xlabel="assistant turns in the attempt", ylabel="attempts", title="Turns per attempt")
     axes.legend()
-    axes.set_title("Turns per attempt")
     plots.append(save_plot(figure, out_dir / "turns.png", "histogram of turns per attempt, passed and failed"))
 
     attempts = list(attempts_by_task(results).values())
@@ -522,8 +514,7 @@ def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir:
     # a bar per task, labelled by its id: wide enough for every label (143 tasks: 17 inches)
     figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(12.0, 0.12 * len(attempts)), 6.4), sharex=True)
     top.bar(tasks, mean("seconds"), color=colours, width=0.85)
-    top.set_ylabel("seconds")
-    top.set_title("Seconds and tokens per task (green passed, red failed, amber some samples passed)")
+    top.set(ylabel="seconds", title="Seconds and tokens per task (green passed, red failed, amber some samples passed)")
     prompt, completion = mean("prompt_tokens"), mean("completion_tokens")
     if any(prompt) or any(completion):
         bottom.bar(tasks, prompt, color="#9db4e0", width=0.85, label="prompt")
@@ -562,9 +553,8 @@ def comparison_plot(rows: list[dict], out_dir: Path) -> tuple[str, str]:
         axes.errorbar([value], [number], xerr=[[value - 100 * bound[0]], [100 * bound[1] - value]], fmt="o", color=colour, capsize=4)
         axes.annotate(f"{value:.1f}", (value, number), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=8)
     axes.set_yticks(range(len(shown)), [row["name"] for row in reversed(shown)], fontsize=8)
-    axes.set_xlim(-3, 103)  # a run at 0% or 100% keeps its whole marker
-    axes.set_xlabel("overall pass rate (%), 95% interval (paper rows: Wilson over its 143 tasks)")
-    axes.set_title("Runs compared, beside the paper's Table 3")
+    axes.set(xlim=(-3, 103), title="Runs compared, beside the paper's Table 3",  # xlim: a run at 0% or 100% keeps its whole marker
+             xlabel="overall pass rate (%), 95% interval (paper rows: Wilson over its 143 tasks)")
     axes.grid(axis="x", color="#ddd")
     return save_plot(figure, out_dir / "comparison.png", "overall pass rate of each run and of the paper's rows, with 95% intervals")
 
@@ -709,7 +699,7 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     return out_dir / "report.html"
 
 
-def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
+def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> None:
     """build_report's work, in a fresh folder out_dir (absolute) that holds tasks/ and notebooks/."""
     groups = group_runs(run_dirs)
     if len(groups) > 1:
@@ -728,12 +718,10 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     tables = tables_of(results, manifests)
     titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
     title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
-    page = out_dir / "report.html"
-    write_page(page, render("overview.html", title=title, headline=top, facts=facts, warnings=warnings, tables=tables,
+    write_page(out_dir / "report.html", render("overview.html", title=title, headline=top, facts=facts, warnings=warnings, tables=tables,
                             table=table3([("this run", results, max_turns)], paper), max_turns=max_turns,
                             pass_at_k=pass_at_k_lines(results), plots=plots, tasks=task_rows(results, stems),
                             judge=judge_view([("this run", results, max_turns)], lambda _, result: page_of(stems, result))))
-    return page
 
 
 def task_rows(results: list[dict], stems: dict) -> list[dict]:
@@ -805,7 +793,7 @@ def comparison_text(names: list[str], results: list[list[dict]]) -> list[str]:
     return lines
 
 
-def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
+def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[str], tables_of) -> None:
     """report.html for several runs: each run's headline, its paired difference from the first run, Table 3 with a row
     per run beside the paper's rows and its plot, the tasks that flip, and every task's verdicts per run."""
     paper = paper_row_names(paper_rows)
@@ -837,12 +825,10 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
     grid = [{"id": task, "category": category, "cells": [badges(tasks.get(task, []), stems[number]) for number, tasks in enumerate(by_run)],
              "differs": len({tuple(bool(result.passed) for result in tasks.get(task, [])) for tasks in by_run}) > 1}
             for category, task in every]
-    page = out_dir / "report.html"
-    write_page(page, render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
+    write_page(out_dir / "report.html", render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
                             table=table, plot=plot, grid=grid, paper=paper, max_turns=max(turns for _, _, turns in table_runs),
                             pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)],
                             judge=judge_view(table_runs, lambda number, result: page_of(stems[number], result))))
-    return page
 
 
 # --- report: what the CLI prints ---
