@@ -218,7 +218,7 @@ def test_report_shows_control_bytes_and_lone_surrogates_visibly(tmp_path):
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", page), "a raw control character reached the page"
     assert "␛[31mred␛[0m, a NUL ␀ and a bell ␇" in page and "bad \\ud800 surrogate and ␛[31mred" in page
     notebook = (tmp_path / "html" / "notebooks" / "T.s0.ipynb").read_text(encoding="utf-8")
-    assert "\\u001b[31mred" in notebook  # JSON-escaped in the notebook
+    assert "␛[31mred" in notebook and "\\u001b" not in notebook  # shown as on the page (untrusted.visible), not raw
 
 
 @pytest.mark.slow
