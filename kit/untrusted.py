@@ -197,14 +197,15 @@ def for_shell(text: str) -> str:
     return shlex.quote(str(text))
 
 
-def for_batch(text: str, what: str) -> str:
-    """A path on an #SBATCH line (sbatch splits those lines at whitespace and expands %j, %u, ... in file names):
-    Unsafe unless absolute, without whitespace, quotes or control characters; a percent sign written as %%."""
+def for_batch(text: str, what: str, pattern: bool = True) -> str:
+    """A path on an #SBATCH line (sbatch splits those lines at whitespace): Unsafe unless absolute, without whitespace,
+    quotes or control characters; where Slurm expands %j, %u, ... (pattern: the log files' names), a percent sign
+    written as %%. Slurm's --chdir expands nothing (measured, 22.05): pattern=False."""
     text = str(text)
     if not text.startswith("/") or re.search(r"[\s\"'\\]", text) or CONTROLS.search(text) or BIDI.search(text):
         raise Unsafe(f"{what} {for_terminal(text)} cannot go into a Slurm batch script: give an absolute path without "
                      "spaces, quotes or control characters")
-    return text.replace("%", "%%")
+    return text.replace("%", "%%") if pattern else text
 
 
 # --- file names and names ------------------------------------------------------------------------------------------
