@@ -1237,11 +1237,8 @@ def task_runs(log_folder: str, values: list[str]) -> dict:
     very script was seen starting from inside the interpreter and the interpreter exited 0. {"runs": n, "failed": n
     (never started its script, exited other than 0, or still running when the script ended), "seen": n (all traced
     runs), "shown": up to 4 of the task's runs}."""
-    runs, seen = [], 0
-    for name in sorted(os.listdir(log_folder)):
-        if not name.endswith(".argv"):
-            continue
-        seen += 1
+    runs, names = [], sorted(name for name in os.listdir(log_folder) if name.endswith(".argv"))
+    for name in names:
         record = os.path.join(log_folder, name[:-5])
         argv = read_record(record + ".argv").split("\0")[:-1]
         script = script_argument(argv) if argv else None
@@ -1253,7 +1250,7 @@ def task_runs(log_folder: str, values: list[str]) -> dict:
             status = None
         expected = os.path.realpath(os.path.join(read_record(record + ".cwd").strip(), script))
         runs.append({"command": " ".join(argv)[:300], "status": status, "started": read_record(record + ".started").strip() == expected})
-    return {"runs": len(runs), "failed": sum(run["status"] != 0 or not run["started"] for run in runs), "seen": seen,
+    return {"runs": len(runs), "failed": sum(run["status"] != 0 or not run["started"] for run in runs), "seen": len(names),
             "shown": sorted(runs, key=lambda run: run["status"] == 0 and run["started"])[:4]}
 
 
@@ -1342,16 +1339,14 @@ def terminate_children(pid: int) -> None:
     import time
 
     children = process_children(pid)
-    for child in children:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child, signal.SIGTERM)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not all(map(gone, children)):
-        time.sleep(0.05)
-    for child in children:
-        if not gone(child):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child, signal.SIGKILL)
+    for signum, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, 0)):
+        for child in children:
+            if not gone(child):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child, signum)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and not all(map(gone, children)):
+            time.sleep(0.05)
 
 
 def offline_environment(path_first: str) -> dict:

@@ -279,9 +279,7 @@ def remove_cgroups(folders: list[Path]) -> None:
 def cgroup_settings(limits: JailLimits) -> dict:
     """nsjail's cgroup fields: the whole jail's memory and process count, and where its cgroups are made."""
     version, fields = jail_cgroups()
-    if not version:
-        return {}
-    return {"cgroup_mem_max": int((limits.memory_gib + 0.25) * 2**30), "cgroup_pids_max": limits.processes, **fields}
+    return {"cgroup_mem_max": int((limits.memory_gib + 0.25) * 2**30), "cgroup_pids_max": limits.processes, **fields} if version else {}
 
 
 def libnl_present() -> bool:
@@ -633,8 +631,7 @@ class Jail:
         """What run makes of a cell that is over: its result (None when forged), or a restart of the worker where the
         channel was forged or garbled, the worker died, or the cell left the jail at its limits."""
         if not forged and result.get("status") in ("ok", "error", "interrupted"):
-            messages = self.read_messages(0.0)  # what came with the cell's own: the worker loop's result comes before its marker
-            forged = bool(messages)
+            forged = bool(self.read_messages(0.0))  # what came with the cell's own: the worker loop's result comes before its marker
         if forged:
             return self.restart(output, "Something other than the worker wrote on its result channel during this cell, so no result "
                                         "can be trusted; the Python worker was restarted, so all variables are gone.")
