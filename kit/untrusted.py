@@ -17,6 +17,8 @@ needs (tests/test_untrusted.py holds each promise against a hostile corpus):
     for_shell(text)        a word of a command the user pastes: quoted; refused if it holds a line break or control
     for_batch(text)        a value on an #SBATCH line: refused unless absolute, without whitespace or controls;
                            Slurm's filename patterns (%j, %u, ...) written as %% so none expands
+    command(*words)        a command the kit prints for its user to paste, with the interpreter and pybench.py that
+                           ran (shown(path): a path in it)
     file_name(text)        a name the kit gives a file: letters, marks, digits and -_. of any script
     name_key(text)         what two names are compared by, so that none differ only by what cannot be seen
 
@@ -26,16 +28,20 @@ page needs them.
 
 import base64
 import hashlib
+import os
 import re
 import shlex
 import signal
+import sys
 import time
 import unicodedata
+from pathlib import Path
 
 from kit.jailed import middle_cut as cut  # the one text cutter: head and tail, the count of what went between
 
-__all__ = ["Unsafe", "cut", "for_record", "for_terminal", "visible", "for_page", "markdown_html", "MarkdownBudget", "data_uri",
-           "for_prompt", "for_csv", "write_csv", "for_shell", "for_batch", "file_name", "name_key", "TEXT_KEEP"]
+__all__ = ["Unsafe", "cut", "for_record", "for_terminal", "visible", "for_page", "markdown_html",
+           "MarkdownBudget", "data_uri", "for_prompt", "for_csv", "write_csv", "for_shell", "for_batch",
+           "SCRIPT", "shown", "interpreter", "command", "file_name", "name_key", "TEXT_KEEP"]
 
 
 class Unsafe(ValueError):
@@ -206,6 +212,30 @@ def for_batch(text: str, what: str, pattern: bool = True) -> str:
         raise Unsafe(f"{what} {for_terminal(text)} cannot go into a Slurm batch script: give an absolute path without "
                      "spaces, quotes or control characters")
     return text.replace("%", "%%") if pattern else text
+
+
+# --- commands the user pastes: written with the interpreter and the pybench.py that ran --------------------------
+
+SCRIPT = Path(__file__).resolve().parent.parent / "pybench.py"
+
+
+def shown(path: Path | str) -> str:
+    """A path as the user can paste it here (for_shell): relative to the current folder inside it, else absolute."""
+    path = Path(os.path.abspath(path))
+    return for_shell(str(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path))
+
+
+def interpreter(python: Path | str | None = None) -> str:
+    """An interpreter (default: the one running now) as the user can type it: its path, never a bare name (under pyenv,
+    PATH's `python3.12` is a shim that fails unless a version is selected; inside, PATH leads to the version itself)."""
+    text = shown(python or sys.executable)
+    return text if "/" in text else f"./{text}"
+
+
+def command(*words: str, python: Path | str | None = None) -> str:
+    """`PYTHON pybench.py WORDS...`, pasteable: python is the interpreter running now unless given (a venv's); each word
+    a constant or shown()."""
+    return " ".join([interpreter(python), shown(SCRIPT), *words])
 
 
 # --- file names and names ------------------------------------------------------------------------------------------

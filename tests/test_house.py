@@ -14,7 +14,7 @@ MODULES = {path.stem: path for path in sorted((ROOT / "kit").glob("*.py")) if pa
 
 # The core knows no benchmark and no feature; each feature sits on the core (docs/code.md says so, and why for
 # each exception below).
-CORE = {"engine", "harness", "sandbox", "jailed", "settings", "untrusted", "hints"}
+CORE = {"engine", "harness", "sandbox", "jailed", "settings", "untrusted"}
 FEATURE_ON_FEATURE = {
     ("classroom", "report"): "the teacher's pages are the report's pages (one jinja2 environment, one page style)",
     ("classroom", "suite"): "an assignment is a suite: its tasks file is read by the suite's one reader",

@@ -143,13 +143,13 @@ def test_an_output_folder_without_permission_or_on_a_read_only_disk_is_one_line(
 
 def test_printed_commands_use_the_interpreter_and_the_pybench_py_that_ran(monkeypatch, tmp_path):
     """Before, every hint said `python3.12`, which on a pyenv machine is a shim that fails without a selected version."""
-    from kit import hints
+    from kit import untrusted
 
     monkeypatch.chdir(ROOT)
-    assert hints.command("setup") == f"{os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(str(ROOT)) else sys.executable} pybench.py setup"
-    assert hints.command("doctor", python=ROOT / ".venv" / "bin" / "python") == ".venv/bin/python pybench.py doctor"
+    assert untrusted.command("setup") == f"{os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(str(ROOT)) else sys.executable} pybench.py setup"
+    assert untrusted.command("doctor", python=ROOT / ".venv" / "bin" / "python") == ".venv/bin/python pybench.py doctor"
     monkeypatch.chdir(tmp_path)
-    assert hints.command("doctor", python=ROOT / ".venv" / "bin" / "python") == f"{ROOT}/.venv/bin/python {ROOT}/pybench.py doctor"
+    assert untrusted.command("doctor", python=ROOT / ".venv" / "bin" / "python") == f"{ROOT}/.venv/bin/python {ROOT}/pybench.py doctor"
 
 
 def test_setups_last_line_says_what_comes_next():
