@@ -443,14 +443,9 @@ def copy_image(directory: int, name: str, destination: Path) -> bool:
 def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]], pages_dir: Path, run_name: str = "") -> str:
     """One attempt: verdict, facts, query, the trajectory step by step, and its outputs."""
     system, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
-    samples = [{"label": f"s{sample}", "href": href(f"{other}.html"), "passed": passed, "current": other == stem}
-               for sample, other, passed in siblings] if len(siblings) > 1 or result.sample else []
-    sample_text = f" · sample {result.sample} (seed {result.get('seed', '?')})" if samples else ""
     folder = attempt_output_dir(result)
-    outputs = output_files(folder, pages_dir, stem) if folder else None
-    return render("attempt.html", result=result, stem=stem, samples=samples, sample_text=sample_text, run_name=run_name,
-                  system=system, asked=asked, steps=steps, folder=folder, outputs=outputs,
-                  title=f"{result.id}{sample_text}: {'passed' if result.passed else 'failed'}")
+    return render("attempt.html", result=result, stem=stem, siblings=siblings, run_name=run_name, system=system, asked=asked,
+                  steps=steps, folder=folder, outputs=output_files(folder, pages_dir, stem) if folder else None)
 
 
 def write_attempts(results: list[dict], out_dir: Path, samples: int, prefix: str = "", run_name: str = "") -> dict:
