@@ -316,7 +316,7 @@ def templates():
                                      undefined=jinja2.StrictUndefined, finalize=for_page,
                                      trim_blocks=True, lstrip_blocks=True)
     environment.filters.update(href=href, short=short, distinct=distinct)
-    environment.globals.update(csp=PAGE_CSP)
+    environment.globals.update(csp=PAGE_CSP, zip=zip)
     return environment
 
 
