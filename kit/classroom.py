@@ -675,15 +675,6 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
               + [[row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"] for row in book], reveal=False)
 
 
-def student_cells(submission: Submission, result: Result) -> list[dict]:
-    """The student's cells as handed in, each code cell with what it printed and the figures it displayed when the
-    grader ran it."""
-    printed = iter([text for code, text in zip(result.code or [], result.printed or []) if code is not None])
-    shown = iter(submission.shown)
-    return [{"kind": "code", "source": source, "output": next(printed, None), "shown": next(shown, {"uris": [], "left_out": 0})}
-            if kind == "code" else {"kind": kind, "source": source, "output": None} for kind, source in submission.cells if source.strip()]
-
-
 def passed_with_errors(book: list[Graded]) -> list[str]:
     """A line per notebook that passed although a cell raised an error (autograders run on; a teacher looks)."""
     return [f"passed, but {failed_cells(work[0].failed)}: {row.shown}, {task_id}" for row in book
@@ -717,17 +708,14 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
     possible = sum(task.own["points"] for task in tasks)
     for row in book:
         report.write_page(run_dir / "feedback" / f"{row.label}.html", report.render(
-            "classroom_student.html", student=row.shown, total=row.total, possible=possible, row=row, tasks=tasks, cells=student_cells,
+            "classroom_student.html", student=row.shown, total=row.total, possible=possible, row=row, tasks=tasks,
             images=lambda task, result: output_images(run_dir, task, result), markdown=MarkdownBudget(),
             figures_cap=SHOWN_FIGURES, png_mib=SHOWN_PNG_BYTES / 2**20))
-    totals = Counter(row.total for row in book)
-    reasons = [(task, Counter(row.work[task.id][1].reason if row.work[task.id] else "no submission" for row in book if not row.points[task.id]))
-               for task in tasks]
-    failed = sorted(({"task": task, "failed": sum(counts.values()), "reasons": counts.most_common(3)} for task, counts in reasons if counts),
-                    key=lambda item: -item["failed"])
+    failed = [(task, Counter(row.work[task.id][1].reason if row.work[task.id] else "no submission" for row in book if not row.points[task.id]))
+              for task in tasks]
     report.write_page(run_dir / "overview.html", report.render(
-        "classroom_overview.html", tasks=tasks, book=book, possible=possible, distribution=sorted(totals.items()),
-        most=max(totals.values(), default=1), failed=failed, notes=notes + passed_with_errors(book)))
+        "classroom_overview.html", tasks=tasks, book=book, possible=possible, totals=Counter(row.total for row in book),
+        failed=sorted((item for item in failed if item[1]), key=lambda item: -item[1].total()), notes=notes + passed_with_errors(book)))
 
 
 # --- the handout ---------------------------------------------------------------------------------------------------

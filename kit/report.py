@@ -315,8 +315,8 @@ def templates():
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                      undefined=jinja2.StrictUndefined, finalize=for_page,
                                      trim_blocks=True, lstrip_blocks=True)
-    environment.filters["href"] = href
-    environment.globals.update(csp=PAGE_CSP)
+    environment.filters.update(href=href, short=short, distinct=distinct)
+    environment.globals.update(csp=PAGE_CSP, zip=zip)
     return environment
 
 
@@ -443,14 +443,9 @@ def copy_image(directory: int, name: str, destination: Path) -> bool:
 def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]], pages_dir: Path, run_name: str = "") -> str:
     """One attempt: verdict, facts, query, the trajectory step by step, and its outputs."""
     system, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
-    samples = [{"label": f"s{sample}", "href": href(f"{other}.html"), "passed": passed, "current": other == stem}
-               for sample, other, passed in siblings] if len(siblings) > 1 or result.sample else []
-    sample_text = f" · sample {result.sample} (seed {result.get('seed', '?')})" if samples else ""
     folder = attempt_output_dir(result)
-    outputs = output_files(folder, pages_dir, stem) if folder else None
-    return render("attempt.html", result=result, stem=stem, samples=samples, sample_text=sample_text, run_name=run_name,
-                  system=system, asked=asked, steps=steps, folder=folder, outputs=outputs,
-                  title=f"{result.id}{sample_text}: {'passed' if result.passed else 'failed'}")
+    return render("attempt.html", result=result, stem=stem, siblings=siblings, run_name=run_name, system=system, asked=asked,
+                  steps=steps, folder=folder, outputs=output_files(folder, pages_dir, stem) if folder else None)
 
 
 def write_attempts(results: list[dict], out_dir: Path, samples: int, prefix: str = "", run_name: str = "") -> dict:
@@ -720,33 +715,14 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
     write_page(out_dir / "report.html", render("overview.html", title=title, headline=top, facts=facts, warnings=warnings, tables=tables,
                             table=table3([("this run", results, max_turns)], paper), max_turns=max_turns,
-                            pass_at_k=pass_at_k_lines(results), plots=plots, tasks=task_rows(results, stems),
+                            pass_at_k=pass_at_k_lines(results), plots=plots, tasks=attempts_by_task(results),
+                            page=functools.partial(page_of, stems),
                             judge=judge_view([("this run", results, max_turns)], lambda _, result: page_of(stems, result))))
-
-
-def task_rows(results: list[dict], stems: dict) -> list[dict]:
-    """Every task, one row each: its attempts' verdicts (each a link to its page), mean turns and seconds, ending and
-    the first failing reason."""
-    rows = []
-    for task, attempts in attempts_by_task(results).items():
-        reason = next((result.get("reason", "") for result in attempts if not result.passed), "")  # the first failure's
-        rows.append({"id": task, "category": attempts[0].category, "href": page_of(stems, attempts[0]), "badges": badges(attempts, stems),
-                     "turns": f"{sum(r.turns for r in attempts) / len(attempts):.1f}".removesuffix(".0"),
-                     "seconds": f"{sum(r.get('seconds') or 0 for r in attempts) / len(attempts):.1f}",
-                     "endings": ", ".join(distinct(str(result.get("ended_by", "")).split(" (")[0] for result in attempts)),
-                     "reason": reason, "short_reason": short(reason)})
-    return rows
 
 
 def page_of(stems: dict, result: Result) -> str:
     """The link from report.html to an attempt's page."""
     return href(f"tasks/{stems[result.id, result.sample]}.html")
-
-
-def badges(attempts: list[Result], stems: dict) -> list[dict]:
-    """A task's attempts as links to their pages, labelled pass or fail (one attempt) or by sample (several)."""
-    return [{"href": page_of(stems, result), "passed": result.passed,
-             "label": ("pass" if result.passed else "fail") if len(attempts) == 1 else f"s{result.sample}"} for result in attempts]
 
 
 def headline(results: list[Result], samples: int, rows: list[tuple[str, list, list]]) -> dict:
@@ -822,11 +798,12 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
     order = {category: number for number, category in enumerate(categories_of([result for results, _, _ in runs for result in results]))}
     every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order[item[0]], item[1]))
     by_run = [attempts_by_task(results) for results, _, _ in runs]
-    grid = [{"id": task, "category": category, "cells": [badges(tasks.get(task, []), stems[number]) for number, tasks in enumerate(by_run)],
+    grid = [{"id": task, "category": category, "cells": [tasks.get(task, []) for tasks in by_run],
              "differs": len({tuple(bool(result.passed) for result in tasks.get(task, [])) for tasks in by_run}) > 1}
             for category, task in every]
     write_page(out_dir / "report.html", render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
                             table=table, plot=plot, grid=grid, paper=paper, max_turns=max(turns for _, _, turns in table_runs),
+                            pages=[functools.partial(page_of, stem) for stem in stems],
                             pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)],
                             judge=judge_view(table_runs, lambda number, result: page_of(stems[number], result))))
 
