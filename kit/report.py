@@ -315,7 +315,7 @@ def templates():
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                      undefined=jinja2.StrictUndefined, finalize=for_page,
                                      trim_blocks=True, lstrip_blocks=True)
-    environment.filters.update(href=href, short=short, distinct=distinct)
+    environment.filters.update(href=href, short=short, distinct=distinct, percent_interval=percent_interval)
     environment.globals.update(csp=PAGE_CSP, zip=zip)
     return environment
 
@@ -707,13 +707,10 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
     stems = write_attempts(results, out_dir, samples)
     plots = report_plots(results, paper, max_turns, out_dir)
     facts, warnings = run_facts(results, manifests, run_dirs, samples)
-    rows = our_rows(results, max_turns)
-    top = headline(results, samples, rows) | {
-        "more": [f"{name.removeprefix('this run ')} {row[-2]:.1f}% (95% {percent_interval(bounds[-2])})" for name, row, bounds in rows[1:]]}
     tables = tables_of(results, manifests)
     titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
     title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
-    write_page(out_dir / "report.html", render("overview.html", title=title, headline=top, facts=facts, warnings=warnings, tables=tables,
+    write_page(out_dir / "report.html", render("overview.html", title=title, rows=our_rows(results, max_turns), samples=samples, results=results, facts=facts, warnings=warnings, tables=tables,
                             table=table3([("this run", results, max_turns)], paper), max_turns=max_turns,
                             pass_at_k=pass_at_k_lines(results), plots=plots, tasks=attempts_by_task(results),
                             page=functools.partial(page_of, stems),
@@ -723,13 +720,6 @@ def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
 def page_of(stems: dict, result: Result) -> str:
     """The link from report.html to an attempt's page."""
     return href(f"tasks/{stems[result.id, result.sample]}.html")
-
-
-def headline(results: list[Result], samples: int, rows: list[tuple[str, list, list]]) -> dict:
-    """A run's first figure (its first row's Overall, our_rows), with its interval, passes and average turns."""
-    _, figures, intervals = rows[0]
-    return {"label": "pass@1" if samples > 1 else "pass rate", "rate": f"{figures[-2]:.1f}%", "interval": percent_interval(intervals[-2]),
-            "passed": sum(bool(result.passed) for result in results), "attempts": len(results), "turns": f"{figures[-1]:.2f}"}
 
 
 # --- report: several runs compared ---
@@ -783,10 +773,9 @@ def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[s
         samples = samples_of(results, manifests)
         stems.append(write_attempts(results, out_dir, samples, prefix=f"r{number}_", run_name=name))
         table_runs.append((name, results, run_max_turns(manifests)))
-        rows = our_rows(results, table_runs[-1][2], name)
         facts, warnings = run_facts(results, manifests, group, samples)
-        cards.append(headline(results, samples, rows) | {"name": name, "facts": facts, "warnings": warnings,
-                                                         "tables": tables_of(results, manifests)})
+        cards.append({"name": name, "rows": our_rows(results, table_runs[-1][2], name), "samples": samples, "results": results,
+                      "facts": facts, "warnings": warnings, "tables": tables_of(results, manifests)})
     pairs = []
     for number in range(1, len(runs)):
         pair = compare_pair(runs[0][0], runs[number][0])
