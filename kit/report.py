@@ -315,7 +315,8 @@ def templates():
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                      undefined=jinja2.StrictUndefined, finalize=for_page,
                                      trim_blocks=True, lstrip_blocks=True)
-    environment.filters.update(href=href, short=short, distinct=distinct, percent_interval=percent_interval)
+    environment.filters.update(href=href, short=short, distinct=distinct, percent_interval=percent_interval,
+                               join=lambda items, separator="": separator.join(map(str, items)))  # plain text: through for_page, unlike jinja2's join
     environment.globals.update(csp=PAGE_CSP, zip=zip)
     return environment
 

@@ -179,6 +179,10 @@ def test_markup_csv_writers_and_page_finalize_live_in_the_door_only():
     from kit import report
 
     assert report.templates().finalize is untrusted.for_page
+    joined = report.templates().from_string('{{ names | join("; ") }}').render(names=["\u202eevil", "<b>"])
+    assert "\u202e" not in joined and "&lt;b&gt;" in joined, joined  # jinja's own join returns Markup: it would skip for_page
+    for template in (ROOT / "kit" / "templates").glob("*.html"):
+        assert "|safe" not in template.read_text().replace(" ", ""), f"{template.name} marks something safe"
 
 
 # What an #SBATCH option may hold besides what untrusted.for_batch returned: numbers, and the name of the run folder
@@ -187,11 +191,13 @@ BATCH_VALUES_CHECKED_ELSEWHERE = {"shards", "cpus", "memory", "GRACE_SECONDS", "
 
 
 def test_batch_scripts_are_written_from_door_values_only():
-    """Every #SBATCH option kit/slurm.py writes (a string starting with --) interpolates only what untrusted.for_batch
+    """Every #SBATCH option of the scripts kit/slurm.py writes (batch_script's options) interpolates only what untrusted.for_batch
     returned, numbers, or the run folder's name that for_batch checked; a path put in as it is fails here."""
     tree = ast.parse((ROOT / "kit" / "slurm.py").read_text())
-    options = [node for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) and isinstance(node.values[0], ast.Constant)
-               and str(node.values[0].value).startswith("--")]
+    scripts = [function for function in ast.walk(tree) if isinstance(function, ast.FunctionDef) and function.name != "batch_script"
+               and any(isinstance(node, ast.Call) and getattr(node.func, "id", "") == "batch_script" for node in ast.walk(function))]
+    options = [node for function in scripts for node in ast.walk(function) if isinstance(node, ast.JoinedStr)
+               and isinstance(node.values[0], ast.Constant) and str(node.values[0].value).startswith("--")]
     assert len(options) >= 6, "the batch scripts' options are no longer f-strings here: this test must follow them"
     for node in options:
         for value in (part.value for part in node.values if isinstance(part, ast.FormattedValue)):
