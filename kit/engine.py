@@ -11,6 +11,7 @@ these members.
 import contextlib
 import ctypes
 import functools
+import itertools
 import os
 import re
 import sys
@@ -122,9 +123,7 @@ class LlamaModel:
         self.offload = bool(llama_cpp.llama_supports_gpu_offload())
         trained = gguf_facts(path).get("context_length")
         self.n_ctx = min(n_ctx, trained) if trained else n_ctx  # past its trained context a model only degrades
-        self.gpu_note = ""
-        if self.offload and n_gpu_layers != 0:
-            n_gpu_layers, self.gpu_note = fit_gpu_layers(path, n_gpu_layers)
+        n_gpu_layers, self.gpu_note = fit_gpu_layers(path, n_gpu_layers) if self.offload and n_gpu_layers != 0 else (n_gpu_layers, "")
         while True:  # the Llama object holds the weights, the vocabulary and the chat handler; its own context is tiny
             try:
                 with llama_log() as load_log:  # llama.cpp's own count of the layers it offloaded
@@ -286,7 +285,7 @@ class LlamaModel:
         ends = set()
         for count in {system, opening if self.samples > 1 else 0} - {0}:
             rendered = self.opening_prompt(messages[:count], seed) if count < len(messages) else prompt
-            ends.add(min(common_length(rendered[:-1], prompt), len(prompt) - 1))
+            ends.add(min(len(os.path.commonprefix([rendered[:-1], prompt])), len(prompt) - 1))
         return sorted(ends - {0})
 
     def opening_prompt(self, messages: list[dict], seed: int) -> list[int]:
@@ -365,7 +364,7 @@ class LlamaModel:
 
         request, prompt = sequence.request, sequence.request.prompt
         if not sequence.fresh:
-            kept, donor = min(common_length(sequence.tokens, prompt), len(prompt) - 1), sequence
+            kept, donor = min(len(os.path.commonprefix([sequence.tokens, prompt])), len(prompt) - 1), sequence
         else:
             fresh = set(pieces(0, len(prompt), request.ends, self.N_BATCH))
             reusable = lambda holder, end: holder.tokens[:end] == prompt[:end] and {cut for cut in holder.cuts if cut <= end} == {  # noqa: E731
@@ -567,9 +566,8 @@ class Request:
         import numpy
 
         criteria = self.settings.get("stopping_criteria")
-        if criteria is not None and criteria(numpy.asarray(evaluated, dtype=numpy.intc), None):
-            return self.finish("stop")
-        if llama_cpp.llama_vocab_is_eog(model.vocab, token):
+        if (criteria is not None and criteria(numpy.asarray(evaluated, dtype=numpy.intc), None)
+                or llama_cpp.llama_vocab_is_eog(model.vocab, token)):
             return self.finish("stop")
         self.completion.append(token)
         piece = model.piece(token)
@@ -618,11 +616,6 @@ class CompletionCapture:
         raise self.Captured()
 
 
-def common_length(held: list[int], new: list[int]) -> int:
-    """How many tokens two token lists have in common from the start."""
-    return len(os.path.commonprefix([held, new]))
-
-
 def pieces(start: int, stop: int, ends: list[int], size: int) -> list[int]:
     """Where the llama_decode pieces of prompt[start:stop] end: at every shared-prefix end, and every `size` tokens
     after the previous cut (as Llama.eval cuts a prompt into n_batch chunks)."""
@@ -637,13 +630,8 @@ def pieces(start: int, stop: int, ends: list[int], size: int) -> list[int]:
 def merge_consecutive_roles(messages: list[dict]) -> list[dict]:
     """Many chat templates insist that user and assistant alternate; the protocol sends the file list and the
     query as two user messages, so they are joined (with a blank line) only for the template."""
-    merged: list[dict] = []
-    for message in messages:
-        if merged and merged[-1]["role"] == message["role"]:
-            merged[-1] = {"role": message["role"], "content": merged[-1]["content"] + "\n\n" + message["content"]}
-        else:
-            merged.append(dict(message))
-    return merged
+    return [{"role": role, "content": "\n\n".join(message["content"] for message in group)}
+            for role, group in itertools.groupby(messages, key=lambda message: message["role"])]
 
 
 # --- where the KV caches and the layers fit ------------------------------------------------------------------------
@@ -670,10 +658,8 @@ BUDGET_VARIABLE = "PYBENCH_GPU_MEMORY_GIB"  # at most this much GPU memory is co
 
 
 def ram_free_bytes() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    return 0
+    found = re.search(r"^MemAvailable:\s+(\d+)", Path("/proc/meminfo").read_text(), re.MULTILINE)
+    return int(found[1]) * 1024 if found else 0
 
 
 def gpu_free_bytes() -> int:
@@ -692,8 +678,8 @@ def gpu_device_text(load_log: list[str], n_gpu_layers: int, layers) -> str:
     """'GPU Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)): 31 of 31 layers offloaded', the count being llama.cpp's own."""
     buffers = device_buffers(load_log)
     used = [device for device in gpus() if f"{device.name} model" in buffers] or gpus()
-    counted = offloaded_layers(load_log)
-    shown = f"{counted[0]} of {counted[1]}" if counted else f"{'all' if n_gpu_layers < 0 else n_gpu_layers} of {layers}"
+    counted = re.search(r"offloaded (\d+)/(\d+) layers to GPU", "".join(load_log))  # its loader's own count
+    shown = f"{counted[1]} of {counted[2]}" if counted else f"{'all' if n_gpu_layers < 0 else n_gpu_layers} of {layers}"
     return f"GPU {', '.join(f'{device.name} ({device.description})' for device in used)}: {shown} layers offloaded"
 
 
@@ -808,12 +794,6 @@ def llama_log():
         yield lines
     finally:
         llama_cpp.llama_log_set(llama_cpp._logger.llama_log_callback, ctypes.c_void_p(0))
-
-
-def offloaded_layers(log: list[str]) -> tuple[int, int] | None:
-    """(layers offloaded, layers in all) as llama.cpp's loader reported them ("offloaded 31/31 layers to GPU")."""
-    found = re.search(r"offloaded (\d+)/(\d+) layers to GPU", "".join(log))
-    return (int(found[1]), int(found[2])) if found else None
 
 
 def device_buffers(log: list[str]) -> dict[str, float]:

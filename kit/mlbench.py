@@ -16,6 +16,7 @@ templates are read from the user's disk at run time.
 """
 
 import ast
+import contextlib
 import functools
 import json
 import os
@@ -78,10 +79,9 @@ def first_record(path: Path) -> object:
         return None
     with open(path, encoding="utf-8", errors="replace") as handle:
         first = next((line for line in handle if line.strip()), "")
-    try:
+    with contextlib.suppress(json.JSONDecodeError):
         return json.loads(first)
-    except json.JSONDecodeError:
-        return None
+    return None
 
 
 def read_records(path: Path) -> list[tuple[str, dict]]:
@@ -201,11 +201,9 @@ def checkout_templates(checkout: Path) -> dict[str, str]:
         path = checkout / relative
         if not path.is_file():
             continue
-        constants = {}
-        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-                constants[node.targets[0].id] = node.value.value
+        constants = {node.targets[0].id: node.value.value for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body
+                     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                     and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
         if all(name in constants for name in TEMPLATE_NAMES.values()):
             return {setting: constants[name] for setting, name in TEMPLATE_NAMES.items()}
     raise UsageError(f"--mlbench-checkout {checkout}: none of {', '.join(TEMPLATE_FILES)} defines ML-Bench's prompt templates "
@@ -687,11 +685,8 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
         else:
             prompt = setup.prompt(task)
             messages = [{"role": "user", "content": prompt}]
-            session = model.attempt(task.id, seed)
-            try:
+            with contextlib.closing(model.attempt(task.id, seed)) as session:
                 reply = session.reply(messages)
-            finally:
-                session.close()
             prompt_tokens, completion_tokens = reply.prompt_tokens, reply.completion_tokens
             evaluated, shared = reply.prompt_evaluated, reply.prompt_shared
             if reply.text is not None:

@@ -97,9 +97,8 @@ def read_replays(path: Path, expect: str | None, task_id: str | None = None) -> 
     records = []
     for where, record in jsonl_records(path):
         number = where.rsplit(" ", 1)[1]
-        if task_id and isinstance(record, dict):
-            if record.setdefault("id", task_id) != task_id:
-                raise UsageError(f"{where}: a replay for task {record['id']!r}, not for {task_id!r}")
+        if task_id and isinstance(record, dict) and record.setdefault("id", task_id) != task_id:
+            raise UsageError(f"{where}: a replay for task {record['id']!r}, not for {task_id!r}")
         if not is_replay_line(record):
             raise UsageError(f"{where}: expected {ReplayModel.EXPECTED}")
         record.setdefault("expect", expect)
@@ -112,14 +111,12 @@ def read_replays(path: Path, expect: str | None, task_id: str | None = None) -> 
 def solution_rounds(records: list[dict]) -> list[list[dict]]:
     """Replays in rounds holding at most one per task (round r: every task's r-th replay), so that a round is one
     replay file and every attempt of a round has its own task."""
-    rounds: list[list[dict]] = []
-    seen: dict[str, int] = {}
+    rounds: dict[int, list[dict]] = collections.defaultdict(list)  # round r is made after round r - 1: in order
+    seen = collections.Counter()
     for record in records:
-        number = seen[record["id"]] = seen.get(record["id"], -1) + 1
-        if number == len(rounds):
-            rounds.append([])
-        rounds[number].append(record)
-    return rounds
+        rounds[seen[record["id"]]].append(record)
+        seen[record["id"]] += 1
+    return list(rounds.values())
 
 
 def replay_records(tasks: dict[str, Task], records: list[dict], run_dir: Path, max_turns: int = 10) -> list[tuple[dict, Result]]:
@@ -196,8 +193,7 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
     for path in sorted((checks_dir / "solutions").glob("*.jsonl")):
         records += read_replays(path, None)
     for record in records:
-        if record["id"] not in problems:
-            problems[record["id"]] = [f"{record['source']}: a replay for a task that is not in {tasks_path.name}"]
+        problems.setdefault(record["id"], [f"{record['source']}: a replay for a task that is not in {tasks_path.name}"])
     for task_id in tasks:
         for expect, where in (("pass", "reference.jsonl"), ("fail", "wrong.jsonl")):
             if not any(r["id"] == task_id and r["expect"] == expect for r in records):
