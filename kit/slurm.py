@@ -158,14 +158,13 @@ def array_script(settings: Settings, run_flags: list[str], run_dir: Path, shards
     """The array job: one element per shard, its resources from the run's flags, the kit exec'd so that Slurm's
     signals reach it. Its log files' pattern holds the run folder with its % doubled (for_batch); the job's name and
     --chdir, where Slurm expands no pattern, hold the names as they are, once for_batch has checked them."""
-    for_batch(Path.cwd(), "the working folder")
     cpus = settings.threads or (int(settings.parallel) if settings.parallel.isdigit() else (1 if settings.replay else 4))
     at_once = int(settings.parallel) if settings.parallel.isdigit() else cpus
     model_gib = 0.0 if settings.replay else (settings.model or default_model()).stat().st_size / 2**30 * MODEL_OVERHEAD
     memory = math.ceil(at_once * (settings.memory + 0.25) + model_gib + HARNESS_GIB)
     options = [f"--job-name=pybench-{run_dir.name}", f"--array=1-{shards}", f"--cpus-per-task={cpus}", f"--mem={memory}G",
                f"--output={for_batch(run_dir, 'the run folder')}/slurm/shard-%a.log", "--open-mode=append", "--requeue",
-               f"--signal=B:USR1@{GRACE_SECONDS}", f"--chdir={Path.cwd()}"]
+               f"--signal=B:USR1@{GRACE_SECONDS}", f"--chdir={for_batch(Path.cwd(), 'the working folder', pattern=False)}"]
     if not settings.replay and settings.n_gpu_layers != 0 and engine.gpu_backends():  # a CPU build never asks for a GPU
         options.append("--gres=gpu:1")
     command = (shell_line([python_of(pybench), pybench, *run_flags, "--no-report", "--shard"]) + f' "$SLURM_ARRAY_TASK_ID/{shards}" --out '
