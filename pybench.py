@@ -787,6 +787,9 @@ def environment_trouble(error: OSError, flag: str) -> str | None:
     return None
 
 
+ERROR_CHARS = 4000  # an error's line, through the door: what it quotes (a path, sbatch's words) shows its control characters
+
+
 def cli(argv: list[str]) -> int:
     """main() as the command line runs it: a mistake of the user's, or of the user's environment (an unwritable or
     full folder), is one line and exit status 2; a jail that cannot start, one line and 3; a closed stdout (`| head`)
@@ -797,10 +800,10 @@ def cli(argv: list[str]) -> int:
             raise KeyboardInterrupt
         return main(argv)
     except (UsageError, ModelError, Unsafe) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {for_terminal(error, ERROR_CHARS)}", file=sys.stderr)
         return 2
     except JailError as error:
-        print(f"error: {error}. {jail_trouble()}", file=sys.stderr)
+        print(f"error: {for_terminal(error, ERROR_CHARS)}. {jail_trouble()}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:  # before a run's attempts began, or in a subcommand (a run's attempts say what they kept)
         print("interrupted: stopped before the end; the same command starts it again", file=sys.stderr)
@@ -812,7 +815,7 @@ def cli(argv: list[str]) -> int:
         flag = {"report": "report --out", "grade": "grade --out", "validate": "validate --keep"}.get(argv[0] if argv else "", "--out")
         if (trouble := environment_trouble(error, flag)) is None:
             raise
-        print(f"error: {trouble}", file=sys.stderr)
+        print(f"error: {for_terminal(trouble, ERROR_CHARS)}", file=sys.stderr)
         return 2
     finally:
         STOP["raise"] = False  # the end: a stop signal from here on finds nothing to stop

@@ -248,3 +248,10 @@ def test_hostile_text_reaches_no_terminal_page_csv_or_script_raw(make_suite, tmp
     script = run_pybench("slurm", "--shards", "2", "--dry-run", "--replay", replay, "--tasks", tasks, "--out", tmp_path / "a\nb", timeout=120)
     assert script.returncode == 2 and script.stderr.count("\n") == 1 and not raw_controls(script.stderr), script.stderr
     assert not (tmp_path / "a\nb").exists()
+
+
+def test_an_error_quoting_a_typed_path_or_flag_shows_its_controls_on_one_line(tmp_path):
+    for args in (["--tasks", tmp_path / "nope\x1b]0;title\x07\u202e.jsonl"], ["--limt\x1b[2J", "3"], ["report", tmp_path / "\x1b[31mred"]):
+        done = run_pybench(*args, timeout=120)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert not raw_controls(done.stderr) and "\\x1b" in done.stderr, done.stderr
