@@ -15,7 +15,7 @@ from pathlib import Path
 from kit.harness import (TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun, UsageError,
                      Verdict, check_in_jail, check_verdict, first_attempts, functions_defined_in, percent_interval, run_check, run_one,
                      wilson)
-from kit.settings import Settings
+from kit.settings import PAPER_DEFAULTS, Settings
 from kit.sandbox import ROOT, JAIL_ROOT, JailLimits, remove_tree
 from kit.untrusted import for_record, for_terminal
 
@@ -123,7 +123,7 @@ def original_conversation(checkout: Path, config_name: str) -> tuple[Conversatio
     sampling = {key: sampling_source[key] for key in ("temperature", "top_p", "max_tokens") if isinstance(sampling_source.get(key), (int, float))}
     conversation = Conversation(config["system_prompt_template"], str(config["code_start_token"]), str(config.get("code_end_token", "```")),
                                 uploaded_prefix=ORIGINAL_UPLOADED, interpreter_prefix=ORIGINAL_INTERPRETER, error_format=ORIGINAL_ERROR)
-    return conversation, {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1} | sampling | {"max_turns": int(config.get("max_turns", 10))}
+    return conversation, PAPER_DEFAULTS | sampling | {"max_turns": int(config.get("max_turns", PAPER_DEFAULTS["max_turns"]))}
 
 
 # --- a saved run of the original, replayed -------------------------------------------------------------------------

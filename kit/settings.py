@@ -18,7 +18,7 @@ from pathlib import Path
 from kit.sandbox import ROOT, JailLimits
 from kit.untrusted import for_terminal
 
-__all__ = ["OneLineParser", "Settings", "run_parser", "parse", "check", "add_flags", "resume_keys", "RESUME_FACTS"]
+__all__ = ["OneLineParser", "Settings", "run_parser", "parse", "check", "add_flags", "resume_keys", "RESUME_FACTS", "PAPER_DEFAULTS"]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -43,6 +43,10 @@ def flag(default, help: str, *, verdict: bool | str = False, selection: bool = F
 
 MLBENCH = "ML-Bench (with --tasks SPLIT.parquet|.jsonl)"
 
+# The paper's sampling and turns (PyBench, arXiv 2407.16732): a benchmark's defaults for the flags left out, unless its
+# own files say otherwise (an original checkout's config)
+PAPER_DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -63,12 +67,13 @@ class Settings:
                                "attempts --parallel auto runs at once (default: the CPUs this process may use: its affinity, its "
                                "cgroup's CPU quota, SLURM_CPUS_PER_TASK)", least=1, type=int)
     n_gpu_layers: int = flag(-1, "layers offloaded to the GPU (-1: all; ignored by CPU-only builds)", type=int)
-    temperature: float | None = flag(None, "default 0.2, or an original checkout's config", verdict=True, type=float)
-    top_p: float | None = flag(None, "default 0.85, or an original checkout's config", verdict=True, type=float)
-    max_tokens: int | None = flag(None, "new tokens per reply (default 1000, or an original checkout's config)", verdict=True,
-                                  least=1, type=int)
-    max_turns: int | None = flag(None, "assistant replies per task (default 10, or an original checkout's config)", verdict=True,
-                                 least=1, type=int)
+    temperature: float | None = flag(None, f"default {PAPER_DEFAULTS['temperature']:g}, or an original checkout's config", verdict=True,
+                                      type=float)
+    top_p: float | None = flag(None, f"default {PAPER_DEFAULTS['top_p']:g}, or an original checkout's config", verdict=True, type=float)
+    max_tokens: int | None = flag(None, f"new tokens per reply (default {PAPER_DEFAULTS['max_tokens']}, or an original checkout's "
+                                  "config)", verdict=True, least=1, type=int)
+    max_turns: int | None = flag(None, f"assistant replies per task (default {PAPER_DEFAULTS['max_turns']}, or an original "
+                                 "checkout's config)", verdict=True, least=1, type=int)
     seed: int = flag(0, "the first attempt's seed (sample k: seed + k)", verdict=True, type=int)
     samples: int | None = flag(None, "attempts per task, with seeds seed..seed+K-1 (pass@k; default 1, ML-Bench 5)", verdict=True,
                                least=1, type=int)

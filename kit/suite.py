@@ -16,13 +16,12 @@ from pathlib import Path
 from kit.harness import (CATEGORIES, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task,
                          UsageError, append_line, check_modules, functions_defined_in, imported_names, is_replay_line, jsonl_records,
                          run_attempts, run_one)
-from kit.settings import Settings
+from kit.settings import PAPER_DEFAULTS, Settings
 from kit.sandbox import ROOT, JailLimits, jail_python
 from kit.untrusted import for_terminal
 
 __all__ = ["BENCHMARK", "load_tasks", "task_from_record", "read_replays", "solution_rounds", "validate"]
 
-DEFAULTS = {"temperature": 0.2, "top_p": 0.85, "max_tokens": 1000, "samples": 1, "max_turns": 10}  # the paper's sampling
 
 
 # --- the suite: a tasks.jsonl, its files/ and checks/ --------------------------------------------------------------
@@ -251,7 +250,7 @@ def unprinted_numbers(result: Result, query: str) -> list[str]:
 # --- the benchmark record --------------------------------------------------------------------------------------------
 
 def prepare(settings: Settings, tasks_path: Path) -> Prepared:
-    return Prepared(load_tasks(tasks_path), DEFAULTS, tasks_path.parent, [tasks_path], ReplayModel, attempts)
+    return Prepared(load_tasks(tasks_path), PAPER_DEFAULTS, tasks_path.parent, [tasks_path], ReplayModel, attempts)
 
 
 def attempts(settings: Settings, model, run_dir: Path, limits: JailLimits, todo: list):

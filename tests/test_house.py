@@ -6,7 +6,7 @@ import dataclasses
 import re
 
 from conftest import ROOT
-from kit import settings, suite
+from kit import settings
 from kit.sandbox import JailLimits
 
 KIT = [ROOT / "pybench.py", *sorted((ROOT / "kit").glob("*.py"))]
@@ -116,7 +116,7 @@ def test_the_flags_table_of_docs_runs_is_the_settings():
     for name, shown in defaults.items():
         number = re.match(r"-?[\d.]+\b", shown)
         if number:
-            default = fields[name].default if fields[name].default is not None else suite.DEFAULTS[fields[name].name]
+            default = fields[name].default if fields[name].default is not None else settings.PAPER_DEFAULTS[fields[name].name]
             assert float(number.group()) == float(default), f"docs/runs.md says --{name} defaults to {shown}, Settings {default}"
 
 
