@@ -116,7 +116,9 @@ def test_greedy_replies_agree_with_the_cpu_build_up_to_near_ties(tmp_path):
     first_vulkan, first_cpu = vulkan_replies[0]["ids"], cpu_replies[0]["ids"]
     agree = next((at for at, (ours, theirs) in enumerate(zip(first_vulkan, first_cpu)) if ours != theirs), len(first_vulkan))
     assert agree >= 3
-    assert vulkan_below_cpu[0][:agree] == [0.0] * agree  # while they agree, each token is the CPU's own top choice
+    # while they agree, each token is the CPU's top choice, or a hair below it: the margins come from scoring the whole
+    # reply in one pass, whose sums run in another order than token-by-token decoding (0.0131 seen on 2026-12-06)
+    assert max(vulkan_below_cpu[0][:agree]) < 0.05, vulkan_below_cpu[0][:agree]
     if agree < len(first_vulkan):
         assert vulkan_below_cpu[0][agree] > 0 and cpu_below_vulkan[0][agree] > 0  # a near tie, each build's top its own
 
