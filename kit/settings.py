@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.sandbox import ROOT, JailLimits
-from kit.untrusted import for_terminal
+from kit.untrusted import ERROR_KEEP, for_terminal
 
 __all__ = ["OneLineParser", "Settings", "run_parser", "parse", "check", "add_flags", "resume_keys", "RESUME_FACTS", "PAPER_DEFAULTS"]
 
@@ -30,7 +30,7 @@ class OneLineParser(argparse.ArgumentParser):
         unknown = re.findall(r"(?<!\S)(--?[A-Za-z][\w-]*)", message.split(":", 1)[1]) if message.startswith("unrecognized") else []
         near = [close for word in unknown for close in difflib.get_close_matches(word, flags, n=1)]
         self.exit(2, for_terminal(f"error: {self.prog}: {message}{f' (did you mean {chr(44).join(near)}?)' if near else ''}; "
-                                  f"`{self.prog} --help` lists them", 4000) + "\n")
+                                  f"`{self.prog} --help` lists them", ERROR_KEEP) + "\n")
 
 
 def flag(default, help: str, *, verdict: bool | str = False, selection: bool = False, group: str = "", least: float | None = None,

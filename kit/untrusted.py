@@ -41,7 +41,8 @@ from kit.jailed import middle_cut as cut  # the one text cutter: head and tail, 
 
 __all__ = ["Unsafe", "cut", "for_record", "for_terminal", "visible", "for_page", "markdown_html",
            "MarkdownBudget", "data_uri", "for_prompt", "for_csv", "write_csv", "for_shell", "for_batch",
-           "SCRIPT", "shown", "interpreter", "command", "file_name", "name_key", "TEXT_KEEP"]
+           "SCRIPT", "shown", "interpreter", "command", "file_name", "name_key", "TEXT_KEEP",
+           "ERROR_KEEP"]
 
 
 class Unsafe(ValueError):
@@ -73,6 +74,7 @@ def for_record(value, keep: int = TEXT_KEEP):
 
 # --- what a reader sees: terminals, notebooks, pages ------------------------------------------------------------
 
+ERROR_KEEP = 4000  # characters of an error's one line: what it quotes (a path, sbatch's words) shown, not cut short
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides, isolates: they reorder what is read
 INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # controls but tab and line feed
