@@ -876,7 +876,7 @@ def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | N
     their agreement, where they disagree (link(run number, result): its page) and the judges named; None if none."""
     import dataclasses
 
-    view = {"runs": [], "pairs": [], "disagreements": [], "models": [], "prompts": [],
+    view = {"runs": [], "pairs": [], "disagreements": [], "models": [], "prompts": [], "contradictory": 0,
             "attempts": sum(len(results) for _, results, _ in runs)}
     by_judge = []  # (name, the run's judged attempts with the judge's verdict as their own): the runs compared on its column
     for number, (name, results, max_turns) in enumerate(runs):
@@ -889,8 +889,10 @@ def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | N
         view["pairs"] += [(bool(result.passed), record["verdict"] == "pass") for result, record in pairs]
         view["models"] += [f"{record['judge'].get('file')} (sha256 {str(record['judge'].get('sha256'))[:12]})" for _, record in pairs]
         view["prompts"] += [str(record.get("prompt_sha256"))[:12] for _, record in pairs]
+        view["contradictory"] += sum(record.get("contradictory") is True for _, record in pairs)
         view["disagreements"] += [{"run": name if len(runs) > 1 else "", "id": result.id, "sample": result.sample, "check": bool(result.passed),
                                    "check_reason": result.reason or "(passed)", "judge": record["verdict"], "judge_reason": record["reason"],
+                                   "contradictory": record.get("contradictory") is True,
                                    "href": link(number, result) if link else None}
                                   for result, record in pairs if bool(result.passed) != (record["verdict"] == "pass")]
     if not view["pairs"]:
@@ -920,11 +922,14 @@ def judge_text(runs: list[tuple[str, list[Result], int]]) -> str:
              table3_text([], view["max_turns"], [], view["runs"]),
              f"the paper's judge column (GPT-4o reading each trajectory, overall %): {view['paper']}",
              view["agreement_text"]] + [f"by the judge's column, {line}" for line in view["comparisons"]]
+    if view["contradictory"]:
+        lines.append(f"{view['contradictory']} verdict(s) contradicted by their own reason: each counted as its verdict line gives it")
     if len(view["models"]) > 1 or len(view["prompts"]) > 1:
         lines.append("warning: these verdicts come from more than one judge model or prompt: judge again with --force for one column")
     if view["disagreements"]:
         lines.append("where they disagree:")
         lines += [f"  {item['run'] + ': ' if item['run'] else ''}{for_terminal(item['id'])}{' sample ' + for_terminal(item['sample']) if item['sample'] else ''}: "
-                  f"check {'pass' if item['check'] else 'fail'} ({for_terminal(short(item['check_reason'], 120))}) | judge {item['judge'].upper()} "
+                  f"check {'pass' if item['check'] else 'fail'} ({for_terminal(short(item['check_reason'], 120))}) | judge {item['judge'].upper()}"
+                  f"{' (contradicted by its own reason)' if item['contradictory'] else ''} "
                   f"({for_terminal(short(item['judge_reason'], 120))})" for item in view["disagreements"]]
     return "\n".join(lines)
