@@ -205,6 +205,7 @@ class NotebookConversation(Conversation):
     """The protocol for a notebook: a reply is a code cell only as the grader wrote it (a final answer holding a code
     block stays an answer); it notes each cell that failed, for the student's page and the teacher's overview."""
     failed: list[str] = field(default_factory=list)
+    timed_out: list[str] = field(default_factory=list)  # the cells cut at the cell timeout, each also among failed
     shown: list[dict] = field(default_factory=list)  # per cell run, the figures it displayed (shown_pictures)
 
     def code_in(self, reply: str) -> str | None:
@@ -216,6 +217,8 @@ class NotebookConversation(Conversation):
         if cell.status != "ok":
             message = (cell.error_message or "").strip().splitlines()
             self.failed.append(f"cell {len(self.shown)}: {cell.error_type or cell.status}" + (f": {message[-1][:200]}" if message else ""))
+            if (cell.status, cell.error_type) == ("interrupted", "TimeoutError") or (cell.status == "restarted" and "ran past" in cell.error_message):
+                self.timed_out.append(f"cell {len(self.shown)} timed out")  # the jail's own words, never a student's
         return super().printed(cell)
 
 
@@ -375,6 +378,8 @@ def replay_cells(replies: list[str]) -> list[tuple[str, str]]:
 
 def read_roster(path: Path) -> list[str]:
     """The class list: one student a line, or a CSV with a `student` column (as an LMS exports it); names NFC."""
+    if not path.is_file():
+        raise UsageError(f"grade --roster {path}: no such file: give the class list's path (one student a line)")
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as error:
@@ -446,7 +451,7 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
         else:
             submission.failed, submission.shown = conversation.failed, conversation.shown
             submission.parts = check_parts(result.reason)
-            why = [part for part in (result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
+            why = [part for part in (", ".join(conversation.timed_out), result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
                                      failed_cells(conversation.failed)) if part]
             result.reason = "" if result.passed else for_record("; ".join(why), 2000)
             result.own |= {"task": task.id, "submission": submission.name}

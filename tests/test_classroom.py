@@ -23,6 +23,18 @@ from kit.suite import load_tasks
 COURSE = ROOT / "tests" / "fixtures" / "classroom" / "tasks.jsonl"
 
 
+def pybench_in_process(argv: list[str]) -> tuple[int, str, str]:
+    """pybench.py's command line in this process, its status and what it printed (stdout, stderr)."""
+    import contextlib
+    import io
+    import pybench
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = pybench.cli(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
 def notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
     book = nbformat.v4.new_notebook()
     book.cells = [nbformat.v4.new_code_cell(text) if kind == "code" else nbformat.v4.new_markdown_cell(text) for kind, text in cells]
@@ -228,6 +240,24 @@ def test_a_roster_is_lines_or_an_lms_csv_with_a_student_column(tmp_path):
         classroom.read_roster(tmp_path / "twice.txt")
 
 
+def test_a_missing_roster_is_one_line_naming_the_flag(tmp_path):
+    status, _, error = pybench_in_process(["grade", "--roster", str(tmp_path / "class.txt"), str(tmp_path)])
+    assert status == 2 and error.strip() == f"error: grade --roster {tmp_path / 'class.txt'}: no such file: give the class list's path (one student a line)"
+
+
+def test_a_cell_cut_at_its_timeout_is_named_first():
+    """The jail's words for a cell it cut (interrupted at the timeout, or killed and restarted past it) name the cell
+    first on the terminal line; a student's own TimeoutError does not."""
+    from kit.sandbox import CellResult
+
+    conversation = classroom.NotebookConversation()
+    for cell in (CellResult("", "trace", "ValueError", "bad", "error"), CellResult("", "trace", "TimeoutError", "cell ran past 2 s", "interrupted"),
+                 CellResult("", "trace", "TimeoutError", "mine", "error"),
+                 CellResult("", "n", "WorkerRestarted", "The cell ran past 2 s and did not stop when interrupted", "restarted")):
+        conversation.printed(cell)
+    assert conversation.timed_out == ["cell 2 timed out", "cell 4 timed out"] and len(conversation.failed) == 4
+
+
 def test_a_notebook_of_absurd_cell_count_is_refused_in_seconds(tmp_path):
     old = {"nbformat": 3, "nbformat_minor": 0, "metadata": {},
            "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "language": "python", "outputs": []}] * 20_000}]}
@@ -336,6 +366,7 @@ def test_a_class_of_30_is_graded_in_one_command(graded_class):
     assert "cell 1 has no 'source' field" in reason["nosource/plot.ipynb"]
     assert "time budget of 15 s spent after 2 of 12 code cells" in reason["slow/total.ipynb"]
     assert "TimeoutError: cell ran past 10 s" in reason["slow/total.ipynb"]
+    assert reason["slow/total.ipynb"].startswith("slow/total.ipynb: fail 0/1: cell 1 timed out")  # the cell that timed out, first
     assert "s03/mean.ipynb: fail 0/1: your answer does not state the mean score" in lines
     results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(results) == 90 and {result["task"] for result in results} == {"mean", "total", "plot"}
