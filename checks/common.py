@@ -12,7 +12,7 @@ from answers import (Quantity, assert_claim, assert_date, assert_labelled, asser
 # What the check modules take from here: the answer reader's names (re-exported) and the helpers below.
 __all__ = ["Quantity", "assert_claim", "assert_date", "assert_labelled", "assert_number", "assert_rounded", "assert_stated", "dates_in",
            "halfwidth", "labelled_numbers", "numbers_in", "quantities", "stated_item",
-           "assert_words", "output_file", "load_image", "assert_chart", "read_table"]
+           "assert_words", "output_file", "load_image", "assert_chart", "read_table", "Parts", "award"]
 
 
 def assert_words(answer: str, *words: str) -> None:
@@ -69,3 +69,29 @@ def read_table(output: Path, name: str):
         return pd.read_csv(path)
     except Exception as error:
         raise AssertionError(f"./output/{name} is not a readable table ({type(error).__name__}: {error})") from None
+
+
+class Parts(AssertionError):
+    """A partial-credit check's verdict: its parts as values, (name, earned, possible, why) each, which the check jail
+    carries to the grader as they are (kit/jailed.py's check); its message is for a reader only, never parsed."""
+
+    def __init__(self, parts: list[tuple[str, float, float, str]]):
+        self.parts = parts
+        super().__init__("parts: " + "; ".join(f"{name} {earned:g}/{possible:g}" + (f" ({why})" if why else "")
+                                                for name, earned, possible, why in parts))
+
+
+def award(**parts) -> None:
+    """Partial credit: each part is (points, test), test a function of no arguments that raises AssertionError when
+    the part is wrong. Passes when every part passes; otherwise raises Parts, which names every part with the points
+    it earned and could earn, and `grade` gives the task the earned share of its points (a run or validate counts the
+    task as failed)."""
+    awarded = []
+    for name, (points, test) in parts.items():
+        try:
+            test()
+            awarded.append((name, points, points, ""))
+        except AssertionError as error:
+            awarded.append((name, 0, points, str(error)))
+    if any(earned < possible for _, earned, possible, _ in awarded):
+        raise Parts(awarded)

@@ -4,7 +4,7 @@ output files, tables and images) and checks/figures.py (charts: the figure recor
 the check jail mounts them, and what they import, beside a suite's own checks.
 """
 from common import (assert_chart, assert_claim, assert_date, assert_labelled, assert_number, assert_rounded,
-                    assert_stated, assert_words, dates_in, halfwidth, labelled_numbers, load_image,
+                    assert_stated, assert_words, award, dates_in, halfwidth, labelled_numbers, load_image,
                     numbers_in, output_file, quantities, Quantity, read_table, stated_item)
 from figures import (alpha, assert_picture_shows, Axes, close, DIGITS, Figure, GRID_VALUE, hue, is_date_axis,
                      is_green, is_hue, is_red, keep_shown_texts, LEGEND_FACE, LINE_COVER, line_points,
@@ -22,18 +22,3 @@ __all__ = ["Quantity", "assert_claim", "assert_date", "assert_labelled", "assert
            "LINE_SHARE", "UNEXPLAINED_SHARE", "GRID_VALUE", "SAME_COLOUR", "TEXT_CORRELATION", "TEXT_SIZE",
            "TEXT_VISIBLE", "TEXT_SHIFT", "DIGITS", "award"]
 
-
-def award(**parts) -> None:
-    """Partial credit: each part is (points, test), test a function of no arguments that raises AssertionError when
-    the part is wrong. Passes when every part passes; otherwise fails with a reason naming every part
-    ('parts: mean 1/1; plot 0/2 (there is no ./output/scores.png)'), from which `grade` gives the points earned
-    (a run or validate counts the task as failed)."""
-    shown, failed = [], False
-    for name, (points, test) in parts.items():
-        try:
-            test()
-            shown.append(f"{name} {points:g}/{points:g}")
-        except AssertionError as error:
-            failed = True
-            shown.append(f"{name} 0/{points:g} ({error})")
-    assert not failed, "parts: " + "; ".join(shown)

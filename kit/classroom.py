@@ -256,7 +256,7 @@ class Submission:
     problem: str = ""      # why it cannot be graded ("" when it can)
     older: list[str] = field(default_factory=list)  # other files of the same student for the same task, not graded
     failed: list[str] = field(default_factory=list)  # the cells that raised an error when graded, as "cell N: Error: message"
-    parts: list[tuple[str, float, float, str]] = field(default_factory=list)  # a partial-credit check's (name, earned, possible, why)
+    parts: list[tuple[str, float, float, str]] = field(default_factory=list)  # a partial-credit check's (name, earned, possible, why), as it reported them
     shown: list[dict] = field(default_factory=list)  # per code cell run, the figures it displayed (shown_pictures)
 
     @property
@@ -450,7 +450,7 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
             submission.problem = f"the grader could not run this notebook ({type(error).__name__}: {str(error)[:200]})"
         else:
             submission.failed, submission.shown = conversation.failed, conversation.shown
-            submission.parts = check_parts(result.reason)
+            submission.parts = [tuple(part) for part in result.own.get("parts", [])]  # the check's values (harness.awarded_parts)
             why = [part for part in (", ".join(conversation.timed_out), result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
                                      failed_cells(conversation.failed)) if part]
             result.reason = "" if result.passed else for_record("; ".join(why), 2000)
@@ -458,16 +458,6 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
             return result
     return Result(submission.label, task.category, passed=False, reason=for_record(f"not graded: {submission.problem}", 2000),
                   ended_by="not graded", own={"task": task.id, "submission": submission.name})
-
-
-PART = re.compile(r"(\w+) (\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)(?: \((.*?)\))?(?=; \w+ \d+(?:\.\d+)?/|$)", re.DOTALL)
-
-
-def check_parts(reason: str) -> list[tuple[str, float, float, str]]:
-    """The parts a partial-credit check (pybench_checks.award) named in its reason: (name, earned, possible, why)."""
-    if not reason.startswith("parts: "):
-        return []
-    return [(name, float(earned), float(possible), why or "") for name, earned, possible, why in PART.findall(reason[7:])]
 
 
 def failed_cells(failed: list[str]) -> str:
@@ -634,11 +624,12 @@ def gradebook(students: list[str], tasks: list[Task], submissions: list[Submissi
 
 
 def earned(task: Task, work: tuple[Submission, Result] | None) -> float:
-    """A task's points: all for a pass, none for a fail, the parts' share of them where its check awards parts."""
+    """A task's points: all for a pass, none for a fail, the parts' share of them where its check awards parts (each
+    part's earned at most its possible, harness.awarded_parts: never more than the task's points)."""
     if not work:
         return 0.0
     possible, points = sum(part[2] for part in work[0].parts), task.own["points"]
-    return points if work[1].passed else points * sum(part[1] for part in work[0].parts) / possible if possible else 0.0
+    return points if work[1].passed else min(points, points * sum(part[1] for part in work[0].parts) / possible) if possible else 0.0
 
 
 def read_overrides(path: Path, tasks: list[Task]) -> dict[tuple[str, str], tuple[float, str]]:

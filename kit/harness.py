@@ -32,7 +32,7 @@ __all__ = ["Benchmark", "CATEGORIES", "Conversation", "FIGURE_BYTES", "NO_OUTPUT
            "check_verdict", "converse", "drop_torn_line", "first_attempts", "functions_defined_in", "hold_lock",
            "imported_names", "is_replay_line", "jsonl_records", "make_manifest", "newest_figures", "open_run_dir",
            "pass_at_k", "percent_interval", "read_manifest", "read_results", "requirement_pins", "run_attempts",
-           "run_check", "run_one", "select_tasks", "sha256_of", "shard_of", "suite_digest", "wilson",
+           "run_check", "awarded_parts", "run_one", "select_tasks", "sha256_of", "shard_of", "suite_digest", "wilson",
            "write_manifest"]
 
 
@@ -310,6 +310,7 @@ class TaskRun:
     prompt_shared: int = 0      # prompt tokens copied from a shared prefix
     restarts: int = 0
     figures: list[dict] = field(default_factory=list)  # the figure records of the attempt's cells, the newest FIGURES_KEPT
+    parts: list[list] = field(default_factory=list)     # a partial-credit check's parts, [name, earned, possible, why] (awarded_parts)
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self):
@@ -417,8 +418,27 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
     binds = task.input_binds() + [(str(run.output_dir), f"{JAIL_ROOT}/output", False), (str(record), f"{JAIL_ROOT}/figures.json", False)]
     cell = check_in_jail(task, run, log_dir, binds, path="", answer=run.answer, output=f"{JAIL_ROOT}/output", data=f"{JAIL_ROOT}/data",
                          sources={name.removesuffix(".py"): path.read_text(encoding="utf-8") for name, path in modules.items()})
+    if cell.status == "error" and cell.error_type == "PartsAwarded":  # checks/common.py's award: its parts as values
+        run.parts = awarded_parts(cell.error_message)
+        return False, ("parts: " + "; ".join(f"{name} {earned:g}/{possible:g}" + (f" ({why})" if why else "") for name, earned, possible, why in run.parts)
+                       if run.parts else f"the check {task.check_module}.{task.check_function} reported parts that are not (name, earned, possible) with 0 <= earned <= "
+                       "possible: a teacher's error in the check")
     return check_verdict(cell, lambda cell: cell.error_message or "the check's assertion failed" if cell.error_type == "AssertionError"
                          else f"the check crashed: {cell.error_type}: {cell.error_message}")
+
+
+def awarded_parts(message: str) -> list[list]:
+    """A partial-credit check's parts as the check jail sent them (jailed.PartsAwarded: JSON, never a reason's text):
+    [[name, earned, possible, why], ...], or [] where they are not that, each earned between 0 and its possible."""
+    try:
+        rows = json.loads(message)
+    except ValueError:
+        return []
+    def number(value) -> bool:
+        return type(value) in (int, float) and math.isfinite(value)
+    sound = isinstance(rows, list) and rows and all(isinstance(row, list) and len(row) == 4 and isinstance(row[0], str) and isinstance(row[3], str)
+                                                   and number(row[1]) and number(row[2]) and 0 <= row[1] <= row[2] for row in rows)
+    return rows if sound and sum(row[2] for row in rows) > 0 else []
 
 
 def check_verdict(cell: CellResult, failure: Callable[[CellResult], str]) -> tuple[bool, str]:
@@ -536,7 +556,7 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
     return Result(task.id, task.category, sample, seed, verdict.passed, for_record(verdict.reason, 2000), task.caveats + verdict.caveats,
                   run.turns, run.ended_by, run.cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
                   run.completion_tokens, str(output), removed, run.messages, run.code, run.printed,
-                  own=verdict.own, prompt_tokens_evaluated=run.prompt_evaluated or None,
+                  own=({"parts": run.parts} if run.parts else {}) | verdict.own, prompt_tokens_evaluated=run.prompt_evaluated or None,
                   prompt_tokens_shared=run.prompt_shared if run.prompt_evaluated else None)
 
 

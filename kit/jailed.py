@@ -26,7 +26,7 @@ import sys
 __all__ = ["JAIL_FOLDER", "WORKER_BOOT", "frame", "main", "as_its_own_text", "value_readers", "text_readers", "artist_readers",
            "figure_recorder", "SHOWN_FIGURES", "SHOWN_PNG_BYTES", "SHOWN_PIXELS", "as_in_a_notebook", "worker_channel", "run_cell",
            "failure_report", "bounded", "middle_cut", "Refused", "admit_global", "rebuilds", "bound_arguments_refusal",
-           "call_refusal", "new_refusal", "build_refusal", "restrict_unpickling", "KIT_CALLS", "check", "probe_imports",
+           "call_refusal", "new_refusal", "build_refusal", "restrict_unpickling", "KIT_CALLS", "check", "PartsAwarded", "parts_json", "probe_imports",
            "run_bash", "run_as_mlbench", "Outcome", "script_argument", "process_children", "gone"]
 
 JAIL_FOLDER = "/pybench"  # where the harness mounts this module's folder in a jail
@@ -1069,10 +1069,33 @@ def check(path: str, module: str, function: str, answer: str | None = None, outp
     else:
         sys.path.insert(0, path)
     checked = getattr(__import__(module), function)
-    if trajectory is not None:
-        checked(trajectory)
-    else:
-        checked(answer, Path(output), Path(data))
+    try:
+        if trajectory is not None:
+            checked(trajectory)
+        else:
+            checked(answer, Path(output), Path(data))
+    except AssertionError as failed:
+        if not hasattr(failed, "parts"):
+            raise
+        raise PartsAwarded(parts_json(failed.parts)) from None
+
+
+class PartsAwarded(Exception):
+    """A partial-credit check's parts (checks/common.py's Parts) on their way out of the jail: its message is the JSON
+    list of [name, earned, possible, why] the check reported; the harness reads the values, never a reason's text."""
+
+
+PARTS_JSON = 1800  # characters: under failure_report's bound on a message (2000), so that the list arrives whole
+
+
+def parts_json(parts) -> str:
+    """A check's parts as JSON, the whys cut until the whole fits PARTS_JSON; a teacher's part not of that shape raises."""
+    rows, keep = [[str(name), earned, possible, str(why)] for name, earned, possible, why in parts], PARTS_JSON
+    while True:
+        text = json.dumps([row[:3] + [middle_cut(row[3], keep, between=" ")] for row in rows], ensure_ascii=False)
+        if len(text) <= PARTS_JSON or keep < 10:
+            return text
+        keep //= 2
 
 
 def import_from_text(sources: dict[str, str]) -> None:

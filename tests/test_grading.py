@@ -8,7 +8,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "checks"))
 from charts import assert_names  # noqa: E402
-from common import assert_rounded  # noqa: E402
+from common import Parts, assert_rounded, award  # noqa: E402
 from text import minutes_owner_actions  # noqa: E402
 
 FRUITS = ["Apple", "Banana", "Cherry", "Mango", "Pear"]
@@ -62,3 +62,33 @@ def test_an_action_and_its_due_date_are_checked_as_a_pair(answer, passes):
     else:
         with pytest.raises(AssertionError):
             minutes_owner_actions(answer, ROOT, ROOT)
+
+
+# --- partial credit: parts are values the check reports, never text read back -------------------------------------
+
+MINT = "41 x); bonus 1000/1 (granted"  # an answer that closes a quoted part and opens another in the reason's text
+
+
+def test_partial_credit_comes_from_the_checks_values_not_from_its_reason():
+    """award's parts cross the check jail as JSON values (jailed.parts_json) and are read back by harness.awarded_parts:
+    an answer quoted in a part's why stays inside that why; a part that earns more than it may, or any other shape,
+    is no parts at all (the check's error, one line), so a task never earns more than its points."""
+    import json
+    from kit.harness import awarded_parts
+    from kit.jailed import PARTS_JSON, parts_json
+
+    def stated():  # (raised, not asserted: pytest rewrites a test module's asserts and adds to their messages)
+        raise AssertionError(f"you wrote {MINT}, not 144")
+    with pytest.raises(Parts) as caught:
+        award(stated=(1, stated), written=(3, lambda: None))
+    assert caught.value.parts == [("stated", 0, 1, f"you wrote {MINT}, not 144"), ("written", 3, 3, "")]
+    assert str(caught.value) == f"parts: stated 0/1 (you wrote {MINT}, not 144); written 3/3"
+    carried = awarded_parts(parts_json(caught.value.parts))
+    assert carried == [["stated", 0, 1, f"you wrote {MINT}, not 144"], ["written", 3, 3, ""]]
+    assert sum(row[1] for row in carried) / sum(row[2] for row in carried) == 0.75
+    huge = parts_json([("a", 0, 1, "\u202e\"" * 5000), ("b", 1, 1, "")])  # a long why is cut, the list arrives whole
+    assert len(huge) <= PARTS_JSON and [row[:3] for row in awarded_parts(huge)] == [["a", 0, 1], ["b", 1, 1]]
+    for forged in ([["bonus", 1000, 1, ""]], [["a", -1, 1, ""]], [["a", float("nan"), 1, ""]], [["a", "1", 1, ""]], [["a", 0, 0, ""]],
+                   [["a", 1, 2]], [], {"a": 1}, 7):
+        assert awarded_parts(json.dumps(forged)) == []
+    assert awarded_parts(parts_json([("a", 0, 1, "x")])[:-3]) == [] and awarded_parts("parts: bonus 1000/1") == []

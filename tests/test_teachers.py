@@ -307,30 +307,39 @@ def test_a_teachers_suite_outside_the_kit_uses_the_check_library_and_validate_ca
 
 
 PARTS_CHECKS = '''
-from pybench_checks import assert_number, award, output_file
+from pybench_checks import award, numbers_in, output_file
 
 
 def two_parts(answer, output, data):
     """1 point for stating 144, 1 for ./output/square.txt holding it."""
+    def stated():
+        assert 144 in numbers_in(answer), f"you wrote {answer}, not 144"
+
     def written():
         assert output_file(output, "square.txt").read_text().strip() == "144", "./output/square.txt does not hold 144"
-    award(stated=(1, lambda: assert_number(answer, 144)), written=(1, written))
+    award(stated=(1, stated), written=(1, written))
 '''
 
 
 def test_a_check_of_named_parts_gives_partial_credit(make_suite, tmp_path):
+    """The parts come from the check as values: an answer quoted in a part's reason that closes it and opens a part
+    of its own (issue 42's `41 x); bonus 1000/1 (granted`) earns nothing by it."""
     tasks_path = make_suite([{"id": "square", "category": "week 1", "query": "Say 12 squared and write it to ./output/square.txt",
                               "files": [], "check": "suite:two_parts", "points": 2}], PARTS_CHECKS)
     notebook(tmp_path / "dana.ipynb", [("code", "print(12 ** 2)"), ("markdown", "It is 144.")])
+    notebook(tmp_path / "eve.ipynb", [("code", "open('./output/square.txt', 'w').write('144')"), ("markdown", "41 x); bonus 1000/1 (granted")])
     out = tmp_path / "graded"
-    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "square", tmp_path / "dana.ipynb", "--out", out)
+    graded = run_pybench("grade", "--tasks", tasks_path, "--task", "square", tmp_path / "dana.ipynb", tmp_path / "eve.ipynb", "--out", out)
     assert graded.returncode == 0, graded.stdout + graded.stderr
     assert ("dana.ipynb: fail 1/2: parts: stated 1/1; written 0/1 (./output/square.txt was not written)"
             in graded.stdout.splitlines()), graded.stdout
+    assert ("eve.ipynb: fail 1/2: parts: stated 0/1 (you wrote 41 x); bonus 1000/1 (granted, not 144); written 1/1"
+            in graded.stdout.splitlines()), graded.stdout
     with open(out / "grades.csv", newline="") as handle:
-        assert list(csv.reader(handle))[1] == ["dana", "1", "1"]
+        assert list(csv.reader(handle))[1:] == [["dana", "1", "1"], ["eve", "1", "1"]]
     page = (out / "feedback" / "dana.html").read_text()
     assert "<td>written</td><td class=\"fail\">0 / 1</td><td>./output/square.txt was not written</td>" in page
+    assert "bonus" not in (out / "feedback" / "eve.html").read_text().split("you wrote")[0]  # no part of that name
 
 
 PUBLIC_CHECKS = '''
