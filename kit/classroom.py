@@ -22,11 +22,11 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kit.harness import (NO_OUTPUT, Conversation, Reply, Result, Task, UsageError, append_line, check_modules,
-                         check_output_folder, file_kind, functions_defined_in, image_size, make_manifest, run_attempts, run_one,
-                         suite_digest, write_manifest)
+from kit.harness import (NO_OUTPUT, PICTURE_BYTES, PICTURE_PIXELS, Conversation, Reply, Result, Task, UsageError, append_line,
+                         check_modules, check_output_folder, file_kind, functions_defined_in, make_manifest, picture_refusal,
+                         run_attempts, run_one, suite_digest, write_manifest)
 from kit import report
-from kit.jailed import SHOWN_FIGURES, SHOWN_PIXELS, SHOWN_PNG_BYTES
+from kit.jailed import SHOWN_FIGURES
 from kit.sandbox import ROOT, JailError, JailLimits, usable_cpus
 from kit.settings import OneLineParser, add_flags
 from kit.untrusted import MarkdownBudget, data_uri, file_name, for_record, for_terminal, name_key, write_csv
@@ -224,7 +224,7 @@ class NotebookConversation(Conversation):
 
 def shown_pictures(text: str, room: int) -> dict:
     """The figures a cell displayed, as its worker sent them, never trusted: {"uris": at most `room` data: URIs, each
-    a PNG of at most SHOWN_PNG_BYTES and SHOWN_PIXELS (a huge image stalls a browser), "left_out": how many more}."""
+    a PNG within the one picture limit (harness.picture_refusal: a huge image stalls a browser), "left_out": how many more}."""
     try:
         sent = json.loads(text) if text else {}
     except ValueError:
@@ -238,8 +238,7 @@ def shown_pictures(text: str, room: int) -> dict:
             data = base64.b64decode(picture, validate=True) if isinstance(picture, str) else b""
         except ValueError:
             data = b""
-        size = image_size(data)
-        if file_kind(data) == "png" and len(data) <= SHOWN_PNG_BYTES and size and size[0] * size[1] <= SHOWN_PIXELS and len(uris) < room:
+        if not picture_refusal(data, ("png",)) and len(uris) < room:
             uris.append(data_uri("png", data))
     return {"uris": uris, "left_out": left_out + len(pictures) - len(uris)}
 
@@ -678,22 +677,20 @@ def passed_with_errors(book: list[Graded]) -> list[str]:
 
 
 PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNORECASE)
-PICTURE_BYTES = 2 * 2**20  # a larger picture is not put on the page
-
-
 def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
-    """The pictures the task's query asks for, as the notebook left them in ./output/, each as a data: URI: only regular
-    files that really are PNG, JPEG or GIF images of at most PICTURE_BYTES."""
+    """The pictures the task's query asks for, as the notebook left them in ./output/: each a data: URI where it is a
+    regular file within the one picture limit (harness.picture_refusal, read from its header before anything decodes
+    it), else a note of why it is left out."""
     folder = run_dir / result.output
     shown = []
     for name in dict.fromkeys(PICTURE.findall(task.query)):
         path = folder / name
-        if ".." in Path(name).parts or path.is_symlink() or not path.is_file() or path.stat().st_size > PICTURE_BYTES:
+        if ".." in Path(name).parts or path.is_symlink() or not path.is_file():
             continue
-        data = path.read_bytes()
-        kind = file_kind(data)
-        if kind in ("png", "jpeg", "gif"):
-            shown.append({"name": f"./output/{name}", "uri": data_uri(kind, data)})
+        with open(path, "rb") as handle:
+            data = handle.read(PICTURE_BYTES + 1)
+        refusal = picture_refusal(data, ("png", "jpeg", "gif"))
+        shown.append({"name": f"./output/{name}", "uri": None if refusal else data_uri(file_kind(data), data), "left_out": refusal})
     return shown
 
 
@@ -706,7 +703,7 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
         report.write_page(run_dir / "feedback" / f"{row.label}.html", report.render(
             "classroom_student.html", student=row.shown, total=row.total, possible=possible, row=row, tasks=tasks,
             images=lambda task, result: output_images(run_dir, task, result), markdown=MarkdownBudget(),
-            figures_cap=SHOWN_FIGURES, png_mib=SHOWN_PNG_BYTES / 2**20))
+            figures_cap=SHOWN_FIGURES, png_mib=PICTURE_BYTES / 2**20, megapixels=PICTURE_PIXELS / 1e6))
     failed = [(task, Counter(row.work[task.id][1].reason if row.work[task.id] else "no submission" for row in book if not row.points[task.id]))
               for task in tasks]
     report.write_page(run_dir / "overview.html", report.render(

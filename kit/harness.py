@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.engine import Model, Reply
+from kit.jailed import SHOWN_PIXELS, SHOWN_PNG_BYTES
 from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, ROOT, CellResult, Jail, JailLimits, cgroup_version, check_limits,
                          keep_output, mount_output, remove_tree, tidy_output, usable_cpus)
 from kit.settings import Settings
@@ -31,7 +32,7 @@ __all__ = ["Benchmark", "CATEGORIES", "Conversation", "FIGURE_BYTES", "NO_OUTPUT
            "Z95", "append_line", "attempts_by_task", "check_in_jail", "check_modules", "check_output_folder",
            "check_verdict", "converse", "drop_torn_line", "first_attempts", "functions_defined_in", "hold_lock",
            "imported_names", "is_replay_line", "jsonl_records", "make_manifest", "newest_figures", "open_run_dir",
-           "pass_at_k", "percent_interval", "read_manifest", "read_results", "requirement_pins", "run_attempts",
+           "pass_at_k", "percent_interval", "PICTURE_BYTES", "PICTURE_PIXELS", "picture_refusal", "read_manifest", "read_results", "requirement_pins", "run_attempts",
            "run_check", "awarded_parts", "run_one", "select_tasks", "sha256_of", "shard_of", "suite_digest", "wilson",
            "write_manifest"]
 
@@ -916,10 +917,47 @@ def file_kind(head: bytes) -> str:
 
 
 def image_size(head: bytes) -> tuple[int, int] | None:
-    """(width, height) as a PNG's header (IHDR) or a GIF's states them; None for another kind, or a head too short."""
+    """(width, height) as a picture's header states them: a PNG's IHDR, a GIF's screen, a JPEG's frame (SOF) marker,
+    a WebP's VP8/VP8L/VP8X chunk; None for another kind, or a head too short to say. Nothing is decoded."""
     kind = file_kind(head)
     if kind == "png" and len(head) >= 24:
         return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
     if kind == "gif" and len(head) >= 10:
         return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
+    if kind == "jpeg":
+        at = 2
+        while at + 9 <= len(head) and head[at] == 0xFF:
+            marker, length = head[at + 1], int.from_bytes(head[at + 2:at + 4], "big")
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # a start of frame: height, then width
+                return int.from_bytes(head[at + 7:at + 9], "big"), int.from_bytes(head[at + 5:at + 7], "big")
+            at += 2 + length
+    if kind == "webp" and len(head) >= 30:
+        chunk = head[12:16]
+        if chunk == b"VP8 ":
+            return int.from_bytes(head[26:28], "little") & 0x3FFF, int.from_bytes(head[28:30], "little") & 0x3FFF
+        if chunk == b"VP8L":
+            bits = int.from_bytes(head[21:25], "little")
+            return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
+        if chunk == b"VP8X":
+            return 1 + int.from_bytes(head[24:27], "little"), 1 + int.from_bytes(head[27:30], "little")
     return None
+
+
+# The one limit on a picture the kit embeds in a page or opens on the host (a student's saved outputs and shown
+# figures, a report's output images): the jail's own for the figures a notebook shows, so that one limit holds for all.
+PICTURE_BYTES, PICTURE_PIXELS = SHOWN_PNG_BYTES, SHOWN_PIXELS
+PICTURE_KINDS = ("png", "jpeg", "gif", "webp")
+
+
+def picture_refusal(data: bytes, kinds: tuple[str, ...] = PICTURE_KINDS) -> str:
+    """Why a file's bytes are not shown as a picture ("" when they may be): not one of kinds, over PICTURE_BYTES, or
+    over PICTURE_PIXELS (or of no size) as its header states it, read before anything decodes it."""
+    kind, size = file_kind(data), image_size(data)
+    if kind not in kinds:
+        return f"not a {', '.join(kind.upper() for kind in kinds)} picture"
+    if len(data) > PICTURE_BYTES:
+        return f"{len(data) / 2**20:.1f} MiB, over the {PICTURE_BYTES / 2**20:g} MiB a picture may have here"
+    if not size or size[0] * size[1] > PICTURE_PIXELS or not all(size):
+        return (f"its header states {size[0]}x{size[1]} pixels, over the {PICTURE_PIXELS / 1e6:g} megapixels a picture may have here"
+                if size else "its header does not state its size")
+    return ""

@@ -18,8 +18,9 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-from kit.harness import (CATEGORIES, Z95, Conversation, Result, UsageError, attempts_by_task, file_kind, first_attempts,
-                         jsonl_records, pass_at_k, percent_interval, read_manifest, read_results, wilson)
+from kit.harness import (CATEGORIES, PICTURE_BYTES, Z95, Conversation, Result, UsageError, attempts_by_task,
+                         first_attempts, jsonl_records, pass_at_k, percent_interval, picture_refusal, read_manifest, read_results,
+                         wilson)
 from kit.sandbox import walk_tree
 from kit.settings import RESUME_FACTS, resume_keys
 from kit.untrusted import file_name, for_page, for_terminal, visible
@@ -62,7 +63,6 @@ PAPER_ROWS_SHOWN = ("GPT-4o", "Llama3-Instruct 8B")  # beside ours, unless --pap
 PAPER_TASKS = (62, 23, 48, 6, 4, 143)  # the paper's tasks per category, and in all
 TABLE3_COLUMNS = ("Chart", "Text", "Image", "Math", "Software", "Overall", "Avg turns")
 REPORT_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-REPORT_IMAGE_BYTES = 5 * 2**20     # a larger output image is listed, not shown
 REPORT_FILES_LISTED = 200          # output files listed per page; the rest are counted
 REPORT_NAME_BYTES = 120            # a flattened copy name longer than this keeps its tail behind a short digest
 # Every page the kit writes (the report's, the classroom's) holds no script, and this policy would refuse one anyway:
@@ -408,10 +408,10 @@ def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
             copy = file_name(name, ascii_only=True, limit=REPORT_NAME_BYTES)
             while copy in used:
                 copy = "_" + copy
-            shown = copy_image(directory, entry, pages_dir / stem / copy)
-            used.add(copy) if shown else None
+            refusal = copy_image(directory, entry, pages_dir / stem / copy)
+            used.add(copy) if refusal is None else None
             listed.append({"name": name if len(name) <= 300 else f"{name[:80]} … {name[-200:]}", "size": human_size(info.st_size),
-                           "image": href(f"{stem}/{copy}") if shown else None})
+                           "image": href(f"{stem}/{copy}") if refusal is None else None, "left_out": refusal})
         else:
             more += 1
     return {"files": listed, "more": more, "skipped": skipped}
@@ -428,17 +428,19 @@ def read_entry(directory: int, name: str, limit: int) -> bytes | None:
         return handle.read(limit) if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else None
 
 
-def copy_image(directory: int, name: str, destination: Path) -> bool:
-    """Copy an output file for a page if it is a PNG, JPEG, GIF or WebP image of at most REPORT_IMAGE_BYTES, opened
-    relative to its folder's descriptor without following a link."""
+def copy_image(directory: int, name: str, destination: Path) -> str | None:
+    """Copy an output file for a page if it is a PNG, JPEG, GIF or WebP picture within the one picture limit
+    (harness.picture_refusal, read from its header before anything decodes it), opened relative to its folder's
+    descriptor without following a link: None when copied, else why it is not shown ("" for a file not named as a picture)."""
     if os.path.splitext(name)[1].lower() not in REPORT_IMAGE_SUFFIXES:
-        return False
-    data = read_entry(directory, name, REPORT_IMAGE_BYTES + 1)
-    if data is None or len(data) > REPORT_IMAGE_BYTES or file_kind(data) not in ("png", "jpeg", "gif", "webp"):
-        return False
+        return ""
+    data = read_entry(directory, name, PICTURE_BYTES + 1) or b""
+    refusal = picture_refusal(data)
+    if refusal:
+        return refusal
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_bytes(data)
-    return True
+    return None
 
 
 def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]], pages_dir: Path, run_name: str = "") -> str:

@@ -255,3 +255,54 @@ def test_an_error_quoting_a_typed_path_or_flag_shows_its_controls_on_one_line(tm
         done = run_pybench(*args, timeout=120)
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert not raw_controls(done.stderr) and "\\x1b" in done.stderr, done.stderr
+
+
+# --- pictures: one limit, read from the header, for every picture the kit embeds or opens --------------------------
+
+def png_header(width: int, height: int) -> bytes:
+    """A PNG's signature and IHDR chunk stating width x height: all a bomb needs to be believed before decoding."""
+    import struct
+    import zlib
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + header + struct.pack(">I", zlib.crc32(b"IHDR" + header))
+
+
+def test_a_picture_stating_60000_by_60000_pixels_is_left_out_of_every_page_with_a_note(tmp_path):
+    """The same limit (harness.picture_refusal) for a student's saved output, a figure a cell showed and a report's
+    output image: a PNG whose header states 60000x60000 is never embedded or copied, and the page says why."""
+    import base64
+    import os
+    from dataclasses import replace
+
+    from kit import classroom, report
+    from kit.harness import PICTURE_PIXELS, Result, picture_refusal
+    from kit.suite import load_tasks
+
+    bomb, small = png_header(60000, 60000), png_header(640, 480)
+    assert "its header states 60000x60000 pixels, over the 16 megapixels" in picture_refusal(bomb)
+    assert picture_refusal(small) == "" and 640 * 480 <= PICTURE_PIXELS and picture_refusal(b"GIF89a") != ""
+    assert picture_refusal(b"\x89PNG\r\n\x1a\n" + bytes(2 << 20)).startswith("2.0 MiB, over the 1 MiB")
+    # a student's saved output, named by the task's query
+    task = next(task for task in load_tasks(ROOT / "tests/fixtures/classroom/tasks.jsonl") if task.id == "plot")
+    result = Result("dana.plot", "chart", output="outputs/dana.plot")
+    (tmp_path / result.output).mkdir(parents=True)
+    (tmp_path / result.output / "scores.png").write_bytes(bomb)
+    [image] = classroom.output_images(tmp_path, task, result)
+    assert image["uri"] is None and "60000x60000" in image["left_out"]
+    page = report.render("classroom_student.html", student="dana", total=0, possible=3, tasks=[replace(task, id="plot")],
+                         row=classroom.Graded("dana", "dana", {"plot": 0}, 0, {"plot": (classroom.Submission("dana", "dana.ipynb", task, tmp_path), result)}),
+                         images=lambda task, result: classroom.output_images(tmp_path, task, result), markdown=untrusted.MarkdownBudget(),
+                         figures_cap=24, png_mib=1, megapixels=16)
+    assert "./output/scores.png is not on this page: its header states 60000x60000 pixels" in page and "data:image" not in page
+    # a figure a cell showed
+    shown = classroom.shown_pictures(json.dumps({"png": [base64.b64encode(bomb).decode(), base64.b64encode(small).decode()]}), 24)
+    assert len(shown["uris"]) == 1 and shown["left_out"] == 1
+    # a report's output image
+    folder = tmp_path / "outputs" / "run"
+    folder.mkdir(parents=True)
+    (folder / "bomb.png").write_bytes(bomb)
+    (folder / "chart.png").write_bytes(small)
+    listed = {item["name"]: item for item in report.output_files(folder, tmp_path / "pages", "t")["files"]}
+    assert listed["chart.png"]["image"] and not listed["bomb.png"]["image"] and "60000x60000" in listed["bomb.png"]["left_out"]
+    assert sorted(os.listdir(tmp_path / "pages" / "t")) == ["chart.png"]
