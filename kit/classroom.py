@@ -376,7 +376,8 @@ def replay_cells(replies: list[str]) -> list[tuple[str, str]]:
 
 
 def read_roster(path: Path) -> list[str]:
-    """The class list: one student a line, or a CSV with a `student` column (as an LMS exports it); names NFC."""
+    """The class list: one student a line, or a CSV with a `student` column (as an LMS exports it); each name as the
+    roster spells it (a school's import matches on it), compared with others by untrusted.name_key."""
     if not path.is_file():
         raise UsageError(f"grade --roster {path}: no such file: give the class list's path (one student a line)")
     try:
@@ -387,7 +388,7 @@ def read_roster(path: Path) -> list[str]:
     if "student" in header:
         column = header.index("student")
         lines = [row[column] for row in csv.reader(lines[1:]) if len(row) > column]
-    names = [unicodedata.normalize("NFC", line.strip()) for line in lines if line.strip()]
+    names = [line.strip() for line in lines if line.strip()]
     twice = [name for name, count in Counter(map(name_key, names)).items() if count > 1]
     if not names or twice:
         raise UsageError(f"grade --roster {path} " + (f"lists {twice[0]!r} twice" if twice else "lists no student") +
@@ -534,7 +535,7 @@ def grade_class(argv: list[str]) -> int:
     began = time.monotonic()
     results = grade_all(submissions, options, run_dir, tasks_path, tasks, len(students))
     book = gradebook(students, tasks, submissions, results, unrostered, overrides)
-    write_grades(run_dir / "grades.csv", tasks, book)
+    write_grades(run_dir / "grades.csv", tasks, book, roster)
     applied = override_notes(book, overrides, overrides_path)
     for line in applied:
         print(line)
@@ -602,7 +603,7 @@ class Graded:
 
     @property
     def shown(self) -> str:
-        """The name on one line, its control characters (a newline) as escapes."""
+        """The name on one line: its control characters (a newline) as escapes, its bidi controls as <U+202E> (untrusted.for_terminal)."""
         return for_terminal(self.student, 200)
 
 
@@ -663,11 +664,15 @@ def override_notes(book: list[Graded], overrides: dict, path: Path) -> list[str]
                       for key, _ in overrides if key not in students]
 
 
-def write_grades(path: Path, tasks: list[Task], book: list[Graded]) -> None:
+def write_grades(path: Path, tasks: list[Task], book: list[Graded], roster: list[str]) -> None:
     """grades.csv: a header line (student, a column per task, total), then a row per student; Moodle's grade import
-    (CSV file) maps the student column to a user field and each other column to a grade item."""
+    (CSV file) maps the student column to a user field and each other column to a grade item. A name on the roster
+    as the roster spells it (the import matches on it); a name that came from a submission (a folder or file name)
+    on one line with its controls and bidi controls made visible (Graded.shown)."""
+    rostered = set(roster)
     write_csv(path, [["student"] + [task.id for task in tasks] + ["total points"]]
-              + [[row.shown] + [f"{row.points[task.id]:g}" for task in tasks] + [f"{row.total:g}"] for row in book], reveal=False)
+              + [[row.student if row.student in rostered else row.shown] + [f"{row.points[task.id]:g}" for task in tasks]
+                 + [f"{row.total:g}"] for row in book], reveal=False)
 
 
 def passed_with_errors(book: list[Graded]) -> list[str]:
@@ -677,6 +682,8 @@ def passed_with_errors(book: list[Graded]) -> list[str]:
 
 
 PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNORECASE)
+
+
 def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
     """The pictures the task's query asks for, as the notebook left them in ./output/: each a data: URI where it is a
     regular file within the one picture limit (harness.picture_refusal, read from its header before anything decodes

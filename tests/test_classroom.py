@@ -234,7 +234,7 @@ def test_a_roster_is_lines_or_an_lms_csv_with_a_student_column(tmp_path):
     (tmp_path / "lines.txt").write_text("alice\n\nJose\u0301\n", encoding="utf-8")
     (tmp_path / "lms.csv").write_text("\ufeffEmail,Student,Group\na@x,alice,1\nb@x,bob,2\n", encoding="utf-8")
     (tmp_path / "twice.txt").write_text("alice\nALICE\n")
-    assert classroom.read_roster(tmp_path / "lines.txt") == ["alice", "José"]
+    assert classroom.read_roster(tmp_path / "lines.txt") == ["alice", "Jose\u0301"]  # as the roster spells it
     assert classroom.read_roster(tmp_path / "lms.csv") == ["alice", "bob"]
     with pytest.raises(UsageError, match="lists 'alice' twice"):
         classroom.read_roster(tmp_path / "twice.txt")
@@ -470,3 +470,28 @@ def test_a_students_markdown_is_rendered_and_its_html_shown_as_text():
     assert "<h1>Result</h1>" in page and "<strong>−9.99</strong>" in page and "<code>code</code>" in page
     assert "<script" not in page and "<img" not in page and 'href="javascript' not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_names_show_their_bidi_controls_on_every_page_and_grades_csv_keeps_the_rosters_spelling(tmp_path):
+    """A right-to-left override in a student's name is shown as <U+202E> in every page's text (the overview, the
+    student's page, its title); grades.csv writes a roster's name exactly as the roster spells it (the school's import
+    matches on it) and a name that came from a submission with its controls made visible."""
+    tasks = load_tasks(COURSE)
+    task = tasks[0]
+    rostered, handed_in = "Zo\u00eb \u202eevil", "mal\u202elory\nx"
+    book = []
+    for student in (rostered, handed_in):
+        submission = classroom.Submission(student, f"{student}/{task.id}.ipynb", task, tmp_path / "none.ipynb", label=untrusted.file_name(student))
+        result = classroom.Result(submission.label, task.category, passed=False, reason=f"said \u202e{student}", output=f"outputs/{submission.label}")
+        book.append(classroom.Graded(student, submission.label, {t.id: 0 for t in tasks}, 0,
+                                     {t.id: (submission, result) if t is task else None for t in tasks}, student == rostered))
+    classroom.write_pages(tmp_path, tasks, book, [f"not on the roster: {untrusted.for_terminal(handed_in)}, graded under that name"])
+    pages = [tmp_path / "overview.html", *(tmp_path / "feedback").glob("*.html")]
+    assert len(pages) == 3
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not untrusted.BIDI.search(text) and "<U+202E>" in html.unescape(text), page
+    classroom.write_grades(tmp_path / "grades.csv", tasks, book, [rostered])
+    with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as handle:
+        names = [row[0] for row in csv.reader(handle)][1:]
+    assert names == [rostered, "mal<U+202E>lory\\x0ax"]
