@@ -201,7 +201,7 @@ def test_formula_cells_of_the_gradebook_are_quoted(tmp_path):
     tasks = load_tasks(COURSE)
     book = [classroom.Graded(name, name, {task.id: 1.0 for task in tasks}, 3.0, {task.id: None for task in tasks})
             for name in ("=HYPERLINK(\"http://x\")", "+1", "-2+3", "@SUM(A1)", "\tTab", "\rReturn", "alice", "50-50")]
-    classroom.write_grades(tmp_path / "grades.csv", tasks, book)
+    classroom.write_grades(tmp_path / "grades.csv", tasks, book, [])  # names from submissions: no roster
     with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as handle:
         names = [row[0] for row in csv.reader(handle)][1:]
     assert names == ["'=HYPERLINK(\"http://x\")", "'+1", "'-2+3", "'@SUM(A1)", "\\x09Tab", "\\x0dReturn", "alice", "50-50"]
