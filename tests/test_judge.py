@@ -268,6 +268,22 @@ def test_a_record_of_another_shape_is_a_note_and_the_rest_of_the_run_is_judged(t
     assert status == 0 and "2 attempt(s) to judge of 4;" in again and len(judge_lines(run)) == 6
 
 
+def test_a_second_judge_of_a_run_stops_at_once_before_any_model_loads(tmp_path, capsys):
+    """judge takes RUN_DIR/judge.lock before it opens a model: with the lock held, even a model file that is not a
+    GGUF is never looked at; the second judge says who holds the lock, exit 2, and writes nothing."""
+    import os
+    from kit.harness import hold_lock
+
+    run = make_run(tmp_path / "run")
+    (tmp_path / "not.gguf").write_text("hello")
+    lock = hold_lock(run / "judge.lock", str)
+    try:
+        status, _, busy = pybench_cli(capsys, "judge", run, "--judge-model", tmp_path / "not.gguf")
+    finally:
+        os.close(lock)
+    assert status == 2 and "another judge is writing" in busy and "GGUF" not in busy and not (run / "judge.jsonl").exists()
+
+
 def test_the_run_model_is_the_default_judge_where_it_is_a_gguf(tmp_path):
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF" + bytes(20))
