@@ -945,7 +945,8 @@ def image_size(head: bytes) -> tuple[int, int] | None:
 
 # The one limit on a picture the kit embeds in a page or opens on the host (a student's saved outputs and shown
 # figures, a report's output images): the jail's own for the figures a notebook shows, so that one limit holds for all.
-PICTURE_BYTES, PICTURE_PIXELS = SHOWN_PNG_BYTES, SHOWN_PIXELS
+PICTURE_BYTES = SHOWN_PNG_BYTES
+PICTURE_PIXELS = SHOWN_PIXELS
 PICTURE_KINDS = ("png", "jpeg", "gif", "webp")
 
 
