@@ -217,7 +217,8 @@ class NotebookConversation(Conversation):
         if cell.status != "ok":
             message = (cell.error_message or "").strip().splitlines()
             self.failed.append(f"cell {len(self.shown)}: {cell.error_type or cell.status}" + (f": {message[-1][:200]}" if message else ""))
-            if (cell.status, cell.error_type) == ("interrupted", "TimeoutError") or (cell.status == "restarted" and "ran past" in cell.error_message):
+            cut_off = cell.status == "restarted" and "ran past" in cell.error_message  # killed past the timeout
+            if (cell.status, cell.error_type) == ("interrupted", "TimeoutError") or cut_off:
                 self.timed_out.append(f"cell {len(self.shown)} timed out")  # the jail's own words, never a student's
         return super().printed(cell)
 
@@ -255,7 +256,7 @@ class Submission:
     problem: str = ""      # why it cannot be graded ("" when it can)
     older: list[str] = field(default_factory=list)  # other files of the same student for the same task, not graded
     failed: list[str] = field(default_factory=list)  # the cells that raised an error when graded, as "cell N: Error: message"
-    parts: list[tuple[str, float, float, str]] = field(default_factory=list)  # a partial-credit check's (name, earned, possible, why), as it reported them
+    parts: list[tuple[str, float, float, str]] = field(default_factory=list)  # a partial-credit check's (name, earned, possible, why)
     shown: list[dict] = field(default_factory=list)  # per code cell run, the figures it displayed (shown_pictures)
 
     @property
@@ -451,7 +452,8 @@ def grade_submission(submission: Submission, model: NotebookModel, run_dir: Path
         else:
             submission.failed, submission.shown = conversation.failed, conversation.shown
             submission.parts = [tuple(part) for part in result.own.get("parts", [])]  # the check's values (harness.awarded_parts)
-            why = [part for part in (", ".join(conversation.timed_out), result.reason, result.ended_by if result.ended_by.startswith("time budget") else "",
+            why = [part for part in (", ".join(conversation.timed_out), result.reason,
+                                     result.ended_by if result.ended_by.startswith("time budget") else "",
                                      failed_cells(conversation.failed)) if part]
             result.reason = "" if result.passed else for_record("; ".join(why), 2000)
             result.own |= {"task": task.id, "submission": submission.name}

@@ -32,7 +32,8 @@ __all__ = ["Benchmark", "CATEGORIES", "Conversation", "FIGURE_BYTES", "NO_OUTPUT
            "Z95", "append_line", "attempts_by_task", "check_in_jail", "check_modules", "check_output_folder",
            "check_verdict", "converse", "drop_torn_line", "first_attempts", "functions_defined_in", "hold_lock",
            "imported_names", "is_replay_line", "jsonl_records", "make_manifest", "newest_figures", "open_run_dir",
-           "pass_at_k", "percent_interval", "PICTURE_BYTES", "PICTURE_PIXELS", "picture_refusal", "read_manifest", "read_results", "requirement_pins", "run_attempts",
+           "pass_at_k", "percent_interval", "PICTURE_BYTES", "PICTURE_PIXELS",
+           "picture_refusal", "read_manifest", "read_results", "requirement_pins", "run_attempts",
            "run_check", "awarded_parts", "run_one", "select_tasks", "sha256_of", "shard_of", "suite_digest", "wilson",
            "write_manifest"]
 
@@ -421,9 +422,11 @@ def run_check(task: Task, run: TaskRun, log_dir: Path) -> tuple[bool, str]:
                          sources={name.removesuffix(".py"): path.read_text(encoding="utf-8") for name, path in modules.items()})
     if cell.status == "error" and cell.error_type == "PartsAwarded":  # checks/common.py's award: its parts as values
         run.parts = awarded_parts(cell.error_message)
-        return False, ("parts: " + "; ".join(f"{name} {earned:g}/{possible:g}" + (f" ({why})" if why else "") for name, earned, possible, why in run.parts)
-                       if run.parts else f"the check {task.check_module}.{task.check_function} reported parts that are not (name, earned, possible) with 0 <= earned <= "
-                       "possible: a teacher's error in the check")
+        if not run.parts:
+            return False, (f"the check {task.check_module}.{task.check_function} reported parts that are not (name, earned, "
+                           "possible) with 0 <= earned <= possible: a teacher's error in the check")
+        return False, "parts: " + "; ".join(f"{name} {earned:g}/{possible:g}" + (f" ({why})" if why else "")
+                                            for name, earned, possible, why in run.parts)
     return check_verdict(cell, lambda cell: cell.error_message or "the check's assertion failed" if cell.error_type == "AssertionError"
                          else f"the check crashed: {cell.error_type}: {cell.error_message}")
 
@@ -437,8 +440,9 @@ def awarded_parts(message: str) -> list[list]:
         return []
     def number(value) -> bool:
         return type(value) in (int, float) and math.isfinite(value)
-    sound = isinstance(rows, list) and rows and all(isinstance(row, list) and len(row) == 4 and isinstance(row[0], str) and isinstance(row[3], str)
-                                                   and number(row[1]) and number(row[2]) and 0 <= row[1] <= row[2] for row in rows)
+    sound = isinstance(rows, list) and rows and all(isinstance(row, list) and len(row) == 4 and isinstance(row[0], str)
+                                                   and isinstance(row[3], str) and number(row[1]) and number(row[2])
+                                                   and 0 <= row[1] <= row[2] for row in rows)
     return rows if sound and sum(row[2] for row in rows) > 0 else []
 
 

@@ -26,8 +26,8 @@ import sys
 __all__ = ["JAIL_FOLDER", "WORKER_BOOT", "frame", "main", "as_its_own_text", "value_readers", "text_readers", "artist_readers",
            "figure_recorder", "SHOWN_FIGURES", "SHOWN_PNG_BYTES", "SHOWN_PIXELS", "as_in_a_notebook", "worker_channel", "run_cell",
            "failure_report", "bounded", "middle_cut", "Refused", "admit_global", "rebuilds", "bound_arguments_refusal",
-           "call_refusal", "new_refusal", "build_refusal", "restrict_unpickling", "KIT_CALLS", "check", "PartsAwarded", "parts_json", "probe_imports",
-           "run_bash", "run_as_mlbench", "Outcome", "script_argument", "process_children", "gone"]
+           "call_refusal", "new_refusal", "build_refusal", "restrict_unpickling", "KIT_CALLS", "check", "PartsAwarded",
+           "parts_json", "probe_imports", "run_bash", "run_as_mlbench", "Outcome", "script_argument", "process_children", "gone"]
 
 JAIL_FOLDER = "/pybench"  # where the harness mounts this module's folder in a jail
 # The jail's Python runs this, with main()'s arguments as sys.argv[1]: the module leaves sys.path and sys.modules

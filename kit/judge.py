@@ -296,8 +296,9 @@ def judge_attempt(model: Model, material: Material, key: str) -> dict:
         finally:
             session.close()
         return {"verdict": verdict, "reason": reason if verdict else f"no verdict: {reply.stop or 'the reply did not parse'}",
-                "contradictory": contradicts(verdict, reason), "reply": reply.text or "", "retried": retried, "input_sha256": hashlib.sha256(prompt.encode()).hexdigest(),
-                "seconds": round(time.monotonic() - started, 3), "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
+                "contradictory": contradicts(verdict, reason), "reply": reply.text or "", "retried": retried,
+                "input_sha256": hashlib.sha256(prompt.encode()).hexdigest(), "seconds": round(time.monotonic() - started, 3),
+                "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
 
 
 # --- the records: RUN_DIR/judge.jsonl, a line per judged attempt, the last line of an attempt winning ---------------
