@@ -366,7 +366,7 @@ def test_a_class_of_30_is_graded_in_one_command(graded_class):
     assert "cell 1 has no 'source' field" in reason["nosource/plot.ipynb"]
     assert "time budget of 15 s spent after 2 of 12 code cells" in reason["slow/total.ipynb"]
     assert "TimeoutError: cell ran past 10 s" in reason["slow/total.ipynb"]
-    assert reason["slow/total.ipynb"].startswith("slow/total.ipynb: fail 0/1: cell 1 timed out")  # the cell that timed out, first
+    assert reason["slow/total.ipynb"].startswith("slow/total.ipynb: fail 0/2: cell 1 timed out, cell 2 timed out; ")  # the cell that timed out, first
     assert "s03/mean.ipynb: fail 0/1: your answer does not state the mean score" in lines
     results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(results) == 90 and {result["task"] for result in results} == {"mean", "total", "plot"}
