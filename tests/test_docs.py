@@ -287,6 +287,9 @@ def scratch(tmp_path):
     for name in ("tasks.jsonl", "checks", "files"):
         (tmp_path / name).symlink_to(ROOT / name)
     shutil.copytree(ROOT / "tests" / "fixtures" / "classroom", tmp_path / "course")
+    (tmp_path / "course" / "checks" / "public.py").write_text(  # the teacher's public check for `check` (docs/teachers.md)
+        'def mean(answer, output, data):\n    """Verifies: the answer states a number (not which: that is the hidden check\'s)."""\n'
+        '    assert any(character.isdigit() for character in answer), "the answer states no number"\n')
     return tmp_path
 
 
