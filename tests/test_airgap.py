@@ -326,3 +326,19 @@ def test_a_deb_is_what_its_listed_name_and_hash_say_before_dpkg(tmp_path):
     other = built_deb(tmp_path, "pybench-probe", "2.0", "arm64").rename(tmp_path / "pybench-probe_2.0_arm64.deb")
     entry = {"size": other.stat().st_size, "sha256": pybench.sha256_of(other)}
     assert airgap.deb_refusal(other, entry, "amd64") == "debs/pybench-probe_2.0_arm64.deb is for arm64, this machine is amd64"
+
+
+def test_packs_commands_print_into_its_log_and_a_failure_is_one_line_naming_it(tmp_path, capfd):
+    """Before, `pack` passed 202 lines of pip's warnings to the terminal: its commands write into DIR.log."""
+    log = tmp_path / "pack.log"
+    airgap.logged(["sh", "-c", "echo 'WARNING: a wheel of pip'; echo more >&2"], log)
+    assert capfd.readouterr() == ("", "") and log.read_text().splitlines() == ["WARNING: a wheel of pip", "more"]
+    with pytest.raises(pybench.UsageError) as refused:
+        airgap.logged(["sh", "-c", "echo 'ERROR: no matching distribution'; exit 3"], log)
+    assert "exit status 3" in str(refused.value) and "ERROR: no matching distribution" in str(refused.value) and str(log) in str(refused.value)
+    assert "\n" not in str(refused.value) and capfd.readouterr() == ("", "")
+
+
+def test_the_tests_requirements_are_a_pin_of_the_pack():
+    """A change of tests/requirements.txt makes a pack stale, as a change of requirements.txt does."""
+    assert airgap.TEST_REQUIREMENTS in airgap.pins() and "requirements.txt" in airgap.pins()

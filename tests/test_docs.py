@@ -112,7 +112,8 @@ PLANS = {
                                                            "a pack and sets up from it offline"),
     "python3.12 pybench.py setup --from /media/usb/pybench-pack --expect <the 64 hex digits>":
         ("reason", "a pack (tests/test_airgap.py: setup --from, offline, and its refusals)"),
-    ".venv/bin/python pybench.py doctor": ("run", {}, []),
+    ".venv/bin/python pybench.py doctor": ("reason", "tests/test_doctor.py runs it as written (its jails import 58 libraries: "
+                                                     "once is CI's time)"),
     "python3.12 pybench.py setup --gpu cuda": ("reason", "an NVIDIA GPU and its CUDA toolkit"),
     "python3.12 pybench.py pack /media/usb/pybench-pack-cuda": ("reason", "a CUDA build to pack (an NVIDIA GPU)"),
     "python3.12 tests/benches/bench_gpu.py": ("reason", "a GPU (tests/test_gpu.py runs its Vulkan build on lavapipe)"),
@@ -250,7 +251,6 @@ FLOWS = {  # each "run" plan belongs to one flow; a flow's commands share its sc
                       ".venv/bin/python pybench.py check week3/mean.ipynb",
                       ".venv/bin/python pybench.py grade --tasks course/tasks.jsonl submissions/ --out graded/",
                       ".venv/bin/python pybench.py grade --tasks course/tasks.jsonl submissions/ --roster class.csv --out week3-graded/"],
-    "the machine's": [".venv/bin/python pybench.py doctor"],
     "the cluster's": [".venv/bin/python pybench.py slurm --shards 8 --model /models/coder-7b.gguf --out /scratch/runs/coder7b --dry-run",
                       ".venv/bin/python pybench.py slurm --shards 8 --model /models/coder-7b.gguf --out /scratch/runs/coder7b -- "
                       "--partition gpu --time 12:00:00"],
@@ -323,11 +323,6 @@ def test_the_teachers_commands_as_written(scratch):
     for command, out in zip(flow, ("graded", "week3-graded")):
         as_written(command, scratch, course=scratch / "course")
         assert "alice" in (scratch / out / "grades.csv").read_text()
-
-
-@pytest.mark.slow
-def test_doctor_as_written(scratch):
-    assert "FAIL" not in as_written(*FLOWS["the machine's"], scratch).stdout
 
 
 @pytest.mark.slow
