@@ -84,7 +84,7 @@ def distribution(freeze_line: str) -> str:
     return re.sub(r"[-_.]+", "-", freeze_line.split("==")[0]).lower()
 
 
-def tests_only() -> set[str]:
+def pinned_for_tests() -> set[str]:
     """What tests/requirements.txt pins: what `setup --tests` adds and a plain setup leaves out."""
     lines = (ROOT / airgap.TEST_REQUIREMENTS).read_text().splitlines()
     return {distribution(line.split("#")[0].strip()) for line in lines if "==" in line.split("#")[0]}
@@ -109,8 +109,8 @@ def test_the_tests_own_packages_are_not_the_kits():
         except importlib.metadata.PackageNotFoundError:
             continue
         todo += [distribution(r.name) for r in map(Requirement, requires) if not r.marker or r.marker.evaluate({"extra": ""})]
-    assert tests_only() and not tests_only() & needed, tests_only() & needed
-    assert {"pytest", "hypothesis", "nbclient", "ipykernel", "psutil"} <= tests_only()
+    assert pinned_for_tests() and not pinned_for_tests() & needed, pinned_for_tests() & needed
+    assert {"pytest", "hypothesis", "nbclient", "ipykernel", "psutil"} <= pinned_for_tests()
 
 
 def damaged_copy(pack: Path, into: Path) -> Path:
@@ -180,7 +180,7 @@ def test_setup_from_pack_offline_equals_online():
         assert len((work / "model" / "results.jsonl").read_text().splitlines()) == 1
 
         online = ROOT / ".venv" / "bin" / "python"  # set up with --tests (CI): the offline plain setup has none of the tests' own
-        assert freeze(python) == [line for line in freeze(online) if distribution(line) not in tests_only()]
+        assert freeze(python) == [line for line in freeze(online) if distribution(line) not in pinned_for_tests()]
         for name in pybench.JAIL_ENVIRONMENTS:
             assert freeze(python, kit / ".jail" / name / "bin" / "python") == freeze(online, ROOT / ".jail" / name / "bin" / "python"), name
         ours, theirs = kit / ".jail" / "original" / "nltk_data", ROOT / ".jail" / "original" / "nltk_data"

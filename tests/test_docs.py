@@ -4,6 +4,7 @@ by the kit's own parser (a model run), or carries the reason it cannot run here.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -268,10 +269,21 @@ def as_written(command: str, scratch: Path, environment: dict | None = None, **v
     argv = words(command, substitutions, {"scratch": scratch, "model": default_model(), **values}) + [
         word.format(scratch=scratch, **values) for word in extra]
     assert argv[:2] == [".venv/bin/python", "pybench.py"], command
-    done = subprocess.run([sys.executable, str(ROOT / "pybench.py"), *argv[2:]], capture_output=True, text=True, cwd=scratch,
-                          env=environment, timeout=600)
+    done = stopped_in_time([sys.executable, str(ROOT / "pybench.py"), *argv[2:]], cwd=scratch, env=environment)
     assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return done
+
+
+def stopped_in_time(argv: list[str], timeout: float = 600, **options) -> subprocess.CompletedProcess:
+    """argv run to its end; past timeout, stopped as Ctrl-C stops it (its jails' mounts gone, unlike a SIGKILL's) and failed."""
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options) as child:
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate()
+            pytest.fail(f"{' '.join(argv)} did not end in {timeout} s\n{out[-2000:]}\n{err[-2000:]}")
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
 
 
 def default_model() -> Path:
@@ -362,7 +374,7 @@ def test_one_model_run_as_written(tmp_path):
     model, cut to one task of one short turn (--limit 1 --max-turns 1 --max-tokens 32): the model loads, the probes
     run, the attempt goes through its jail and check, and the tables are printed."""
     argv = words(".venv/bin/python pybench.py --category chart --limit 5", {"--limit 5": "--limit 1"}, {})[2:]
-    done = subprocess.run([sys.executable, str(ROOT / "pybench.py"), *argv, "--max-turns", "1", "--max-tokens", "32",
-                           "--out", str(tmp_path / "run"), "--no-report"], capture_output=True, text=True, timeout=600)
+    done = stopped_in_time([sys.executable, str(ROOT / "pybench.py"), *argv, "--max-turns", "1", "--max-tokens", "32",
+                            "--out", str(tmp_path / "run"), "--no-report"])
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "should take" in done.stdout and len((tmp_path / "run" / "results.jsonl").read_text().splitlines()) == 1
