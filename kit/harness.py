@@ -486,7 +486,7 @@ class Result:
     and "own_output" (its test seeing only the attempt's own ./output/), ML-Bench's "mlbench" (its answer, static
     verdict, outcome and its own verdict), grade's "task" and "submission" (id is then the submission's label)."""
     id: str
-    category: str
+    category: str = ""                # absent in the oldest runs: counted overall, in a column of its own
     sample: int = 0
     seed: int = 0
     passed: bool = False

@@ -58,7 +58,9 @@ class Settings:
     pybench_config: str = flag("config/llama3.yaml", "with an original checkout: its config yaml (system prompt, code tokens, "
                                "turns, sampling)")
     only: str | None = flag(None, "comma-separated task ids", selection=True)
-    category: str | None = flag(None, "only the tasks of this category (the suite's: chart, text, image_audio, math, software)",
+    category: str | None = flag(None, "only the tasks of this category; our suite's are the paper's five: chart (Chart Analysis: "
+                                "data analysis, plots and tables, its charts-* and tables-* tasks), text (Text Analysis), image_audio "
+                                "(Image & Audio Editing), math (Complex Math), software (Software & Website Development)",
                                 selection=True, metavar="NAME")
     limit: int | None = flag(None, "run at most N tasks", selection=True, least=1, type=int)
     out: Path | None = flag(None, "run directory (default runs/<model>-<digest of the model, suite, settings and selection>: the "

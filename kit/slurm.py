@@ -34,9 +34,10 @@ SHARD_ONLY = {"--mem", "--mem-per-cpu", "--mem-per-gpu", "--cpus-per-task", "-c"
               "--gpus-per-node", "--array", "-a", "--signal", "--ntasks", "-n", "--output", "-o", "--error", "-e", "--job-name", "-J"}
 
 
-def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path) -> int:
+def slurm_command(argv: list[str], parse_run_args, default_model, check_model, pybench: Path) -> int:
     """pybench.py slurm: write the scripts, submit them (or print them with --dry-run), say how to watch and resume.
-    The scripts and commands are made (through the door) before anything is written or submitted."""
+    The model is checked as a run checks it (check_model: one line, exit 2), and the scripts and commands are made
+    (through the door), before anything is written or submitted."""
     ours, extra = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
     parser = OneLineParser(prog="pybench.py slurm", description="Run the kit as a Slurm array job: one shard per element, "
                                      "requeued on Slurm's early signal, then a job merging the shards' report. Any run flag may follow; "
@@ -50,9 +51,12 @@ def slurm_command(argv: list[str], parse_run_args, default_model, pybench: Path)
     settings = parse_run_args(run_flags)
     if settings.shard:
         raise UsageError("pybench.py slurm: leave out --shard, each array element gets its own (--shards N sets how many)")
+    model = None if settings.replay else settings.model or default_model()
+    if model:
+        check_model(model)
     run_dir = (settings.out or default_run_dir(settings, run_flags, options.shards, pybench.parent)).absolute()
     folder = run_dir / "slurm"
-    scripts = {folder / "shards.sbatch": array_script(settings, without_out(run_flags), run_dir, options.shards, default_model, pybench),
+    scripts = {folder / "shards.sbatch": array_script(settings, model, without_out(run_flags), run_dir, options.shards, pybench),
                folder / "merge.sbatch": merge_script(run_dir, options.shards, pybench)}
     submissions = [record for _, record in jsonl_records(folder / "jobs.jsonl", finished_only=True)]
     shards, wait_for, cancel = resubmission(submissions, still_queued(submissions), options.shards)
@@ -154,13 +158,14 @@ def default_run_dir(settings: Settings, run_flags: list[str], shards: int, root:
     return root / "runs" / f"slurm-{source}-{digest}"
 
 
-def array_script(settings: Settings, run_flags: list[str], run_dir: Path, shards: int, default_model, pybench: Path) -> str:
-    """The array job: one element per shard, its resources from the run's flags, the kit exec'd so that Slurm's
-    signals reach it. Its log files' pattern holds the run folder with its % doubled (for_batch); the job's name and
-    --chdir, where Slurm expands no pattern, hold the names as they are, once for_batch has checked them."""
+def array_script(settings: Settings, model: Path | None, run_flags: list[str], run_dir: Path, shards: int, pybench: Path) -> str:
+    """The array job: one element per shard, its resources from the run's flags and the model (None: a replay), the
+    kit exec'd so that Slurm's signals reach it. Its log files' pattern holds the run folder with its % doubled
+    (for_batch); the job's name and --chdir, where Slurm expands no pattern, hold the names as they are, once
+    for_batch has checked them."""
     cpus = settings.threads or (int(settings.parallel) if settings.parallel.isdigit() else (1 if settings.replay else 4))
     at_once = int(settings.parallel) if settings.parallel.isdigit() else cpus
-    model_gib = 0.0 if settings.replay else (settings.model or default_model()).stat().st_size / 2**30 * MODEL_OVERHEAD
+    model_gib = model.stat().st_size / 2**30 * MODEL_OVERHEAD if model else 0.0
     memory = math.ceil(at_once * (settings.memory + 0.25) + model_gib + HARNESS_GIB)
     options = [f"--job-name=pybench-{run_dir.name}", f"--array=1-{shards}", f"--cpus-per-task={cpus}", f"--mem={memory}G",
                f"--output={for_batch(run_dir, 'the run folder')}/slurm/shard-%a.log", "--open-mode=append", "--requeue",

@@ -40,10 +40,11 @@ def load_tasks(tasks_path: Path) -> list[Task]:
     return tasks
 
 
-def task_records(tasks_path: Path) -> list[tuple[str, object]]:
-    """(where, parsed JSON) per non-blank line of a tasks.jsonl."""
+def task_records(tasks_path: Path, advice: str = "give --tasks a tasks.jsonl") -> list[tuple[str, object]]:
+    """(where, parsed JSON) per non-blank line of a tasks.jsonl; advice: what to do when it is missing, in the words of
+    the command that read it."""
     if not tasks_path.is_file():
-        raise UsageError(f"tasks file {tasks_path} does not exist: give --tasks a tasks.jsonl")
+        raise UsageError(f"tasks file {tasks_path} does not exist: {advice}")
     return jsonl_records(tasks_path)
 
 
@@ -164,17 +165,20 @@ def unimportable_in(checks_dir: Path, module: str, environment: str) -> tuple[st
     return tuple(problems)
 
 
-def validate(tasks_path: Path, keep: Path | None) -> int:
+def validate(tasks_path: Path, keep: Path | None, only: set[str] | None = None) -> int:
     """Prove a suite: every task's line parses, its input files exist, its check function exists and has a docstring,
     its reference replays pass and its wrong replays fail (checks/reference.jsonl, checks/wrong.jsonl and, where
-    present, checks/solutions/*.jsonl beside the tasks file). One line per task; 1 if any task fails."""
+    present, checks/solutions/*.jsonl beside the tasks file). One line per task; 1 if any task fails. only: these
+    tasks alone (a new task proven without the rest), their replays, and the other lines left unread."""
     tasks_path = tasks_path.resolve()
     checks_dir = tasks_path.parent / "checks"
     problems: dict[str, list[str]] = {}
     tasks: dict[str, Task] = {}
     defined: dict = {}
-    for where, record in task_records(tasks_path):
+    for where, record in task_records(tasks_path, "give validate the path of one (`pybench.py validate PATH/tasks.jsonl`)"):
         key = record["id"] if isinstance(record, dict) and isinstance(record.get("id"), str) else where
+        if only and key not in only:
+            continue
         found = problems.setdefault(key, [])
         try:
             task = task_from_record(record, where, tasks_path, defined)
@@ -191,6 +195,10 @@ def validate(tasks_path: Path, keep: Path | None) -> int:
     records = read_replays(checks_dir / "reference.jsonl", "pass") + read_replays(checks_dir / "wrong.jsonl", "fail")
     for path in sorted((checks_dir / "solutions").glob("*.jsonl")):
         records += read_replays(path, None)
+    if only:
+        if unknown := sorted(only - set(problems)):
+            raise UsageError(f"validate --only: no task {', '.join(map(repr, unknown))} in {tasks_path}")
+        records = [record for record in records if record["id"] in only]
     for record in records:
         problems.setdefault(record["id"], [f"{record['source']}: a replay for a task that is not in {tasks_path.name}"])
     for task_id in tasks:

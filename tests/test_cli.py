@@ -77,3 +77,44 @@ def test_help_lists_every_flag_of_the_parser():
     assert result.returncode == 0
     missing = [flag for flag in flags if flag not in result.stdout]
     assert not missing, missing
+
+
+def test_an_unknown_subcommand_lists_the_subcommands(tmp_path):
+    """Before: `unrecognized arguments: reprot`, without a word of the subcommands."""
+    import pybench
+
+    out = tmp_path / "run"
+    result = run_pybench("reprot", "runs/x", "--out", out)
+    expect_usage_error(result, out, "'reprot'", "did you mean report?", *pybench.SUBCOMMANDS)
+
+
+def test_validate_names_its_own_argument_for_a_missing_tasks_file(tmp_path):
+    """Before: `give --tasks a tasks.jsonl`, a flag validate refuses."""
+    out = tmp_path / "run"
+    result = run_pybench("validate", tmp_path / "nope" / "tasks.jsonl")
+    expect_usage_error(result, out, "nope/tasks.jsonl", "does not exist", "validate PATH/tasks.jsonl")
+    assert "--tasks" not in result.stderr
+
+
+def test_validate_only_an_unknown_id_is_one_line(make_suite, tmp_path):
+    tasks = make_suite([GOOD], CHECKS, {"in.csv": b"a\n1\n"})
+    expect_usage_error(run_pybench("validate", tasks, "--only", "t1,ghost"), tmp_path / "run", "--only", "'ghost'", str(tasks))
+
+
+def test_help_names_the_categories_and_what_chart_holds():
+    result = run_pybench("--help")
+    text = " ".join(result.stdout.split())
+    assert all(name in text for name in ("chart (Chart Analysis", "tables-*", "text (Text Analysis)", "image_audio", "software"))
+
+
+def test_an_older_results_line_reads_with_the_defaults(tmp_path):
+    """Before: `report` refused a line without `category` (Result.__init__() missing ... 'category'); docs/runs.md
+    says missing fields take their defaults."""
+    from kit import harness
+
+    path = write_jsonl(tmp_path / "results.jsonl", [{"id": "charts-01", "passed": True, "turns": 3}, {"id": "text-01"}])
+    first, second = harness.read_results(path)
+    assert (first.category, first.passed, first.turns, first.output) == ("", True, 3, "outputs/charts-01")
+    assert (second.category, second.passed, second.seconds, second.messages) == ("", False, 0.0, [])
+    with pytest.raises(harness.UsageError, match="not a result line of pybench"):
+        harness.read_results(write_jsonl(tmp_path / "bad.jsonl", [{"passed": True}]))

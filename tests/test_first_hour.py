@@ -601,3 +601,19 @@ def test_a_run_killed_by_sigterm_or_sighup_stops_as_ctrl_c_does(make_suite, tmp_
         assert str(run_dir) not in mounts
     finally:
         process.kill()
+
+
+def test_the_first_estimate_counts_what_an_attempt_does_beside_generating_and_then_the_attempts_measured_time():
+    """Before, the first estimate was the tokens at the probe's speed alone ("~31 s" for a run of 2 min 58 s): now each
+    attempt not ended adds its time beside generation (prompt evaluation, two jails started, its cells: `overhead`,
+    from the probes), and once attempts have ended the time left is theirs: the todo's attempts at their mean seconds,
+    `parallel` at once, less the time gone."""
+    import pybench
+
+    progress = object.__new__(pybench.RunProgress)
+    progress.todo, progress.parallel, progress.speed, progress.overhead = [("t", 0)] * 5, 2, 10.0, 6.0
+    progress.expected, progress.finished_now, progress.seconds_now = {"tokens": 100}, [], []
+    assert progress.eta(0.0, 0, 0.0, [], 0) == pytest.approx(5 * 100 / 10 + 5 * 6)  # 50 s generating, 30 s beside it
+    progress.finished_now, progress.seconds_now = [120], [40.0]
+    assert progress.eta(40.0, 220, 5.5, [], 2) == pytest.approx(5 * 40 / 2 - 40)  # 100 s for the five, 40 gone
+    assert progress.eta(500.0, 220, 5.5, [], 1) == 0

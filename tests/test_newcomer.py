@@ -158,8 +158,23 @@ def test_setups_last_line_says_what_comes_next():
 
     venv_python = ROOT / ".venv" / "bin" / "python"
     after_tests = pybench.setup_done_hint(venv_python, for_tests=True)
-    assert "setup --tests" not in after_tests and '-m "not slow"' in after_tests and "pybench.py;" in after_tests
+    assert "setup --tests" not in after_tests and "-m pytest -q " in after_tests and "pybench.py;" in after_tests
     assert "setup --tests" in pybench.setup_done_hint(venv_python, for_tests=False)
+
+
+def test_after_setup_from_the_hint_names_only_what_the_pack_can_give():
+    """Before, `setup --from` ended by advising `setup --tests`, which needs the network: offline the tests' packages
+    come only from a pack made with `pack --tests`."""
+    import types
+
+    import pybench
+
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    plain = types.SimpleNamespace(manifest={"flags": {"tests": False}}, source=Path("/media/usb/pack"))
+    with_tests = types.SimpleNamespace(manifest={"flags": {"tests": True}}, source=Path("/media/usb/pack"))
+    hint = pybench.setup_done_hint(venv_python, for_tests=False, pack=plain)
+    assert "pack --tests" in hint and "setup --tests --from" in hint and "pybench.py setup --tests" not in hint
+    assert "pybench.py setup --tests --from /media/usb/pack" in pybench.setup_done_hint(venv_python, for_tests=False, pack=with_tests)
 
 
 def test_the_gpu_rebuild_hint_only_where_a_gpu_exists_that_the_build_cannot_use(tmp_path):

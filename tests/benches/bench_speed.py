@@ -7,6 +7,8 @@ ratios, not the absolute times). Not a test: run it with `.venv/bin/python tests
                     display) beside plain `python -I -c pass`; the first shown value imports IPython's pretty printer
   model             tokens/s of LlamaModel.reply in a task beside raw llama-cpp-python on the same messages
   figure record     jail start and a savefig cell with the figure recorder beside the same worker without it
+  estimate          `--estimate 2,5 [--busy]`: the first estimate of a run of the embedded model on N tasks beside its
+                    wall time (with --busy, beside a process spinning on a CPU, `python3 -c 'while 1: pass'`), alone
 """
 import importlib.util
 import os
@@ -185,7 +187,37 @@ def bench_model(max_tokens: int = 128, rounds: int = 3):
           f"{reply.completion_tokens} generated)")
 
 
+def bench_estimate(counts: list[int], busy: bool):
+    """pybench.py --limit N with the embedded model, its first estimate's seconds beside the whole command's wall time
+    (model load and probes included), the load average before and after."""
+    import re
+    import shutil
+
+    for count in counts:
+        spinner = subprocess.Popen([sys.executable, "-c", "while 1: pass"]) if busy else None
+        out = Path(tempfile.mkdtemp(prefix="pybench-estimate-"))
+        load = os.getloadavg()[0]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run([sys.executable, str(pybench.HERE / "pybench.py"), "--limit", str(count), "--out", str(out / "run"),
+                                   "--no-report"], capture_output=True, text=True)
+        finally:
+            if spinner:
+                spinner.kill()
+        wall = time.perf_counter() - start
+        shutil.rmtree(out, ignore_errors=True)
+        line = next((line for line in done.stdout.splitlines() if "should take" in line), done.stderr[-300:])
+        said = re.search(r"should take ~(?:(\d+) h )?(\d+) (s|min)", line)
+        seconds = said and (int(said[1] or 0) * 3600 + int(said[2]) * (60 if said[3] == "min" else 1))
+        print(f"estimate, {count} task(s){' beside a busy process' if busy else ''}: said {seconds} s, took {wall:.0f} s "
+              f"({wall / seconds:.2f}x)" if seconds else f"estimate: no estimate line: {line}", f"load {load:.1f} -> {os.getloadavg()[0]:.1f}")
+        print(f"  {line}")
+
+
 if __name__ == "__main__":
+    if "--estimate" in sys.argv:
+        bench_estimate([int(n) for n in sys.argv[sys.argv.index("--estimate") + 1].split(",")], "--busy" in sys.argv)
+        sys.exit(0)
     bench_jail()
     bench_figures()
     bench_environments()
