@@ -23,8 +23,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, PICTURE_BYTES, PICTURE_PIXELS, Conversation, Reply, Result, Task, UsageError, append_line,
-                         check_modules, check_output_folder, file_kind, functions_defined_in, make_manifest, picture_refusal,
-                         run_attempts, run_one, suite_digest, write_manifest)
+                         check_modules, check_output_folder, file_kind, functions_defined_in, json_error_place, make_manifest,
+                         picture_refusal, run_attempts, run_one, suite_digest, write_manifest)
 from kit import report
 from kit.jailed import SHOWN_FIGURES
 from kit.sandbox import ROOT, JailError, JailLimits, usable_cpus
@@ -66,8 +66,8 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
         book = json.loads(text)
     except RecursionError:
         raise Unreadable("the file is JSON nested too deeply to read, not a notebook") from None
-    except ValueError as error:
-        raise Unreadable(f"the file is not JSON ({getattr(error, 'msg', error)} at line {getattr(error, 'lineno', '?')}): "
+    except json.JSONDecodeError as error:
+        raise Unreadable(f"the file is not JSON ({json_error_place(error, 'line', error.lineno)}): "
                          "not a notebook, or one cut short") from None
     if not isinstance(book, dict):
         raise Unreadable(f"the file holds a JSON {type(book).__name__}, not a notebook")

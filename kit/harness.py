@@ -31,7 +31,7 @@ __all__ = ["Benchmark", "CATEGORIES", "Conversation", "FIGURE_BYTES", "NO_OUTPUT
            "Progress", "ReplayModel", "Result", "TASK_ID", "Tables", "Task", "TaskRun", "UsageError", "Verdict",
            "Z95", "append_line", "attempts_by_task", "check_in_jail", "check_modules", "check_output_folder",
            "check_verdict", "converse", "drop_torn_line", "first_attempts", "functions_defined_in", "hold_lock",
-           "imported_names", "is_replay_line", "jsonl_records", "make_manifest", "newest_figures", "open_run_dir",
+           "imported_names", "is_replay_line", "json_error_place", "jsonl_records", "make_manifest", "newest_figures", "open_run_dir",
            "pass_at_k", "percent_interval", "PICTURE_BYTES", "PICTURE_PIXELS",
            "picture_refusal", "read_manifest", "read_results", "requirement_pins", "run_attempts",
            "run_check", "awarded_parts", "run_one", "select_tasks", "sha256_of", "shard_of", "suite_digest", "wilson",
@@ -84,9 +84,14 @@ def jsonl_records(path: Path, finished_only: bool = False, advice: str = "") -> 
         try:
             records.append((where, json.loads(line)))
         except json.JSONDecodeError as error:
-            at = f"{error.msg} column {error.colno}" if error.msg.endswith(" at") else f"{error.msg} at column {error.colno}"
-            raise UsageError(f"{where}: not valid JSON: {at}{advice}") from None
+            raise UsageError(f"{where}: not valid JSON: {json_error_place(error, 'column', error.colno)}{advice}") from None
     return records
+
+
+def json_error_place(error: json.JSONDecodeError, unit: str, number: int) -> str:
+    """json's message and where: 'Expecting value at line 3', 'Unterminated string starting at column 5' (json's own
+    message may already end in 'at')."""
+    return f"{error.msg} {unit} {number}" if error.msg.endswith(" at") else f"{error.msg} at {unit} {number}"
 
 
 def functions_defined_in(module_path: Path) -> dict[str, str | None]:

@@ -309,7 +309,7 @@ def tables(results: list[Result], manifests: list[dict]) -> Tables:
     """The three figures as cards, and as text lines followed by the tasks set aside and why."""
     size = max((manifest.get("suite_size") or 0 for manifest in manifests), default=0) or len({result.id for result in results})
     cards = figures(results, size)
-    lines = [f"{(figure['label'] + ':').ljust(14)}{figure['passed']}/{figure['total']} = {figure['rate']:.1f}% "
+    lines = [f"{(figure['label'] + ':').ljust(15)}{figure['passed']}/{figure['total']} = {figure['rate']:.1f}% "
              f"(95% {figure['interval']}; {figure['note']})" for figure in cards]
     aside = [f"  {result.id}: {'; '.join(result.caveats)}"
              + (f" [corrected check: {'pass' if result.own['corrected']['passed'] else 'fail'}]" if result.own.get("corrected") else "")

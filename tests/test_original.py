@@ -21,7 +21,7 @@ def test_saved_trajectories_are_re_executed_and_scored_by_the_checkouts_tests(tm
     results = read_results(out)
     assert {task_id for task_id, r in results.items() if r["passed"]} == {"2", "52", "67", "68", "78", "134", "140"}
     assert "NameError" in results["11"]["reason"] and results["11"]["caveats"], results["11"]
-    assert "original way: 7/8" in finished.stdout and "honest way:   6/6" in finished.stdout
+    assert "original way:  7/8" in finished.stdout and "honest way:    6/6" in finished.stdout
     assert [results[i]["category"] for i in ("2", "52", "78", "134", "140")] == ["chart", "text", "image_audio", "math", "software"]
     messages = results["2"]["messages"]
     config = yaml.safe_load((CHECKOUT / "config" / "llama3.yaml").read_text())
@@ -34,7 +34,7 @@ def test_saved_trajectories_are_re_executed_and_scored_by_the_checkouts_tests(tm
     assert (out / "outputs" / "140").is_dir() and (out / "outputs" / "2" / "2.csv").is_file()
     report = run_pybench("report", out)
     assert report.returncode == 0, report.stderr
-    assert "original way: 7/8" in report.stdout and "honest way:   6/6" in report.stdout and (out / "report" / "report.html").is_file()
+    assert "original way:  7/8" in report.stdout and "honest way:    6/6" in report.stdout and (out / "report" / "report.html").is_file()
     verdicts = write_jsonl(tmp_path / "verdicts.jsonl", [{"id": task_id, "replies": ["Verdict: PASS\nReason: Done."]} for task_id in results])
     judged = run_pybench("judge", out, "--judge-replay", verdicts)  # the judge's column reads an original checkout's run too
     assert judged.returncode == 0, judged.stderr
@@ -80,7 +80,7 @@ def test_missing_inputs_are_marked_not_fatal(tmp_path):
     result = read_results(out)["52"]
     assert any("评论.txt" in caveat and "missing" in caveat for caveat in result["caveats"])
     assert "FileNotFoundError" in result["messages"][4]["content"]  # the replayed code ran without its input
-    assert "honest way:   5/5" in finished.stdout  # 11 and 68 (defective tests) and 52 (missing input) set aside
+    assert "honest way:    5/5" in finished.stdout  # 11 and 68 (defective tests) and 52 (missing input) set aside
 
 
 def test_bad_config_and_bad_checkout_are_usage_errors(tmp_path):
@@ -164,7 +164,7 @@ def test_saved_run_records_without_messages_with_an_error_or_absent_are_scored_n
     assert "AssertionError" in results["52"]["reason"]  # its test ran, on the one-message stand-in
     for absent in ("11", "67", "68", "140"):
         assert not results[absent]["passed"] and "no record of this task" in results[absent]["reason"], results[absent]
-    assert "original way: 3/8" in finished.stdout
+    assert "original way:  3/8" in finished.stdout
 
 
 def test_a_check_sees_the_runs_shared_output_but_the_agent_sees_only_its_own(tmp_path):
@@ -244,5 +244,5 @@ def test_the_honest_figures_see_only_the_attempts_own_output(tmp_path):
     results = read_results(out)
     assert results["78"]["passed"], results["78"]  # published: another task's file, as the original scored it
     assert results["78"]["own_output"]["passed"] is False and "AssertionError" in results["78"]["own_output"]["reason"], results["78"]
-    assert "original way: 2/" in finished.stdout and "honest way:   1/2" in finished.stdout and "corrected way:1/2" in finished.stdout, finished.stdout
+    assert "original way:  2/" in finished.stdout and "honest way:    1/2" in finished.stdout and "corrected way: 1/2" in finished.stdout, finished.stdout
     assert "own_output" not in results["67"]  # its own folder held everything the shared one did

@@ -88,12 +88,12 @@ def test_three_figures_in_the_summary_and_on_the_first_screen(checkout, tmp_path
     assert finished.returncode == 0, finished.stderr
     # published: 2 52 67 78 134 140 pass, and 68 (67's output) and 139 by their defective tests: 8/10;
     # honest: 11 68 82 139 set aside: 6/6; corrected: 11 (joined table), 68 and 139 pass our checks, 82 fails: 9/10
-    assert "original way: 8/10 = 80.0% (95% 49.0-94.3" in finished.stdout
-    assert "honest way:   6/6 = 100.0% (95% 61.0-100.0" in finished.stdout
-    assert "corrected way:9/10 = 90.0% (95% 59.6-98.2" in finished.stdout
+    assert "original way:  8/10 = 80.0% (95% 49.0-94.3" in finished.stdout
+    assert "honest way:    6/6 = 100.0% (95% 61.0-100.0" in finished.stdout
+    assert "corrected way: 9/10 = 90.0% (95% 59.6-98.2" in finished.stdout
     built = run_pybench("report", out)
     assert built.returncode == 0, built.stderr
-    assert "corrected way:9/10" in built.stdout
+    assert "corrected way: 9/10" in built.stdout
     first_screen = (out / "report" / "report.html").read_text().split("<h2>Table 3")[0]
     for name, figure, interval in (("published", "80.0%", "49.0-94.3"), ("honest", "100.0%", "61.0-100.0"), ("corrected", "90.0%", "59.6-98.2")):
         assert f'<div class="note">{name}</div><div class="score small">{figure}</div>' in first_screen and interval in first_screen

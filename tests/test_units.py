@@ -31,7 +31,7 @@ def test_the_result_record_names_its_fields_once_and_round_trips():
     assert "corrected" not in line and "mlbench" not in line and "run_dir" not in line  # unset optional fields are not written
     assert harness.Result.from_json(json.loads(json.dumps(line))) == result
     with pytest.raises(harness.UsageError, match="not a result line"):
-        harness.Result.from_json({"id": "t1"}, "x.jsonl, line 1")
+        harness.Result.from_json({"passed": True}, "x.jsonl, line 1")
     own = harness.Result("t2", "math", own={"mlbench": {"outcome": "exit 0"}, "task": "mean"})  # a benchmark's own fields
     line = own.to_json()
     assert line["mlbench"] == {"outcome": "exit 0"} and line["task"] == "mean" and "own" not in line and list(line)[-2:] == ["mlbench", "task"]
@@ -260,3 +260,26 @@ def test_a_lock_is_held_by_one_process_until_it_dies(tmp_path):
     os.close(lock)
     harness.hold_lock(tmp_path / "lock", str)
     assert (tmp_path / "lock").read_text() == f"{os.getpid()}\n"
+
+
+def test_json_errors_say_where_in_plain_words(tmp_path):
+    """json's own messages may end in 'at' ('Unterminated string starting at'): the place is said once, not 'at at'."""
+    from kit import classroom
+    book = tmp_path / "cut.ipynb"
+    book.write_text('{"cells": [{"source": "unterminated', encoding="utf-8")
+    with pytest.raises(classroom.Unreadable) as refused:
+        classroom.notebook_cells(book)
+    assert "starting at line 1" in str(refused.value) and "at at" not in str(refused.value)
+    broken = tmp_path / "results.jsonl"
+    broken.write_text('{"id": "x\n', encoding="utf-8")
+    with pytest.raises(harness.UsageError, match=r"starting at column \d") as refused:
+        harness.jsonl_records(broken)
+    assert "at at" not in str(refused.value)
+
+
+def test_the_original_checkouts_three_figures_keep_a_space_after_each_label():
+    from kit import original_pybench
+    results = [harness.Result(str(number), "math", passed=number % 2 == 0) for number in range(4)]
+    lines = original_pybench.tables(results, [{"suite_size": 4}]).text.splitlines()
+    assert [line.split(":", 1)[0] for line in lines[:3]] == ["original way", "honest way", "corrected way"]
+    assert all(line.split(":", 1)[1].startswith(" ") for line in lines[:3]), lines
