@@ -91,20 +91,22 @@ def read_exactly(fd: int, count: int, deadline: float | None) -> bytes:
 
 # --- files in the link: a tar of the binds going there, of output/ coming back -------------------------------------
 
-def pack(sources: list[Path], budget: int) -> bytes:
-    """A tar of these files and folders, the i-th named "i" (a folder's entries "i/..."): walked as sandbox walks
+def pack(sources: list[Path], budget: int, names: list[str] | None = None) -> bytes:
+    """A tar of these files and folders, the i-th named "i" or names[i] (a folder's entries "i/...", "./..." for a
+    folder named "." whose entries go straight into the folder it is unpacked in): walked as sandbox walks
     output/ (by fd, no link followed, any depth), links kept as links, at most budget bytes of file data (a file past
     it is cut)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for index, source in enumerate(sources):
+        for source, root in zip(sources, names or map(str, range(len(sources)))):
             if not source.is_dir():
                 with open(source, "rb") as handle:
-                    budget -= add_member(tar, str(index), os.fstat(handle.fileno()), handle, budget)
+                    budget -= add_member(tar, root, os.fstat(handle.fileno()), handle, budget)
                 continue
-            tar.addfile(directory_member(str(index)))
+            if root != ".":
+                tar.addfile(directory_member(root))
             for fd, name, info, parts in sandbox.walk_tree(source):
-                budget -= add_entry(tar, fd, name, info, "/".join([str(index), *parts]), budget)
+                budget -= add_entry(tar, fd, name, info, "/".join([root, *parts]), budget)
     return buffer.getvalue()
 
 
@@ -255,8 +257,8 @@ class FarJail:
             answer, payload = self.link.ask(header, seconds=seconds, payload_max=payload_max)
         except LinkLost as lost:
             self.lost(str(lost))
-        if "error" in answer:
-            raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['error']), 1000)}")
+        if "refused" in answer:
+            raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['refused']), 1000)}")
         return answer, payload
 
     def open(self) -> None:
@@ -270,15 +272,15 @@ class FarJail:
             answer, _ = self.link.ask(header, pack(readable, sum(map(bind_size, readable))), seconds=LINK_SLACK)
         except LinkLost as lost:
             self.lost(str(lost))
-        if "error" in answer:
+        if "refused" in answer:
             self.kill()
-            raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['error']), 1000)}")
+            raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['refused']), 1000)}")
 
     def lost(self, reason: str):
         """The link is gone: close it, and end the attempt with one line (the run is resumable)."""
         link, self.link = self.link, None
-        link.close()
         said = link.last_words()
+        link.close()
         raise JailError(f"the far side ({shlex.join(self.command)}) was lost during {self.name}: {reason}"
                         f"{f' ({said})' if said else ''}; finished attempts are kept and the same command resumes the run")
 
@@ -307,7 +309,7 @@ def use(far: str | None) -> dict:
         FarJail.idle.append(link)
     atexit.register(close_links)
     sandbox.far_jail = FarJail
-    return {"far": far, **answer}
+    return {"far": far} | {key: answer.get(key) for key in ("machine", "node", "system")}
 
 
 def jail_side() -> dict:
@@ -351,7 +353,7 @@ class FarSide:
         (self.folder / "logs").mkdir()
         refused = unpack(payload, self.folder / "in")
         if refused:
-            return {"error": f"the task's files could not be unpacked: {', '.join(refused[:5])}"}, b""
+            return {"refused": f"the task's files could not be unpacked: {', '.join(refused[:5])}"}, b""
         binds, inputs = [], iter(range(len(header["binds"])))
         for inside, writable, is_output in header["binds"]:
             if writable:
@@ -386,7 +388,7 @@ class FarSide:
             answer["log"] = cut(with_log.read_text(errors="replace"), 100_000)
         if self.output is not None:
             sandbox.tidy_output(self.output)
-            data = pack([self.output], jail.limits.output_mib * 2**20)
+            data = pack([self.output], jail.limits.output_mib * 2**20, ["."])
             sandbox.remove_tree(self.output)
         shutil.rmtree(self.folder, ignore_errors=True)
         self.folder = self.output = None
@@ -404,9 +406,9 @@ def serve(from_host: int, to_host: int) -> None:
                 return
             handler = getattr(side, str(header.get("op")), None) if header.get("op") in OPERATIONS else None
             try:
-                answer = handler(header, payload) if handler else ({"error": f"no such request: {header.get('op')!r}"}, b"")
+                answer = handler(header, payload) if handler else ({"refused": f"no such request: {header.get('op')!r}"}, b"")
             except (JailError, OSError, KeyError, TypeError) as error:
-                answer = {"error": f"{type(error).__name__}: {error}"}, b""
+                answer = {"refused": f"{type(error).__name__}: {error}"}, b""
             try:
                 send(to_host, *answer)
             except LinkLost:
