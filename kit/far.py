@@ -19,7 +19,6 @@ import select
 import shlex
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import threading
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from kit import sandbox
 from kit.sandbox import ROOT, INTERRUPT_GRACE, WORKER_START, CellResult, Jail, JailError, JailLimits
+from kit.settings import OneLineParser
 from kit.untrusted import cut, for_record
 
 __all__ = ["HEADER_MAX", "LINK_SLACK", "LinkLost", "send", "receive", "Link", "FarJail", "use", "jail_side", "resume_note",
@@ -177,8 +177,9 @@ class Link:
         server = [] if "far-serve" in command else [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "pybench.py"), "far-serve"]
         errors = tempfile.TemporaryFile()
         try:
+            # in the run's process group: Ctrl-C ends the link too, so the far cells in flight end with it (Jail.kill_workers)
             process = subprocess.Popen([*command, *map(shlex.quote, server)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=errors, start_new_session=True)
+                                       stderr=errors)
         except OSError as error:
             raise JailError(f"--far {shlex.join(command)}: {error.strerror}: name a command that reaches a Linux far side") from None
         return cls(process.stdin.fileno(), process.stdout.fileno(), process, errors)
@@ -257,8 +258,7 @@ class FarJail:
             answer, payload = self.link.ask(header, seconds=seconds, payload_max=payload_max)
         except LinkLost as lost:
             self.lost(str(lost))
-        if "refused" in answer:
-            raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['refused']), 1000)}")
+        self.refuse(answer)
         return answer, payload
 
     def open(self) -> None:
@@ -272,8 +272,11 @@ class FarJail:
             answer, _ = self.link.ask(header, pack(readable, sum(map(bind_size, readable))), seconds=LINK_SLACK)
         except LinkLost as lost:
             self.lost(str(lost))
+        self.refuse(answer)
+
+    def refuse(self, answer: dict) -> None:
+        """What the far side refused (a jail that cannot start there, files it cannot unpack): one line, JailError."""
         if "refused" in answer:
-            self.kill()
             raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['refused']), 1000)}")
 
     def lost(self, reason: str):
@@ -353,6 +356,7 @@ class FarSide:
         (self.folder / "logs").mkdir()
         refused = unpack(payload, self.folder / "in")
         if refused:
+            shutil.rmtree(self.folder, ignore_errors=True)
             return {"refused": f"the task's files could not be unpacked: {', '.join(refused[:5])}"}, b""
         binds, inputs = [], iter(range(len(header["binds"])))
         for inside, writable, is_output in header["binds"]:
@@ -423,9 +427,8 @@ OPERATIONS = ("hello", "open", "start", "run", "close")
 def serve_command(argv: list[str]) -> int:
     """`pybench.py far-serve`: the far side of a link, on stdin and stdout. Nothing else may write on stdout, so the
     frames go on a copy of it and fd 1 is pointed at stderr."""
-    if argv:
-        print("error: pybench.py far-serve takes no arguments (the host starts it through --far)", file=sys.stderr)
-        return 2
+    OneLineParser(prog="pybench.py far-serve", description="The far side of --far: this checkout's jails, served on stdin "
+                  "and stdout to the host that started it through its --far command (never by hand).").parse_args(argv)
     to_host = os.dup(1)
     os.dup2(2, 1)
     serve(0, to_host)
