@@ -249,7 +249,8 @@ def test_the_hostile_classics_network_host_files_signals(side, tmp_path):
     try:
         cell = jail.run("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=2)")
         assert cell.status == "error" and "OSError" in cell.error_type + cell.error
-        seen = jail.run(f"import os\nprint([os.path.exists(p) for p in ('/etc/passwd', '/etc/hostname', {str(ROOT / 'pybench.py')!r}, {str(tmp_path)!r})])")
+        paths = ("/etc/passwd", "/etc/hostname", str(ROOT / "pybench.py"), str(tmp_path))
+        seen = jail.run(f"import os\nprint([os.path.exists(p) for p in {paths!r}])")
         assert seen.output == "[False, False, False, False]\n"
         cell = jail.run("import os, signal\nfor target in (-1, 1, os.getppid()):\n    try:\n        os.kill(target, signal.SIGKILL)\n"
                         "    except OSError:\n        pass\nprint('still here')")
@@ -336,7 +337,7 @@ def test_a_truncated_garbled_or_stalled_frame_ends_the_attempt_in_one_line(answe
 
 
 def test_no_far_side_answering_and_no_linux_are_refusals_in_one_line(monkeypatch, tmp_path):
-    with pytest.raises(JailError, match=r"^--far false: no far side answered \(the link (closed|broke while sending)[^;]*\); check that the command reaches"):
+    with pytest.raises(JailError, match=r"^--far false: no far side answered \(the link (closed|broke while sending)[^;]*\); check"):
         far.use("false")
     with pytest.raises(JailError, match="^--far /no/such/command: No such file or directory"):
         far.use("/no/such/command")
@@ -417,8 +418,9 @@ def test_a_run_whose_far_side_dies_mid_cell_stops_in_one_line_and_resumes(make_s
     tasks = make_suite([{"id": name, "category": "math", "query": "Sum ./data/numbers.csv into output/sum.txt.", "files": ["numbers.csv"],
                          "check": "suite:wrote"} for name in ("first", "second")], CHECKS, {"numbers.csv": b"a,b\n1,2\n3,4\n"})
     cell = "import pandas as pd\nopen('output/sum.txt', 'w').write(str(pd.read_csv('data/numbers.csv')['a'].sum() * 2 + 2))"
+    dies = code("import time\ntime.sleep(3)  # FAR-SIDE-DIES\n" + cell)
     replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "first", "replies": [code(cell), "Done."]},
-                                                     {"id": "second", "replies": [code("import time\ntime.sleep(3)  # FAR-SIDE-DIES\n" + cell), "Done."]}])
+                                                     {"id": "second", "replies": [dies, "Done."]}])
     (tmp_path / "dying.py").write_text(DYING)
     server = [sys.executable, str(tmp_path / "dying.py"), str(tmp_path / "died"), str(ROOT / ".venv" / "bin" / "python"),
               str(ROOT / "pybench.py"), "far-serve"]
