@@ -1,7 +1,8 @@
 """The far side's cost and verdicts (issue 46): the suite's reference replay and wrong replay run through the command
 line twice each, with the jails here and with them behind `ssh` to an sshd on 127.0.0.1 (started here, as
 tests/test_far.py starts it), one after the other; the verdicts (143/143 and 0/143 expected) and the wall times side
-by side. Not a test (minutes): `nice -n 10 .venv/bin/python tests/benches/bench_far.py [--replays wrong.jsonl] [--at-once]`."""
+by side. Not a test (minutes): `nice -n 10 .venv/bin/python tests/benches/bench_far.py [--replays wrong.jsonl] [--at-once]`;
+`--jails`: a jail's life and a cell alone, here and through the link, instead."""
 import json
 import shlex
 import subprocess
@@ -11,7 +12,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from test_far import sshd  # noqa: E402
 
 
@@ -31,6 +32,33 @@ def outcome(run: subprocess.Popen, out: Path, started: float) -> tuple[int, int,
     return sum(result["passed"] for result in results), len(results), seconds
 
 
+def jail_lives(command: list[str], rounds: int = 10) -> None:
+    """A jail's whole life (opened, one cell, killed) and one cell alone, here and through the link, interleaved so that
+    the machine's load hits both alike: medians."""
+    import statistics
+
+    from kit import far, sandbox
+
+    work = Path(tempfile.mkdtemp(prefix="pybench-bench-far-jails-"))
+    times = {side: {"life": [], "cell": []} for side in ("here", "ssh")}
+    far.use(shlex.join(command))  # one link, kept, as in a run
+    for _ in range(rounds):
+        for side in ("here", "ssh"):
+            sandbox.far_jail = far.FarJail if side == "ssh" else None
+            began = time.monotonic()
+            jail = sandbox.new_jail("bench", [], sandbox.JailLimits(), work)
+            jail.run("x = 1")
+            cell = time.monotonic()
+            jail.run("print(x)")
+            times[side]["cell"].append(time.monotonic() - cell)
+            jail.kill()
+            times[side]["life"].append(time.monotonic() - began)
+    far.close_links()
+    for side, measured in times.items():
+        print(f"a jail's life {side:5} {statistics.median(measured['life']):6.3f} s, a cell {1000 * statistics.median(measured['cell']):7.2f} ms "
+              f"(median of {rounds})", flush=True)
+
+
 def main(argv: list[str]) -> None:
     """--replays NAME,...: which of checks/ (default reference.jsonl,wrong.jsonl); --at-once: both sides of a replay run
     at the same time (the same load for both, on a machine others share); the rest goes to every run."""
@@ -42,6 +70,8 @@ def main(argv: list[str]) -> None:
     argv = [word for word in argv if word != "--at-once"]
     work = Path(tempfile.mkdtemp(prefix="pybench-bench-far-"))
     with sshd(work) as command:
+        if "--jails" in argv:
+            return jail_lives(command)
         for replay in replays:
             results, pending = {}, []
             for label, extra in (("here", []), ("ssh 127.0.0.1", ["--far", shlex.join(command)])):
