@@ -31,7 +31,7 @@ from kit.settings import OneLineParser
 from kit.untrusted import cut, for_record
 
 __all__ = ["HEADER_MAX", "LINK_SLACK", "LinkLost", "send", "receive", "Link", "FarJail", "use", "jail_side", "resume_note",
-           "pack", "unpack", "serve", "serve_command"]
+           "pack", "unpack", "FOLDER_PREFIX", "sweep_leftovers", "serve", "serve_command"]
 
 
 # --- frames: a JSON header and a payload, each length-prefixed -----------------------------------------------------
@@ -339,6 +339,20 @@ def resume_note(earlier: dict, now: dict) -> str:
 
 # --- the far side: a server holding one jail at a time, for the link it was started on -----------------------------
 
+FOLDER_PREFIX = "pybench-far-"  # a far jail's folder in the temp folder: pybench-far-<server pid>-XXXX
+
+
+def sweep_leftovers() -> None:
+    """Remove the folders (and their ./output/ mounts) of servers that died without cleaning up (killed, or their
+    machine stopped): any whose server pid is no longer running."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
+        pid = folder.name.removeprefix(FOLDER_PREFIX).split("-")[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            for entry in folder.iterdir():
+                sandbox.remove_tree(entry)  # a mount of ours is unmounted first
+            folder.rmdir()
+
+
 class FarSide:
     """The far side's state: the jail now open, in a private folder of its own (inputs, output/, logs)."""
 
@@ -351,7 +365,7 @@ class FarSide:
     def open(self, header: dict, payload: bytes) -> tuple[dict, bytes]:
         """A jail of the host's limits and environment, its read-only binds from the tar, its writable ones empty."""
         self.close({}, b"")
-        self.folder = Path(tempfile.mkdtemp(prefix="pybench-far-"))
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
         (self.folder / "in").mkdir()
         (self.folder / "logs").mkdir()
         refused = unpack(payload, self.folder / "in")
@@ -431,5 +445,6 @@ def serve_command(argv: list[str]) -> int:
                   "and stdout to the host that started it through its --far command (never by hand).").parse_args(argv)
     to_host = os.dup(1)
     os.dup2(2, 1)
+    sweep_leftovers()
     serve(0, to_host)
     return 0

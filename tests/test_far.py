@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -268,8 +269,10 @@ def test_a_far_side_killed_mid_cell_is_one_line_and_the_next_jail_gets_a_new_lin
         pytest.skip("the local jail has no link")
     jail, output = new_jail(tmp_path)
     jail.run("pass")
+    jailed = []
     if side == "ssh":
         pid = jail.link.ask({"op": "hello"})[0]["pid"]
+        jailed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()  # its jail's setpriv, then nsjail
         killer = threading.Timer(0.5, os.kill, (pid, signal.SIGKILL))  # the far side's server, on this machine
     else:
         killer = threading.Timer(0.5, RELAYS[-1].killed.set)
@@ -277,6 +280,10 @@ def test_a_far_side_killed_mid_cell_is_one_line_and_the_next_jail_gets_a_new_lin
     with pytest.raises(JailError) as lost:
         jail.run("import time\ntime.sleep(20)")
     assert "\n" not in str(lost.value) and "was lost during conformance" in str(lost.value) and "resumes" in str(lost.value)
+    deadline = time.monotonic() + 5
+    while any(Path(f"/proc/{child}").exists() for child in jailed) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert side == "fake" or jailed and not any(Path(f"/proc/{child}").exists() for child in jailed), "the far jail outlived its server"
     ended(jail, output)
     (tmp_path / "again").mkdir()
     again, output = new_jail(tmp_path / "again")
@@ -284,6 +291,8 @@ def test_a_far_side_killed_mid_cell_is_one_line_and_the_next_jail_gets_a_new_lin
         assert again.run("print('fresh')").output == "fresh\n"
     finally:
         ended(again, output)
+    if side == "ssh":  # the new link's server swept the dead one's folder and its ./output/ mount
+        assert not list(Path(tempfile.gettempdir()).glob(f"{far.FOLDER_PREFIX}{pid}-*"))
 
 
 @pytest.mark.slow
