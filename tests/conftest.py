@@ -35,7 +35,7 @@ def chromium(profile: Path, *arguments: str) -> list[str]:
             "--disable-component-update", f"--user-data-dir={profile}", *arguments]
 
 
-SUBCOMMANDS = {"setup", "pack", "doctor", "report", "judge", "validate", "grade", "handout", "check", "slurm"}
+SUBCOMMANDS = {"setup", "pack", "doctor", "report", "judge", "validate", "grade", "handout", "check", "slurm", "far-serve"}
 
 
 def run_pybench(*args, timeout=1800, report=False) -> subprocess.CompletedProcess:

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT, hearing_ctrl_c, run_pybench
 
-SUBCOMMANDS = ("setup", "pack", "doctor", "report", "judge", "validate", "grade", "handout", "check", "slurm")
+SUBCOMMANDS = ("setup", "pack", "doctor", "report", "judge", "validate", "grade", "handout", "check", "slurm", "far-serve")
 
 
 def readme_commands() -> list[list[str]]:
