@@ -4,7 +4,7 @@ output can be pasted into an issue:
     python3.12 tests/benches/bench_gpu.py --wheels DIR                 # build the CUDA wheel from DIR, then measure
     python3.12 tests/benches/bench_gpu.py --python .venv-cuda/bin/python   # measure with a venv built before
 
-1. build    kit/gpu.py's build of llama-cpp-python at requirements.txt's pin into .venv-cuda, pip reading DIR alone
+1. build    kit/gpu.py's build of llama-cpp-python at requirements.txt's pin into .venv-cuda (--venv), pip reading DIR alone
             (--no-index --find-links: the sdist, its build requirements, llama-cpp-python's and gguf's wheels; docs/gpu.md
             says how to fill it); the wheel is cached in ~/.cache/pybench/wheels and not rebuilt. For CUDA CMAKE_ARGS
             defaults to -DCMAKE_CUDA_ARCHITECTURES=native (this GPU only: minutes, not tens)
@@ -17,8 +17,8 @@ output can be pasted into an issue:
             cells copied on the device): tokens/s and prompt tokens evaluated, and whether the kit's replies are the
             same at every K and both ways; then the kit at K=1 on the GPU against --n-gpu-layers 0 (this machine's CPU)
 5. largest  for the last model: --parallel auto's choice from the device's free memory at --ctx 8192; a typical
-            attempt measured (a --prompt-tokens prompt, --turns turns of --turn-tokens new tokens, a 100-token cell
-            output between them); the model under a forced budget (PYBENCH_GPU_MEMORY_GIB: 1 GiB plus 60% of
+            attempt measured (a --prompt-tokens prompt, --turns turns of --turn-tokens new tokens, a cell output of
+            --observation-tokens between them); the model under a forced budget (PYBENCH_GPU_MEMORY_GIB: 1 GiB plus 60% of
             the model) loaded with fewer layers
 Each line is printed as soon as it is measured, so a run cut off still reports what it got. Steps 2-5 run in the built
 venv (this script calls itself there with --measure); with --python they run in that venv (.venv, the CPU build, and
@@ -35,18 +35,17 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 GIB = 2**30
-OBSERVATION_TOKENS = 100  # the cell's output that comes back between two turns of the typical attempt
 
 
-# --- 1. build: the GPU wheel from a local folder, into a venv of its own ------------------------------------------
+# --- build: the GPU wheel from a local folder, into a venv of its own ------------------------------------------
 
-def build(backend: str, wheels: Path | None) -> Path:
-    """.venv-<backend> with llama-cpp-python built with `backend` (pip reading `wheels` alone where given) and gguf."""
+def build(backend: str, wheels: Path | None, venv: Path) -> Path:
+    """A venv with llama-cpp-python built with `backend` (pip reading `wheels` alone where given) and gguf."""
     from kit import gpu
     from kit.harness import requirement_pins
     import pybench
 
-    venv, pins = ROOT / f".venv-{backend}", requirement_pins()
+    pins = requirement_pins()
     python = venv / "bin" / "python"
     if backend == "cuda":
         os.environ.setdefault("CMAKE_ARGS", "-DCMAKE_CUDA_ARCHITECTURES=native")
@@ -60,12 +59,12 @@ def build(backend: str, wheels: Path | None) -> Path:
     offline = ["--no-index", "--find-links", str(wheels)] if wheels else []
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *offline, "--force-reinstall", str(wheel),
                     f"gguf=={pins['gguf']}"], check=True)
-    print(f"build: {backend} ({facts['cmake_args']}) in {facts.get('build_seconds', '?')} s, installed in {time.monotonic() - began:.0f} s; "
-          f"{wheel}", flush=True)
+    print(f"build: llama.cpp with {facts['cmake_args']} (compiled once, in {facts['build_seconds']} s: {wheel.parent}), {venv} ready in "
+          f"{time.monotonic() - began:.0f} s", flush=True)
     return python
 
 
-# --- 4. decoding: raw llama.cpp beside the kit, at each K, with and without the shared prefix ------------------------
+# --- decoding: raw llama.cpp beside the kit, at each K, with and without the shared prefix ------------------------
 
 def suite_prompts(count: int, cut: int | None) -> list[list[dict]]:
     """The opening messages of the first `count` suite tasks (bench_parallel's), each message cut to `cut` characters
@@ -86,20 +85,21 @@ def decoding(path: Path, tokens: int, ks: list[int], prompts: int, cut: int | No
     bench_parallel.kit_batched(kit, messages[:1], 1)  # warm-up: the backend's first kernels, outside the figures
     print(f"  {len(ids)} prompts of {min(map(len, ids))}-{max(map(len, ids))} tokens ({sum(map(len, ids))} in all), {tokens} new tokens "
           f"each, greedy, {kit.threads} threads\n     K  raw tokens/s  kit tokens/s  kit/raw  shared tokens/s  shared/raw  kit K / kit 1"
-          "  prompt tokens evaluated (shared / not)", flush=True)
+          "  prompt tokens evaluated (shared / not)  new tokens raw/kit/shared", flush=True)
     replies, first = set(), None
     for k in ks:
-        generated, seconds = bench_parallel.on_a_thread(lambda: bench_parallel.raw_batched(path, ids, k, tokens))
-        rate = {"raw": generated / seconds}
+        generated, seconds = {}, {}
+        generated["raw"], seconds["raw"] = bench_parallel.on_a_thread(lambda: bench_parallel.raw_batched(path, ids, k, tokens))
         evaluated = {}
         for shared in (False, True):
             kit.shared_prefix = shared
-            generated, seconds, texts, evaluated[shared] = bench_parallel.kit_batched(kit, messages, k)
-            rate[shared] = generated / seconds
+            generated[shared], seconds[shared], texts, evaluated[shared] = bench_parallel.kit_batched(kit, messages, k)
             replies.add(tuple(texts))
+        rate = {kind: generated[kind] / seconds[kind] for kind in generated}
         first = first or rate[False]
         print(f"  {k:4d} {rate['raw']:13.1f} {rate[False]:13.1f} {rate[False] / rate['raw']:8.2f} {rate[True]:16.1f} {rate[True] / rate['raw']:11.2f} "
-              f"{rate[False] / first:14.2f}  {evaluated[True]:6d} / {evaluated[False]:6d}", flush=True)
+              f"{rate[False] / first:14.2f}  {evaluated[True]:6d} / {evaluated[False]:6d}        "
+              f"{generated['raw']}/{generated[False]}/{generated[True]}", flush=True)
     print(f"  kit replies identical at K={', '.join(map(str, ks))}, with and without the shared prefix: {len(replies) == 1}", flush=True)
     kit.shared_prefix = True
     gpu_against_cpu(path, kit, messages[:2], tokens)
@@ -125,7 +125,7 @@ def release(model) -> None:
     model.llm.close()
 
 
-# --- 5. the largest model: --parallel auto, a typical attempt, a forced budget -----------------------------------------
+# --- the largest model: --parallel auto, a typical attempt, a forced budget -----------------------------------------
 
 def parallel_auto(path: Path, ctx: int) -> None:
     from kit import engine
@@ -145,9 +145,9 @@ def filler(model, count: int, offset: int = 0) -> str:
     return model.llm.detokenize(ids[:count]).decode(errors="ignore")
 
 
-def typical_attempt(path: Path, prompt_tokens: int, turns: int, turn_tokens: int, cut: int | None) -> None:
+def typical_attempt(path: Path, prompt_tokens: int, turns: int, turn_tokens: int, observation_tokens: int, cut: int | None) -> None:
     """One attempt as the kit runs it: the opening prompt (the suite's system prompt and a first task, filled up to
-    prompt_tokens), then `turns` replies of turn_tokens each, a cell output of OBSERVATION_TOKENS after each."""
+    prompt_tokens), then `turns` replies of turn_tokens each, a cell output of observation_tokens after each."""
     from kit import engine
 
     model = engine.LlamaModel(path, -1, 8192, 0, 0.0, 1.0, turn_tokens)
@@ -158,14 +158,14 @@ def typical_attempt(path: Path, prompt_tokens: int, turns: int, turn_tokens: int
     messages = messages + [{"role": "user", "content": filler(model, max(0, prompt_tokens - opening - 2))}]
     began, evaluated, generated = time.perf_counter(), 0, 0
     print(f"typical attempt: {path.name} on {model.device}, a {len(model.render(engine.merge_consecutive_roles(messages), 0).prompt)}-token "
-          f"prompt, {turns} turns of {turn_tokens} new tokens, {OBSERVATION_TOKENS} tokens of cell output between them", flush=True)
+          f"prompt, {turns} turns of {turn_tokens} new tokens, {observation_tokens} tokens of cell output between them", flush=True)
     for turn in range(1, turns + 1):
         start = time.perf_counter()
         reply = session.reply(messages)
         evaluated, generated = evaluated + reply.prompt_evaluated, generated + reply.completion_tokens
         print(f"  turn {turn:2d}: {reply.prompt_evaluated:5d} prompt tokens evaluated, {reply.completion_tokens} generated in "
               f"{time.perf_counter() - start:.2f} s", flush=True)
-        messages = messages + [{"role": "assistant", "content": reply.text}, {"role": "user", "content": filler(model, OBSERVATION_TOKENS, turn)}]
+        messages = messages + [{"role": "assistant", "content": reply.text}, {"role": "user", "content": filler(model, observation_tokens, turn)}]
     print(f"  the attempt: {time.perf_counter() - began:.1f} s, {evaluated} prompt tokens evaluated, {generated} generated", flush=True)
     session.close()
     release(model)
@@ -194,7 +194,7 @@ def measure(options: argparse.Namespace) -> None:
     for path in models:
         decoding(path, options.tokens, [int(k) for k in options.ks.split(",")], options.prompts, options.cut)
     parallel_auto(models[-1], 8192)
-    typical_attempt(models[-1], options.prompt_tokens, options.turns, options.turn_tokens, options.cut)
+    typical_attempt(models[-1], options.prompt_tokens, options.turns, options.turn_tokens, options.observation_tokens, options.cut)
     forced_budget(models[-1])
     print(f"measured in {time.monotonic() - began:.0f} s", flush=True)
 
@@ -203,6 +203,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", choices=("cuda", "vulkan"), default="cuda")
     parser.add_argument("--wheels", type=Path, help="the folder pip reads alone for the build (no package index)")
+    parser.add_argument("--venv", type=Path, help="the venv to build (default: .venv-cuda, .venv-vulkan)")
     parser.add_argument("--python", type=Path, help="measure with this venv's python (built before): no build")
     parser.add_argument("--shapes", default="smollm2-135m,qwen2.5-1.5b,qwen2.5-7b", help="make_gguf.py's shapes, comma-separated")
     parser.add_argument("--model", type=Path, action="append", help="a GGUF file to measure instead of made ones (repeatable)")
@@ -214,12 +215,13 @@ if __name__ == "__main__":
     parser.add_argument("--prompt-tokens", type=int, default=1500)
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--turn-tokens", type=int, default=300)
+    parser.add_argument("--observation-tokens", type=int, default=100, help="the cell output between two turns")
     parser.add_argument("--measure", action="store_true", help="(internal) steps 2-5, in this interpreter")
     options = parser.parse_args()
     if options.measure:
         measure(options)
     else:
         began = time.monotonic()
-        python = options.python or build(options.backend, options.wheels)
+        python = options.python or build(options.backend, options.wheels, options.venv or ROOT / f".venv-{options.backend}")
         subprocess.run([str(python), "-u", __file__, "--measure", *sys.argv[1:]], check=True)
         print(f"device check done in {time.monotonic() - began:.0f} s", flush=True)
