@@ -11,6 +11,8 @@ import json
 import os
 import signal
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -229,3 +231,18 @@ def test_the_device_check_runs_every_step_at_the_tiny_shape(tmp_path, build):
     assert line("  the attempt: ").endswith("prompt tokens evaluated, 4 generated")
     assert line("budget PYBENCH_GPU_MEMORY_GIB=").split(" on ", 1)[1].startswith(where) and budget in line("budget ")
     assert lines[-1].startswith("device check done in ")
+
+
+def test_the_build_reads_the_given_folder_alone(tmp_path, monkeypatch):
+    """gpu.build_wheel with a folder (the device check's --wheels): pip reads that folder and no package index, so a
+    folder without llama-cpp-python's source is one sentence naming the folder and what to put there, not a download.
+    (Metal: the backend whose build needs no toolkit check before the download.)"""
+    from kit import gpu
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no wheel built before
+    monkeypatch.delenv("CMAKE_ARGS", raising=False)
+    (tmp_path / "wheels").mkdir()
+    with pytest.raises(gpu.BuildError) as refused:
+        gpu.build_wheel("metal", "llama-cpp-python==0.3.36", Path(sys.executable), None, tmp_path / "wheels")
+    assert str(refused.value) == (f"pip found no source of llama-cpp-python==0.3.36 in {tmp_path / 'wheels'}: put its sdist there (pip "
+                                  "download --no-deps --no-binary :all: llama-cpp-python==0.3.36) with its build requirements")
