@@ -6,6 +6,8 @@ tests/gpu_worker.py as a child process with that venv's python, so the CPU venv 
 lavapipe decodes SmolLM2 at about 0.3-1.6 tokens/s and evaluates prompts at about 1-5 tokens/s on this 2-core
 machine: the tests generate 12 tokens in all, evaluate short prompts, and stop kit runs once their first line is out.
 ggml-vulkan skips CPU-type devices unless GGML_VK_VISIBLE_DEVICES names them: it is set to 0 (lavapipe) here.
+The device check (tests/benches/bench_gpu.py) runs here at its tiny shape, on lavapipe and on the CPU build (the one
+test that needs no Vulkan build, with the test of its offline build's refusal).
 """
 import json
 import os
