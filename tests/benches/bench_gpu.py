@@ -141,7 +141,8 @@ def filler(model, count: int, offset: int = 0) -> str:
     import make_gguf
 
     words = make_gguf.suite_words()
-    ids = model.llm.tokenize("".join(words[(offset + n) % len(words)] for n in range(4 * count)).replace("\u2581", " ").encode(), add_bos=False)
+    text = "".join(words[(offset + n) % len(words)] for n in range(4 * count)).replace(make_gguf.SPACE, " ")
+    ids = model.llm.tokenize(text.encode(), add_bos=False)
     return model.llm.detokenize(ids[:count]).decode(errors="ignore")
 
 
