@@ -79,9 +79,10 @@ def vulkan_header_version() -> int | None:
     return int(last[0]) if last and last[0].isdigit() else None
 
 
-def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> tuple[Path, dict]:
+def build_wheel(backend: str, pin: str, pip_python: Path, install_packages, find_links: Path | None = None) -> tuple[Path, dict]:
     """The wheel of `pin` (llama-cpp-python==X) built with `backend`, from the cache or compiled now, and its build
-    facts. install_packages(packages, why, present) installs system packages (pybench.install_system_packages)."""
+    facts. install_packages(packages, why, present) installs system packages (pybench.install_system_packages). With
+    find_links, pip reads that folder alone (its sdist and build requirements), no package index."""
     cmake_args = " ".join([BACKENDS[backend], *(arg for arg in os.environ.get("CMAKE_ARGS", "").split()  # the user's flags
                                                 if arg.lower() != BACKENDS[backend].lower())])  # go after the backend's
     patched, headers = False, None
@@ -109,7 +110,10 @@ def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> t
                          lambda: shutil.which("patch"))
     with tempfile.TemporaryDirectory(prefix="pybench-gpu-build-") as scratch:
         pip = [str(pip_python), "-m", "pip", "--disable-pip-version-check"]
-        subprocess.run(pip + ["download", "--no-deps", "--no-binary", ":all:", "-q", "-d", scratch, pin], check=True)
+        offline = ["--no-index", "--find-links", str(find_links)] if find_links else []
+        if subprocess.run(pip + ["download", "--no-deps", "--no-binary", ":all:", "-q", "-d", scratch, *offline, pin]).returncode:
+            raise BuildError(f"pip found no source of {pin} in {find_links}: put its sdist there (pip download --no-deps --no-binary "
+                             f":all: {pin}) with its build requirements" if find_links else f"pip could not download the source of {pin}")
         archive, = Path(scratch).glob("*.tar.gz")
         with tarfile.open(archive) as sdist:
             sdist.extractall(scratch, filter="data")
@@ -119,7 +123,7 @@ def build_wheel(backend: str, pin: str, pip_python: Path, install_packages) -> t
         print(f"setup: building {pin} with CMAKE_ARGS=\"{cmake_args}\"{' and ' + OLD_HEADERS_PATCH.name if patched else ''} "
               f"(llama.cpp compiles from source: minutes)", flush=True)
         began = time.monotonic()
-        subprocess.run(pip + ["wheel", "--no-deps", "-w", str(Path(scratch) / "wheel"), str(source)], check=True,
+        subprocess.run(pip + ["wheel", "--no-deps", *offline, "-w", str(Path(scratch) / "wheel"), str(source)], check=True,
                        env={**os.environ, "CMAKE_ARGS": cmake_args})
         facts["build_seconds"] = round(time.monotonic() - began)
         wheel, = (Path(scratch) / "wheel").glob("*.whl")

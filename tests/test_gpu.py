@@ -6,11 +6,15 @@ tests/gpu_worker.py as a child process with that venv's python, so the CPU venv 
 lavapipe decodes SmolLM2 at about 0.3-1.6 tokens/s and evaluates prompts at about 1-5 tokens/s on this 2-core
 machine: the tests generate 12 tokens in all, evaluate short prompts, and stop kit runs once their first line is out.
 ggml-vulkan skips CPU-type devices unless GGML_VK_VISIBLE_DEVICES names them: it is set to 0 (lavapipe) here.
+The device check (tests/benches/bench_gpu.py) runs here at its tiny shape, on lavapipe and on the CPU build (the one
+test that needs no Vulkan build, with the test of its offline build's refusal).
 """
 import json
 import os
 import signal
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,8 +25,9 @@ LAVAPIPE = {"GGML_VK_VISIBLE_DEVICES": "0"}
 FIRST_TASK = json.loads((ROOT / "tasks.jsonl").read_text().splitlines()[0])["id"]
 GIB, MIB = 2**30, 2**20
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not VULKAN_PYTHON.exists(), reason="no Vulkan build of llama.cpp here: "
-                                                   "python3.12 pybench.py setup --gpu vulkan --venv .venv-vulkan (.ci/run makes it)")]
+pytestmark = pytest.mark.slow
+vulkan = pytest.mark.skipif(not VULKAN_PYTHON.exists(), reason="no Vulkan build of llama.cpp here: "
+                            "python3.12 pybench.py setup --gpu vulkan --venv .venv-vulkan (.ci/run makes it)")
 
 
 def environment(**extra) -> dict:
@@ -66,6 +71,7 @@ def first_line_of_run(tmp_path, **extra) -> tuple[str, dict]:
     return line, json.loads((out / "manifest.json").read_text())
 
 
+@vulkan
 def test_doctor_names_the_vulkan_backend_and_the_lavapipe_device():
     doctor = subprocess.run([str(VULKAN_PYTHON), str(ROOT / "pybench.py"), "doctor"], capture_output=True, text=True, timeout=600,
                             cwd=ROOT, env=environment(**LAVAPIPE))
@@ -78,6 +84,7 @@ def test_doctor_names_the_vulkan_backend_and_the_lavapipe_device():
     assert why.stdout.startswith("[] the Vulkan backend sees no GPU") and "GGML_VK_VISIBLE_DEVICES" in why.stdout
 
 
+@vulkan
 def test_every_layer_is_offloaded_and_the_first_line_and_manifest_name_the_device(tmp_path):
     line, manifest = first_line_of_run(tmp_path, **LAVAPIPE)
     # llama.cpp's own count (its loader's log): SmolLM2's 30 blocks and its output layer
@@ -92,6 +99,7 @@ def test_every_layer_is_offloaded_and_the_first_line_and_manifest_name_the_devic
     assert backend["build"]["patch"] == "ggml-vulkan-headers-before-1.3.261.patch"  # Debian 12's headers are 1.3.239
 
 
+@vulkan
 def test_greedy_replies_agree_with_the_cpu_build_up_to_near_ties(tmp_path):
     """Greedy replies of two turns (6 tokens each), one sequence whose KV cache carries over between turns, on the
     Vulkan device and on the CPU build. They are not guaranteed to be equal: ggml-vulkan's kernels compute in other
@@ -123,6 +131,7 @@ def test_greedy_replies_agree_with_the_cpu_build_up_to_near_ties(tmp_path):
         assert vulkan_below_cpu[0][agree] > 0 and cpu_below_vulkan[0][agree] > 0  # a near tie, each build's top its own
 
 
+@vulkan
 def test_parallel_auto_takes_k_from_the_device_memory(tmp_path):
     """--parallel auto on the device: as many KV caches of --ctx as fit in half the device's free memory (lavapipe
     says 2048 MiB), then under a 1 GiB budget (PYBENCH_GPU_MEMORY_GIB); the KV cache llama.cpp allocates is on
@@ -140,6 +149,7 @@ def test_parallel_auto_takes_k_from_the_device_memory(tmp_path):
     assert result["opened"][0]["slots"] > result["opened"][1]["slots"]
 
 
+@vulkan
 def test_a_model_that_does_not_fit_the_budget_loads_fewer_layers(tmp_path):
     """Under a budget of 1.05 GiB (1 GiB kept for the KV cache and buffers) 51 MiB are left for the weights: the
     whole layers that fit in it are offloaded, the rest stay on the CPU, and the first line says how many."""
@@ -152,6 +162,7 @@ def test_a_model_that_does_not_fit_the_budget_loads_fewer_layers(tmp_path):
     assert manifest["llama_cpp_backend"]["gpu_memory_budget_gib"] == "1.05"
 
 
+@vulkan
 def test_a_failed_allocation_is_retried_with_fewer_sequences(tmp_path):
     """--parallel 16 at 8192 tokens asks for 2880 MiB of KV cache; with ggml-vulkan's buffer limit forced to 800 MiB
     (GGML_VK_FORCE_MAX_BUFFER_SIZE, as a device with a small maxBufferSize has) llama.cpp cannot allocate 16 or 8
@@ -164,6 +175,7 @@ def test_a_failed_allocation_is_retried_with_fewer_sequences(tmp_path):
     assert opened["buffers"]["Vulkan0 KV"] == 4 * opened["kv_per_sequence"] / MIB
 
 
+@vulkan
 @pytest.mark.parametrize("how", ["ggml_assert", "cxx_exception"])
 def test_a_failure_inside_the_backend_is_one_line(tmp_path, how):
     """With the model loaded on the device, a ggml abort inside ggml-vulkan (a GGML_ASSERT, the path CUDA errors take
@@ -180,3 +192,59 @@ def test_a_failure_inside_the_backend_is_one_line(tmp_path, how):
     else:
         assert "uncaught C++ exception (std::runtime_error)" in ours[0]
     assert "Traceback" not in finished.stderr and "terminate called" not in finished.stderr and "#0 " not in finished.stderr
+
+
+# The device check's every step, at the tiny shape (2 blocks of 64), with prompts cut to a few tokens: what it prints on a
+# real GPU is docs/gpu.md's; here it proves that each step runs and prints, on the CPU build and on a Vulkan device.
+DEVICE_CHECK = ["--shapes", "tiny", "--ks", "1,2", "--prompts", "2", "--tokens", "2", "--cut", "40", "--prompt-tokens", "0", "--turns", "2",
+                "--turn-tokens", "2", "--observation-tokens", "8"]
+
+
+@pytest.mark.parametrize("build", ["cpu", pytest.param("lavapipe", marks=vulkan)])
+def test_the_device_check_runs_every_step_at_the_tiny_shape(tmp_path, build):
+    python = VULKAN_PYTHON if build == "lavapipe" else ROOT / ".venv" / "bin" / "python"
+    check = subprocess.run([str(python), str(ROOT / "tests" / "benches" / "bench_gpu.py"), "--python", str(python), "--models", str(tmp_path),
+                            *DEVICE_CHECK], capture_output=True, text=True, timeout=900, cwd=ROOT,
+                           env=environment(**(LAVAPIPE if build == "lavapipe" else {})))
+    assert check.returncode == 0, check.stderr[-3000:]
+    lines = check.stdout.splitlines()
+    print(check.stdout)
+    line = lambda start: next(line for line in lines if line.startswith(start))  # noqa: E731
+    if build == "lavapipe":
+        assert line("device: ").startswith("device: llama.cpp backends Vulkan, CPU; Vulkan0 (llvmpipe")
+        where, budget = "GPU Vulkan0 (llvmpipe (LLVM", ": 1 of 3 layers offloaded; the model (0.0 GiB) does not fit the GPU's 1.0 GiB free"
+        assert line("model: ").endswith("): 3 of 3 layers offloaded")  # the 2 blocks and the output layer
+        assert "16 at once (auto: 2.0 GiB GPU memory free" in line("parallel auto: ")
+    else:
+        assert line("device: ") == "device: llama.cpp backends CPU; no GPU: this llama.cpp build has no GPU backend"
+        where = budget = "CPU (this llama.cpp build has no GPU backend)"
+        assert "2 at once (auto: " in line("parallel auto: ") and "GiB RAM free" in line("parallel auto: ")
+    assert line("made tiny-random-llama.Q4_0.gguf: 0 MiB in ")
+    assert line("model: ").startswith(f"model: tiny-random-llama.Q4_0.gguf (0 MiB) on {where}")
+    table = lines.index(line("     K  raw tokens/s"))
+    rows = [row.split() for row in lines[table + 1:table + 3]]
+    assert [row[0] for row in rows] == ["1", "2"] and all(float(figure) > 0 for row in rows for figure in row[1:7])
+    # the system prompt is evaluated once with the shared prefix; every reply has its 2 tokens (a random model never stops)
+    assert all(row[7:] == [row[7], "/", "126", "4/4/4"] and int(row[7]) < 126 for row in rows), rows
+    assert "  kit replies identical at K=1, 2, with and without the shared prefix: True" in lines
+    assert line("  kit K=1, 2 prompts: ").endswith("x")
+    turns = [line for line in lines if line.startswith("  turn ")]
+    assert len(turns) == 2 and all(", 2 generated in " in turn for turn in turns)
+    assert line("  the attempt: ").endswith("prompt tokens evaluated, 4 generated")
+    assert line("budget PYBENCH_GPU_MEMORY_GIB=").split(" on ", 1)[1].startswith(where) and budget in line("budget ")
+    assert lines[-1].startswith("device check done in ")
+
+
+def test_the_build_reads_the_given_folder_alone(tmp_path, monkeypatch):
+    """gpu.build_wheel with a folder (the device check's --wheels): pip reads that folder and no package index, so a
+    folder without llama-cpp-python's source is one sentence naming the folder and what to put there, not a download.
+    (Metal: the backend whose build needs no toolkit check before the download.)"""
+    from kit import gpu
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no wheel built before
+    monkeypatch.delenv("CMAKE_ARGS", raising=False)
+    (tmp_path / "wheels").mkdir()
+    with pytest.raises(gpu.BuildError) as refused:
+        gpu.build_wheel("metal", "llama-cpp-python==0.3.36", Path(sys.executable), None, tmp_path / "wheels")
+    assert str(refused.value) == (f"pip found no source of llama-cpp-python==0.3.36 in {tmp_path / 'wheels'}: put its sdist there (pip "
+                                  "download --no-deps --no-binary :all: llama-cpp-python==0.3.36) with its build requirements")

@@ -1,10 +1,15 @@
-"""The tiny random GGUF model: deterministic, small, and usable by llama-cpp-python end to end."""
+"""The tiny random GGUF model: deterministic, small, and usable by llama-cpp-python end to end; and make_gguf's models
+in real shapes, written by the same code."""
+import re
+import subprocess
+import sys
 import time
 
 import gguf
 import llama_cpp
 import pytest
 
+from conftest import ROOT
 from tiny_gguf import write_tiny_gguf
 
 MESSAGES = [
@@ -75,3 +80,35 @@ def test_loads_fast_and_chats_deterministically(model_path):
 
     assert chat(llm)["choices"][0]["message"]["content"] == text
     assert chat(load(model_path))["choices"][0]["message"]["content"] == text
+
+
+@pytest.mark.slow
+def test_a_made_model_has_the_real_models_shapes_and_valid_q4_0_blocks(tmp_path):
+    """make_gguf's SmolLM2-135M shape: the same tensors, in the same shapes, as the real SmolLM2-135M (the embedded
+    model), and the same vocabulary size; every matrix Q4_0 whose every block has a finite scale (random bytes would
+    give NaN and infinite ones); llama.cpp loads it and its logits for a prompt are finite, its greedy tokens are word
+    pieces or printable bytes, never an end token."""
+    import numpy as np
+    import pybench
+
+    printed = subprocess.run([sys.executable, str(ROOT / "tests" / "benches" / "make_gguf.py"), "smollm2-135m", "--out", str(tmp_path)],
+                             capture_output=True, text=True, check=True).stdout.splitlines()
+    path = tmp_path / "SmolLM2-135M-shaped.Q4_0.gguf"
+    assert re.fullmatch(r"made SmolLM2-135M-shaped\.Q4_0\.gguf: 74 MiB in [0-9.]+ s", printed[0]) and printed[1:] == [str(path)]
+    made, real = gguf.GGUFReader(path), gguf.GGUFReader(pybench.default_model_path())
+    assert {t.name: list(t.shape) for t in made.tensors} == {t.name: list(t.shape) for t in real.tensors}
+    assert len(made.fields["tokenizer.ggml.tokens"].contents()) == len(real.fields["tokenizer.ggml.tokens"].contents()) == 49152
+    for key in ("block_count", "embedding_length", "feed_forward_length", "attention.head_count", "attention.head_count_kv"):
+        assert made.fields[f"llama.{key}"].contents() == real.fields[f"llama.{key}"].contents(), key
+    matrices = [tensor for tensor in made.tensors if len(tensor.shape) == 2]
+    assert {tensor.tensor_type for tensor in matrices} == {gguf.GGMLQuantizationType.Q4_0}
+    for tensor in matrices:
+        scales = np.asarray(tensor.data).reshape(-1, 18)[:, :2].copy().view(np.float16)
+        assert np.isfinite(scales).all() and (scales != 0).any(), tensor.name
+
+    llm = llama_cpp.Llama(model_path=str(path), n_ctx=256, n_gpu_layers=0, logits_all=True, verbose=False)
+    prompt = llm.tokenize(b"import pandas as pd\nprint(df.head())", add_bos=True)
+    llm.eval(prompt)
+    assert np.isfinite(llm.scores[:len(prompt)]).all()
+    text = llm.create_completion(prompt, max_tokens=6, temperature=0.0)["choices"][0]
+    assert text["finish_reason"] == "length" and text["text"].isprintable()
