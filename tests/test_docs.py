@@ -117,7 +117,14 @@ PLANS = {
                                                      "once is CI's time)"),
     "python3.12 pybench.py setup --gpu cuda": ("reason", "an NVIDIA GPU and its CUDA toolkit"),
     "python3.12 pybench.py pack /media/usb/pybench-pack-cuda": ("reason", "a CUDA build to pack (an NVIDIA GPU)"),
-    "python3.12 tests/benches/bench_gpu.py": ("reason", "a GPU (tests/test_gpu.py runs its Vulkan build on lavapipe)"),
+    "mkdir wheels": ("reason", "the device check's wheel folder, filled from the network below"),
+    "python3.12 -m pip download -d wheels --no-deps --no-binary :all: llama-cpp-python==0.3.36": ("reason", "the network"),
+    'python3.12 -m pip download -d wheels "scikit-build-core[pyproject]>=0.9.2" cmake ninja': ("reason", "the network"),
+    "python3.12 -m pip download -d wheels numpy==2.5.5 jinja2==3.1.6 diskcache typing-extensions gguf==0.19.0":
+        ("reason", "the network"),
+    "python3.12 tests/benches/bench_gpu.py --wheels wheels": ("reason", "a GPU (tests/test_gpu.py runs the check at the "
+                                                                        "tiny shape on the CPU build and on lavapipe)"),
+    "python3.12 tests/benches/bench_gpu.py --python .venv-cuda/bin/python": ("reason", "an NVIDIA GPU and its CUDA build"),
     "S=~/data/ml-bench/full-00000-of-00001.parquet": ("reason", "an assignment: the page's ML-Bench split, used below"),
     ".venv/bin/python pybench.py --tasks $S --replay gpt4-task3.jsonl": ("parse", ML_BENCH),
     ".venv/bin/python pybench.py --tasks $S --model m.gguf --mlbench-checkout ~/src/ML-Bench": ("parse", ML_BENCH | MODEL),
