@@ -483,8 +483,8 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
 def original_kernel():
     """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
     showed of a cell, as its saved trajectories show it (docs/original.md): the last value through IPython's pretty
-    printer (nothing for None or a trailing ';'), pandas' kernel display defaults, display() silent, 3.10's silence on
-    invalid escapes, the kernel's cell file names (cell_name), and exit()/quit() as a request to shut the kernel down
+    printer (nothing for None or a trailing ';'), pandas as in Python 3.10 (as_in_python310), display() silent, its warnings
+    (original_warnings), the kernel's cell file names (cell_name), and exit()/quit() as a request to shut the kernel down
     once the cell is over (display.exit_asked(), read by Jail.run)."""
     import builtins
 
@@ -502,11 +502,8 @@ def original_kernel():
     def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
         return None
 
-    patch_on_import({"pandas": lambda module: module.set_option("display.max_columns", 20),
-                     "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
-    import warnings
-
-    warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
+    patch_on_import({"pandas": as_in_python310, "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
+    original_warnings()
 
     def display(value, code: str) -> None:
         if value is None or code.rstrip().endswith(";"):
@@ -535,6 +532,49 @@ def original_kernel():
     display.cell_name = cell_name
     display.exit_asked = lambda: bool(asked)
     return display
+
+
+ORIGINAL_LIBRARY = "/home/jeeves/anaconda3/envs/codeinterpreter/lib/python3.10/"  # where the original's Python was installed
+
+
+def original_warnings() -> None:
+    """Warnings as the original's kernel printed them: 3.10's silence on invalid escapes, and a library's file named
+    where the original's environment had it (ORIGINAL_LIBRARY, as every saved warning from a library names it): our
+    site-packages as its site-packages, our standard library as its. The line shown is read from our file."""
+    import warnings
+
+    warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
+    places = [(folder + "/", ORIGINAL_LIBRARY + "site-packages/") for folder in sys.path if folder.endswith("site-packages")]
+    places.append((os.path.dirname(os.__file__) + "/", ORIGINAL_LIBRARY))
+    plain = warnings.formatwarning
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        import linecache
+
+        line = linecache.getline(filename, lineno) if line is None else line
+        here, there = next(((here, there) for here, there in places if filename.startswith(here)), ("", ""))
+        return plain(message, category, there + filename[len(here):], lineno, line)
+    warnings.formatwarning = formatwarning
+
+
+def python310_size_change(value) -> int:
+    """What Python 3.10 added to value.__sizeof__(): a str was 8 bytes larger, 16 if not ASCII (3.12 dropped its wstr
+    fields, PEP 623), and the int 0 (and False) 4 bytes smaller (3.12 gives every int a digit)."""
+    if isinstance(value, str):
+        return 8 if value.isascii() else 16
+    return -4 if isinstance(value, int) and value == 0 else 0
+
+
+def as_in_python310(pandas) -> None:
+    """pandas as the original's kernel had it: display.max_columns 20 (a kernel's default), and the memory sizes that
+    DataFrame.info() and memory_usage() show as Python 3.10's objects had them (a RangeIndex starting at 0, the
+    strings of an object column with deep=True)."""
+    from pandas._libs import lib
+    from pandas.core.indexes import range as range_index
+
+    pandas.set_option("display.max_columns", 20)
+    range_index.getsizeof = lambda value, *default: sys.getsizeof(value, *default) + python310_size_change(value)
+    lib.memory_usage_of_objects = lambda values: sum(value.__sizeof__() + python310_size_change(value) for value in values)
 
 
 SHOWN_FIGURES = 24         # figures a notebook's cells display that come back as pictures (the rest are counted)

@@ -123,28 +123,28 @@ def main() -> int:
                    "--out", str(run_dir)] + (["--only", options.only] if options.only else [])
         print("re-executing:", " ".join(command), file=sys.stderr, flush=True)
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    ours = {result["id"]: result for result in harness.read_results(run_dir / "results.jsonl")}
+    ours = {result.id: result for result in harness.read_results(run_dir / "results.jsonl")}
     original = original_verdicts(checkout, saved_run, tasks, work)
     saved = saved_trajectories(saved_run)
 
     held = [task for task in tasks if not any("missing from the checkout" in caveat for caveat in task.caveats)]
-    agree = [task for task in held if task.id in ours and ours[task.id]["passed"] == original[task.id][0]]
+    agree = [task for task in held if task.id in ours and ours[task.id].passed == original[task.id][0]]
     print(f"verdict agreement: {len(agree)}/{len(held)} = {100 * len(agree) / max(len(held), 1):.1f}% of the tasks whose inputs "
           f"the checkout holds ({len(tasks) - len(held)} left out for missing inputs)")
     print(f"  original scorer on the saved outputs: {sum(original[t.id][0] for t in tasks)}/{len(tasks)} passed; "
-          f"re-executed here: {sum(ours[t.id]['passed'] for t in tasks if t.id in ours)}/{len(tasks)}")
+          f"re-executed here: {sum(ours[t.id].passed for t in tasks if t.id in ours)}/{len(tasks)}")
     for task in held:
         if task in agree:
             continue
         result = ours.get(task.id)
         cause = "not re-executed" if result is None else ""
-        for (at, theirs), (_, mine) in zip(interpreter_messages(saved.get(task.id, [])), interpreter_messages(result["messages"]) if result else []):
+        for (at, theirs), (_, mine) in zip(interpreter_messages(saved.get(task.id, [])), interpreter_messages(result.messages) if result else []):
             if theirs != mine:
                 cause = f"cell {at} differs ({difference_kind(theirs, mine)}): {first_difference(theirs, mine)}"
                 break
         cause = cause or "same interpreter messages; the output files differ"
         print(f"  {task.id}: original {'pass' if original[task.id][0] else 'fail'} ({original[task.id][1][:80] or 'ok'}), "
-              f"here {'pass' if result and result['passed'] else 'fail'} ({(result or {}).get('reason', '')[:80] or 'ok'}); {cause}")
+              f"here {'pass' if result and result.passed else 'fail'} ({(result.reason if result else '')[:80] or 'ok'}); {cause}")
 
     total, identical, kinds, examples = 0, 0, Counter(), {}
     reproducible_total, reproducible_identical = 0, 0
@@ -152,7 +152,7 @@ def main() -> int:
     for task_id, messages in saved.items():
         if task_id not in ours or task_id not in held_ids:
             continue
-        theirs, mine = interpreter_messages(messages), interpreter_messages(ours[task_id]["messages"])
+        theirs, mine = interpreter_messages(messages), interpreter_messages(ours[task_id].messages)
         mine_at = dict(mine)
         for at, text in theirs:
             total += 1
