@@ -483,8 +483,8 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
 def original_kernel():
     """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
     showed of a cell, as its saved trajectories show it (docs/original.md): the last value through IPython's pretty
-    printer (nothing for None or a trailing ';'), pandas as in Python 3.10 (as_in_python310), display() silent, its warnings
-    (original_warnings), the kernel's cell file names (cell_name), and exit()/quit() as a request to shut the kernel down
+    printer (nothing for None or a trailing ';') after the cell's streams (kernel_streams), pandas as in Python 3.10
+    (as_in_python310), display() silent, its warnings (original_warnings), the kernel's cell file names (cell_name), and exit()/quit() as a request to shut the kernel down
     once the cell is over (display.exit_asked(), read by Jail.run)."""
     import builtins
 
@@ -505,11 +505,15 @@ def original_kernel():
     patch_on_import({"pandas": as_in_python310, "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
     original_warnings()
 
+    streams = kernel_streams()
+
     def display(value, code: str) -> None:
         if value is None or code.rstrip().endswith(";"):
             return
         from IPython.lib.pretty import pretty
 
+        sys.stdout.flush()  # the kernel's displayhook sends what the streams hold first, stdout before stderr
+        sys.stderr.flush()
         sys.stdout.write(pretty(value, max_width=79, max_seq_length=1000))
 
     def murmur2(data: bytes, seed: int) -> int:  # MurmurHash2 (Austin Appleby, public domain), 32-bit
@@ -524,7 +528,9 @@ def original_kernel():
 
     def cell_name(code: str) -> str:
         """The file name the kernel compiled a cell under (a SyntaxError names it; a warning shows it and the line):
-        a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process."""
+        a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process. Called as each cell
+        starts, it puts the kernel's streams in place (the worker puts its own back after the cell)."""
+        sys.stdout, sys.stderr = streams
         name = f"/tmp/ipykernel_{os.getpid()}/{murmur2(code.encode(), 0xC70F6907)}.py"
         source_known(name, code)
         return name
@@ -532,6 +538,75 @@ def original_kernel():
     display.cell_name = cell_name
     display.exit_asked = lambda: bool(asked)
     return display
+
+
+def kernel_streams() -> tuple:
+    """sys.stdout and sys.stderr as the original's kernel had them (ipykernel 6.29's OutStream): each holds what a cell
+    writes and sends it 0.2 s after its first unsent write (one I/O thread sends both, in the order they became due),
+    or when flushed; at the cell's end stdout is flushed before stderr (restore_output, as the kernel flushes before
+    its value, its error and its reply). So a quick cell shows its prints before its warnings, whatever their order in
+    the code. Text written to the file descriptors themselves (a program the cell runs, a C library) is not held."""
+    import threading
+    import time
+
+    lock, timer, worker = threading.RLock(), [], os.getpid()
+
+    class OutStream:
+        def __init__(self, name: str):
+            self.name, self.held, self.since = name, [], None
+
+        @property
+        def real(self):  # the worker's own stream, which it may have reopened (restore_output)
+            return getattr(sys, self.name)
+
+        def write(self, text: str) -> int:
+            if not isinstance(text, str):
+                raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+            if os.getpid() != worker:  # a process the cell forked writes at once: it may be ended before a timer
+                return self.real.write(text)
+            with lock:
+                self.held.append(text)
+                self.since = time.monotonic() if self.since is None else self.since
+                if not timer:
+                    timer.append(threading.Timer(0.2, send_due))
+                    timer[0].daemon = True
+                    timer[0].start()
+            return len(text)
+
+        def writelines(self, lines) -> None:
+            for line in lines:
+                self.write(line)
+
+        def flush(self) -> None:
+            with lock:
+                text, self.held, self.since = "".join(self.held), [], None
+                if text:
+                    self.real.write(text)
+                    self.real.flush()
+
+        def __getattr__(self, name):  # fileno, encoding, isatty, buffer: the real stream's
+            return getattr(self.real, name)
+    streams = OutStream("__stdout__"), OutStream("__stderr__")
+
+    def send_due() -> None:
+        with lock:
+            timer.clear()
+            for stream in sorted((stream for stream in streams if stream.since is not None), key=lambda stream: stream.since):
+                if stream.since + 0.2 <= time.monotonic() + 0.01:
+                    stream.flush()
+            waiting = [stream.since for stream in streams if stream.since is not None]
+            if waiting:
+                timer.append(threading.Timer(max(0.0, min(waiting) + 0.2 - time.monotonic()), send_due))
+                timer[0].daemon = True
+                timer[0].start()
+
+    def in_a_child() -> None:  # a process the cell forks holds nothing: what its parent held is the parent's to send
+        nonlocal lock
+        lock = threading.RLock()
+        for stream in streams:
+            stream.held, stream.since = [], None
+    os.register_at_fork(after_in_child=in_a_child)
+    return streams
 
 
 ORIGINAL_LIBRARY = "/home/jeeves/anaconda3/envs/codeinterpreter/lib/python3.10/"  # where the original's Python was installed
