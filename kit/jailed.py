@@ -537,6 +537,7 @@ def original_kernel():
 
     display.cell_name = cell_name
     display.exit_asked = lambda: bool(asked)
+    display.message_limit = 1 << 20  # the kernel showed an exception's whole message (a worker's frame holds 16 MiB)
     return display
 
 
@@ -805,7 +806,7 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
                 shown = end_of_cell()
             except Exception:
                 pass
-        report = {"status": "ok"} if error is None else failure_report(error, sources)
+        report = {"status": "ok"} if error is None else failure_report(error, sources, getattr(display, "message_limit", 2000))
         restore_output(output_fd)
         if display is not None and display.exit_asked():
             report["exit_asked"] = "yes"
@@ -880,9 +881,10 @@ def run_cell(code: str, name: str, call: str, namespace: dict, display, worker_p
     return error
 
 
-def failure_report(error: BaseException, sources: dict[str, str]) -> dict:
+def failure_report(error: BaseException, sources: dict[str, str], message_limit: int = 2000) -> dict:
     """A failed cell's result fields: status, type, message and trace (through earlier cells' functions, never the
-    worker's own frames), each bounded, and "unprintable" where the exception refuses to print."""
+    worker's own frames), each bounded (the message at message_limit characters), and "unprintable" where the
+    exception refuses to print."""
     import traceback
 
     for cell_name, cell_code in sources.items():
@@ -894,7 +896,7 @@ def failure_report(error: BaseException, sources: dict[str, str]) -> dict:
         return "".join(trace.format())
 
     return {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
-            "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), 2000),
+            "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), message_limit),
             "trace": bounded(traced, 20000)}
 
 
