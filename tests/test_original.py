@@ -246,3 +246,35 @@ def test_the_honest_figures_see_only_the_attempts_own_output(tmp_path):
     assert results["78"]["own_output"]["passed"] is False and "AssertionError" in results["78"]["own_output"]["reason"], results["78"]
     assert "original way: 2/" in finished.stdout and "honest way:   1/2" in finished.stdout and "corrected way:1/2" in finished.stdout, finished.stdout
     assert "own_output" not in results["67"]  # its own folder held everything the shared one did
+
+
+LIBRARY = "/home/jeeves/anaconda3/envs/codeinterpreter/lib/python3.10/"  # where the original's Python was installed
+
+
+def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment_printed_them(tmp_path):
+    """Issue 43.3, each a rule of the original's environment: ipykernel's two streams (held 0.2 s, stdout flushed
+    before stderr at a cell's end and before its value), warnings naming its installation's paths, Python 3.10's
+    object sizes in pandas' memory figures, Anaconda's bottleneck under pandas, and an exception's whole message."""
+    cells = ["import warnings\nwarnings.warn('early')\nprint('late')",                    # a quick cell: stdout first
+             "import time\nwarnings.warn('sent')\ntime.sleep(1.0)\nprint('late')",        # sent 0.2 s after its write
+             "import sys\nprint('out')\nsys.stderr.write('err\\n')\n7",                 # both streams, then the value
+             "import json, numpy\nwarnings.warn_explicit('from a library', UserWarning, numpy.__file__, 1)\n"
+             "warnings.warn_explicit('from the standard library', UserWarning, json.__file__, 1)",
+             "import pandas as pd\nframe = pd.DataFrame({'n': [1, 2], 's': ['x', 'y']})\n"
+             "frame.memory_usage(deep=True).tolist(), int(frame.memory_usage().sum())",
+             "series = pd.Series([1.5, 2.5, 4.0])\ntype(series.var()).__name__, type(series.std()).__name__, type(series.mean()).__name__",
+             "raise ValueError('v' * 5000)"]
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(cell) for cell in cells] + ["Finished."]}])
+    out = tmp_path / "run"
+    assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--max-turns", "20", "--out", out).returncode == 0
+    shown = [message["content"].removeprefix(P) for message in read_results(out)["134"]["messages"][4::2]]
+    warned = r"/tmp/ipykernel_\d+/\d+\.py:2: UserWarning: {0}\n  warnings.warn\('{0}'\)\n"
+    assert re.fullmatch("late\n" + warned.format("early"), shown[0]), shown[0]
+    assert re.fullmatch(warned.format("sent") + "late\n", shown[1]), shown[1]
+    assert shown[2] == "out\nerr\n7", shown[2]
+    assert shown[3].startswith(LIBRARY + "site-packages/numpy/__init__.py:1: UserWarning: from a library\n"), shown[3]
+    assert LIBRARY + "json/__init__.py:1: UserWarning: from the standard library\n" in shown[3], shown[3]
+    # 3.10: a RangeIndex from 0 is 128 bytes (3.12: 132), an ASCII str 8 bytes more than 3.12's (49 + its length)
+    assert shown[4] == "([128, 16, 116], 160)", shown[4]
+    assert shown[5] == "('float', 'float', 'float64')", shown[5]  # bottleneck's var and std; pandas' own mean
+    assert shown[6] == ERROR.format("ValueError", "v" * 5000), shown[6][:300]
