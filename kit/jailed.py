@@ -537,8 +537,19 @@ def original_kernel():
 
     display.cell_name = cell_name
     display.exit_asked = lambda: bool(asked)
-    display.message_limit = 1 << 20  # the kernel showed an exception's whole message (a worker's frame holds 16 MiB)
+    display.error_message = numpy124_message  # the kernel showed an exception's whole message (a frame holds 16 MiB)
     return display
+
+
+NUMPY124_WORDING = {"only length-1 arrays can be converted to Python scalars":  # numpy 1.25 reworded it (1.24's below)
+                    "only size-1 arrays can be converted to Python scalars"}
+
+
+def numpy124_message(error: BaseException) -> str:
+    """An exception's message as the original's numpy 1.24.3 worded it (its saved `pip` output names that version; 1.24
+    has no Python 3.12 build, so the jail has 1.26.4): NUMPY124_WORDING's messages put back."""
+    message = str(error)
+    return NUMPY124_WORDING.get(message, message) if isinstance(error, TypeError) else message
 
 
 def kernel_streams() -> tuple:
@@ -614,12 +625,14 @@ ORIGINAL_LIBRARY = "/home/jeeves/anaconda3/envs/codeinterpreter/lib/python3.10/"
 
 
 def original_warnings() -> None:
-    """Warnings as the original's kernel printed them: 3.10's silence on invalid escapes, and a library's file named
-    where the original's environment had it (ORIGINAL_LIBRARY, as every saved warning from a library names it): our
-    site-packages as its site-packages, our standard library as its. The line shown is read from our file."""
+    """Warnings as the original's kernel printed them: 3.10's silence on invalid escapes, numpy 1.24's on a scalar taken
+    from an array of one element (see numpy124_message), and a library's file named where the original's environment
+    had it (ORIGINAL_LIBRARY, as every saved warning from a library names it): our site-packages as its site-packages,
+    our standard library as its. The line shown is read from our file."""
     import warnings
 
     warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
+    warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0 to a scalar", DeprecationWarning)  # new in numpy 1.25
     places = [(folder + "/", ORIGINAL_LIBRARY + "site-packages/") for folder in sys.path if folder.endswith("site-packages")]
     places.append((os.path.dirname(os.__file__) + "/", ORIGINAL_LIBRARY))
     plain = warnings.formatwarning
@@ -806,7 +819,7 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
                 shown = end_of_cell()
             except Exception:
                 pass
-        report = {"status": "ok"} if error is None else failure_report(error, sources, getattr(display, "message_limit", 2000))
+        report = {"status": "ok"} if error is None else failure_report(error, sources, getattr(display, "error_message", None))
         restore_output(output_fd)
         if display is not None and display.exit_asked():
             report["exit_asked"] = "yes"
@@ -881,10 +894,10 @@ def run_cell(code: str, name: str, call: str, namespace: dict, display, worker_p
     return error
 
 
-def failure_report(error: BaseException, sources: dict[str, str], message_limit: int = 2000) -> dict:
+def failure_report(error: BaseException, sources: dict[str, str], error_message=None) -> dict:
     """A failed cell's result fields: status, type, message and trace (through earlier cells' functions, never the
-    worker's own frames), each bounded (the message at message_limit characters), and "unprintable" where the
-    exception refuses to print."""
+    worker's own frames), each bounded, and "unprintable" where the exception refuses to print. The message is
+    str(error) cut at 2000 characters, or error_message(error) (an original checkout's kernel: see original_kernel)."""
     import traceback
 
     for cell_name, cell_code in sources.items():
@@ -896,7 +909,7 @@ def failure_report(error: BaseException, sources: dict[str, str], message_limit:
         return "".join(trace.format())
 
     return {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
-            "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), message_limit),
+            "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: error_message(error), 1 << 20) if error_message else bounded(lambda: str(error), 2000),
             "trace": bounded(traced, 20000)}
 
 

@@ -254,7 +254,8 @@ LIBRARY = "/home/jeeves/anaconda3/envs/codeinterpreter/lib/python3.10/"  # where
 def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment_printed_them(tmp_path):
     """Issue 43.3, each a rule of the original's environment: ipykernel's two streams (held 0.2 s, stdout flushed
     before stderr at a cell's end and before its value), warnings naming its installation's paths, Python 3.10's
-    object sizes in pandas' memory figures, Anaconda's bottleneck under pandas, and an exception's whole message."""
+    object sizes in pandas' memory figures, Anaconda's bottleneck under pandas, an exception's whole message, and
+    numpy 1.24's wording."""
     cells = ["import warnings\nwarnings.warn('early')\nprint('late')",                    # a quick cell: stdout first
              "import time\nwarnings.warn('sent')\ntime.sleep(1.0)\nprint('late')",        # sent 0.2 s after its write
              "import sys\nprint('out')\nsys.stderr.write('err\\n')\n7",                 # both streams, then the value
@@ -263,7 +264,9 @@ def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment
              "import pandas as pd\nframe = pd.DataFrame({'n': [1, 2], 's': ['x', 'y']})\n"
              "frame.memory_usage(deep=True).tolist(), int(frame.memory_usage().sum())",
              "series = pd.Series([1.5, 2.5, 4.0])\ntype(series.var()).__name__, type(series.std()).__name__, type(series.mean()).__name__",
-             "raise ValueError('v' * 5000)"]
+             "raise ValueError('v' * 5000)",
+             "import math\nfloat(numpy.array([2.5]))",                                 # numpy 1.24: no deprecation yet
+             "math.sqrt(numpy.array([1.0, 4.0]))"]                                     # ... and its wording
     replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(cell) for cell in cells] + ["Finished."]}])
     out = tmp_path / "run"
     assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--max-turns", "20", "--out", out).returncode == 0
@@ -278,3 +281,5 @@ def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment
     assert shown[4] == "([128, 16, 116], 160)", shown[4]
     assert shown[5] == "('float', 'float', 'float64')", shown[5]  # bottleneck's var and std; pandas' own mean
     assert shown[6] == ERROR.format("ValueError", "v" * 5000), shown[6][:300]
+    assert shown[7] == "2.5", shown[7]
+    assert shown[8] == ERROR.format("TypeError", "only size-1 arrays can be converted to Python scalars"), shown[8]
