@@ -40,9 +40,11 @@ UNREPRODUCIBLE = {
     "duration or date": re.compile(r"\d+(\.\d+)? ?(seconds|secs?|ms|s)\b|\b20\d\d-\d\d-\d\d[ T]\d\d:\d\d"),
 }
 # Cells that cannot run offline: the saved text shows the network at work (pip, a download, nltk.download, a web
-# request), or the cell imports what no offline jail has (docs/original.md, "The jail's Python environments").
+# request) or the re-executed one finds none, or the cell imports what no offline jail has (docs/original.md, "The
+# jail's Python environments").
 NETWORK = re.compile(r"Looking in indexes: |Downloading https?://|\[nltk_data\] (Downloading|Error loading)|urlopen error|"
-                     r"Max retries exceeded|NewConnectionError|Connection reset by peer|huggingface\.co")
+                     r"Max retries exceeded|NewConnectionError|NameResolutionError|Temporary failure in name resolution|"
+                     r"Network is unreachable|Connection reset by peer|huggingface\.co")
 NOT_OFFLINE_MODULES = {"tensorflow", "keras", "transformers", "datasets", "huggingface_hub", "fbprophet", "torch"}
 
 
@@ -88,7 +90,7 @@ def not_offline(saved: str, ours: str) -> str:
     missing = re.search(r"No module named '([^'.]+)", ours)
     if missing and missing.group(1) in NOT_OFFLINE_MODULES:
         return f"needs {missing.group(1)}, which no offline jail has"
-    return "needs the network" if NETWORK.search(saved) else ""
+    return "needs the network" if NETWORK.search(saved) or NETWORK.search(ours) else ""
 
 
 def difference_kind(saved: str, ours: str) -> str:
