@@ -283,3 +283,32 @@ def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment
     assert shown[6] == ERROR.format("ValueError", "v" * 5000), shown[6][:300]
     assert shown[7] == "2.5", shown[7]
     assert shown[8] == ERROR.format("TypeError", "only size-1 arrays can be converted to Python scalars"), shown[8]
+
+
+def test_the_kernels_streams_hold_text_send_it_after_0_2_s_and_stdout_first(capfd):
+    """kernel_streams, outside a jail: written text is held; flushed at a cell's end stdout goes before stderr;
+    held text goes out by itself 0.2 s after its first write."""
+    import time
+    from kit import jailed
+
+    out, err = jailed.kernel_streams()
+    err.write("warned\n")
+    out.write("printed\n")
+    assert capfd.readouterr() == ("", "")
+    out.flush()
+    err.flush()
+    assert capfd.readouterr() == ("printed\n", "warned\n")
+    err.write("sent by itself\n")
+    time.sleep(0.6)
+    assert capfd.readouterr().err == "sent by itself\n"
+    with pytest.raises(TypeError):
+        out.write(b"bytes")
+
+
+def test_python310_sizes_and_numpy124_wording_are_rules_of_the_versions():
+    from kit import jailed
+
+    assert [jailed.python310_size_change(value) for value in ("a", "", "é", "中文", 0, False, 1, -1, 2.5, None)] == [8, 8, 16, 16, -4, -4, 0, 0, 0, 0]
+    reworded = "only length-1 arrays can be converted to Python scalars"
+    assert jailed.numpy124_message(TypeError(reworded)) == "only size-1 arrays can be converted to Python scalars"
+    assert jailed.numpy124_message(ValueError(reworded)) == reworded and jailed.numpy124_message(TypeError("other")) == "other"
