@@ -9,7 +9,8 @@ starts the jail's Python with WORKER_BOOT, which imports this module and calls m
     figure_hook          a post-import hook that installs figure_recorder once a cell imports matplotlib
     figure_recorder      the figure record: what every saved or shown matplotlib figure holds (figure_reader, and
                          its readers: value_readers, text_readers, element_readers, artist_readers)
-    original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its warnings)
+    original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its two streams,
+                         its warnings, and what its versions did: kernel_streams, original_warnings, as_in_python310)
     as_in_a_notebook     a student's notebook as Jupyter runs it (notebook_display, figures closed at each cell's end)
     KIT_CALLS            what the harness itself runs in a jail, with arguments as data: a check (under the
                          unpickling guard, restrict_unpickling), doctor's import probe, and ML-Bench's bash runs
@@ -484,8 +485,9 @@ def original_kernel():
     """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
     showed of a cell, as its saved trajectories show it (docs/original.md): the last value through IPython's pretty
     printer (nothing for None or a trailing ';') after the cell's streams (kernel_streams), pandas as in Python 3.10
-    (as_in_python310), display() silent, its warnings (original_warnings), the kernel's cell file names (cell_name), and exit()/quit() as a request to shut the kernel down
-    once the cell is over (display.exit_asked(), read by Jail.run)."""
+    (as_in_python310), display() silent, its warnings (original_warnings), the kernel's cell file names (cell_name),
+    an exception's whole message in numpy 1.24's words (numpy124_message), and exit()/quit() as a request to shut the
+    kernel down once the cell is over (display.exit_asked(), read by Jail.run)."""
     import builtins
 
     asked = []
@@ -537,7 +539,7 @@ def original_kernel():
 
     display.cell_name = cell_name
     display.exit_asked = lambda: bool(asked)
-    display.error_message = numpy124_message  # the kernel showed an exception's whole message (a frame holds 16 MiB)
+    display.error_message = numpy124_message  # whole: failure_report cuts it at 1 MiB only (a frame holds 16 MiB)
     return display
 
 
@@ -580,9 +582,7 @@ def kernel_streams() -> tuple:
                 self.held.append(text)
                 self.since = time.monotonic() if self.since is None else self.since
                 if not timer:
-                    timer.append(threading.Timer(0.2, send_due))
-                    timer[0].daemon = True
-                    timer[0].start()
+                    send_in(0.2)
             return len(text)
 
         def writelines(self, lines) -> None:
@@ -600,6 +600,11 @@ def kernel_streams() -> tuple:
             return getattr(self.real, name)
     streams = OutStream("__stdout__"), OutStream("__stderr__")
 
+    def send_in(seconds: float) -> None:  # the one timer: the kernel's I/O thread
+        timer.append(threading.Timer(seconds, send_due))
+        timer[0].daemon = True
+        timer[0].start()
+
     def send_due() -> None:
         with lock:
             timer.clear()
@@ -608,9 +613,7 @@ def kernel_streams() -> tuple:
                     stream.flush()
             waiting = [stream.since for stream in streams if stream.since is not None]
             if waiting:
-                timer.append(threading.Timer(max(0.0, min(waiting) + 0.2 - time.monotonic()), send_due))
-                timer[0].daemon = True
-                timer[0].start()
+                send_in(max(0.0, min(waiting) + 0.2 - time.monotonic()))
 
     def in_a_child() -> None:  # a process the cell forks holds nothing: what its parent held is the parent's to send
         nonlocal lock
