@@ -486,8 +486,9 @@ def original_kernel():
     showed of a cell, as its saved trajectories show it (docs/original.md): the last value through IPython's pretty
     printer (nothing for None or a trailing ';') after the cell's streams (kernel_streams), pandas as in Python 3.10
     (as_in_python310), display() silent, its warnings (original_warnings), the kernel's cell file names (cell_name),
-    an exception's whole message in numpy 1.24's words (numpy124_message), and exit()/quit() as a request to shut the
-    kernel down once the cell is over (display.exit_asked(), read by Jail.run)."""
+    an exception's whole message in numpy 1.24's words (original_error_words), input() refused as the kernel had no
+    stdin, and exit()/quit() as a request to shut the kernel down once the cell is over (display.exit_asked(), read by
+    Jail.run)."""
     import builtins
 
     asked = []
@@ -500,6 +501,12 @@ def original_kernel():
             asked.append(True)
 
     builtins.exit = builtins.quit = ExitAutocall()
+
+    def no_input(*prompt):  # nbclient's kernel had no stdin: ipykernel refused input() before any prompt
+        from IPython.core.error import StdinNotImplementedError
+
+        raise StdinNotImplementedError("raw_input was called, but this frontend does not support input requests.")
+    builtins.input = no_input
 
     def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
         return None
@@ -539,7 +546,7 @@ def original_kernel():
 
     display.cell_name = cell_name
     display.exit_asked = lambda: bool(asked)
-    display.error_message = numpy124_message  # whole: failure_report cuts it at 1 MiB only (a frame holds 16 MiB)
+    display.error_words = original_error_words  # whole: failure_report cuts a message at 1 MiB only (a frame holds 16 MiB)
     return display
 
 
@@ -547,11 +554,22 @@ NUMPY124_WORDING = {"only length-1 arrays can be converted to Python scalars":  
                     "only size-1 arrays can be converted to Python scalars"}
 
 
-def numpy124_message(error: BaseException) -> str:
-    """An exception's message as the original's numpy 1.24.3 worded it (its saved `pip` output names that version; 1.24
-    has no Python 3.12 build, so the jail has 1.26.4): NUMPY124_WORDING's messages put back."""
-    message = str(error)
-    return NUMPY124_WORDING.get(message, message) if isinstance(error, TypeError) else message
+def original_error_words(error: BaseException) -> tuple[str, str]:
+    """An exception's name and whole message as the original's kernel showed them: with its installation's paths
+    (original_paths), and as its numpy 1.24.3 worded them (its saved `pip` output names that version; 1.24 has no
+    Python 3.12 build, so the jail has 1.26.4): NUMPY124_WORDING's messages, DTypePromotionError (1.25) still a
+    TypeError, and a DType class still named numpy.dtype[<its scalar type>], not numpy.dtypes.<Name>DType (1.25)."""
+    import re
+
+    name, message = type(error).__name__, original_paths(str(error))
+    if isinstance(error, TypeError):
+        message = NUMPY124_WORDING.get(message, message)
+        name = "TypeError" if name == "DTypePromotionError" else name
+    if "numpy.dtypes." in message and "numpy" in sys.modules:
+        dtypes = sys.modules["numpy"].dtypes
+        message = re.sub(r"numpy\.dtypes\.(\w+DType)\b", lambda found: f"numpy.dtype[{getattr(dtypes, found[1]).type.__name__}]"
+                         if hasattr(getattr(dtypes, found[1], None), "type") else found[0], message)
+    return name, message
 
 
 def kernel_streams() -> tuple:
@@ -627,25 +645,30 @@ def kernel_streams() -> tuple:
 ORIGINAL_LIBRARY = "/home/jeeves/anaconda3/envs/codeinterpreter/lib/python3.10/"  # where the original's Python was installed
 
 
+def original_paths(text: str) -> str:
+    """text with our site-packages and standard library named where the original's environment had them
+    (ORIGINAL_LIBRARY, as its saved warnings and error messages name them)."""
+    for folder in sys.path:
+        if folder.endswith("site-packages"):
+            text = text.replace(folder + "/", ORIGINAL_LIBRARY + "site-packages/")
+    return text.replace(os.path.dirname(os.__file__) + "/", ORIGINAL_LIBRARY)
+
+
 def original_warnings() -> None:
     """Warnings as the original's kernel printed them: 3.10's silence on invalid escapes, numpy 1.24's on a scalar taken
-    from an array of one element (see numpy124_message), and a library's file named where the original's environment
-    had it (ORIGINAL_LIBRARY, as every saved warning from a library names it): our site-packages as its site-packages,
-    our standard library as its. The line shown is read from our file."""
+    from an array of one element (see original_error_words), and a library's file named where the original's
+    environment had it (original_paths). The line shown is read from our file."""
     import warnings
 
     warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
     warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0 to a scalar", DeprecationWarning)  # new in numpy 1.25
-    places = [(folder + "/", ORIGINAL_LIBRARY + "site-packages/") for folder in sys.path if folder.endswith("site-packages")]
-    places.append((os.path.dirname(os.__file__) + "/", ORIGINAL_LIBRARY))
     plain = warnings.formatwarning
 
     def formatwarning(message, category, filename, lineno, line=None):
         import linecache
 
         line = linecache.getline(filename, lineno) if line is None else line
-        here, there = next(((here, there) for here, there in places if filename.startswith(here)), ("", ""))
-        return plain(message, category, there + filename[len(here):], lineno, line)
+        return plain(message, category, original_paths(filename), lineno, line)
     warnings.formatwarning = formatwarning
 
 
@@ -822,7 +845,7 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
                 shown = end_of_cell()
             except Exception:
                 pass
-        report = {"status": "ok"} if error is None else failure_report(error, sources, getattr(display, "error_message", None))
+        report = {"status": "ok"} if error is None else failure_report(error, sources, getattr(display, "error_words", None))
         restore_output(output_fd)
         if display is not None and display.exit_asked():
             report["exit_asked"] = "yes"
@@ -897,10 +920,10 @@ def run_cell(code: str, name: str, call: str, namespace: dict, display, worker_p
     return error
 
 
-def failure_report(error: BaseException, sources: dict[str, str], error_message=None) -> dict:
+def failure_report(error: BaseException, sources: dict[str, str], error_words=None) -> dict:
     """A failed cell's result fields: status, type, message and trace (through earlier cells' functions, never the
-    worker's own frames), each bounded, and "unprintable" where the exception refuses to print. The message is
-    str(error) cut at 2000 characters, or error_message(error) (an original checkout's kernel: see original_kernel)."""
+    worker's own frames), each bounded, and "unprintable" where the exception refuses to print. Type and message are
+    the exception's name and str() (cut at 2000 characters), or error_words(error)'s (an original checkout's kernel)."""
     import traceback
 
     for cell_name, cell_code in sources.items():
@@ -912,7 +935,8 @@ def failure_report(error: BaseException, sources: dict[str, str], error_message=
         return "".join(trace.format())
 
     return {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
-            "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: error_message(error), 1 << 20) if error_message else bounded(lambda: str(error), 2000),
+            "type": bounded(lambda: error_words(error)[0] if error_words else type(error).__name__, 200),
+            "message": bounded(lambda: error_words(error)[1], 1 << 20) if error_words else bounded(lambda: str(error), 2000),
             "trace": bounded(traced, 20000)}
 
 

@@ -254,8 +254,8 @@ LIBRARY = "/home/jeeves/anaconda3/envs/codeinterpreter/lib/python3.10/"  # where
 def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment_printed_them(tmp_path):
     """Issue 43.3, each a rule of the original's environment: ipykernel's two streams (held 0.2 s, stdout flushed
     before stderr at a cell's end and before its value), warnings naming its installation's paths, Python 3.10's
-    object sizes in pandas' memory figures, Anaconda's bottleneck under pandas, an exception's whole message, and
-    numpy 1.24's wording."""
+    object sizes in pandas' memory figures, Anaconda's bottleneck under pandas, an exception's whole message, numpy
+    1.24's wording, its paths in an error message, and input() refused (the kernel had no stdin)."""
     cells = ["import warnings\nwarnings.warn('early')\nprint('late')",                    # a quick cell: stdout first
              "import time\nwarnings.warn('sent')\ntime.sleep(1.0)\nprint('late')",        # sent 0.2 s after its write
              "import sys\nprint('out')\nsys.stderr.write('err\\n')\n7",                 # both streams, then the value
@@ -266,7 +266,10 @@ def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment
              "series = pd.Series([1.5, 2.5, 4.0])\ntype(series.var()).__name__, type(series.std()).__name__, type(series.mean()).__name__",
              "raise ValueError('v' * 5000)",
              "import math\nfloat(numpy.array([2.5]))",                                 # numpy 1.24: no deprecation yet
-             "math.sqrt(numpy.array([1.0, 4.0]))"]                                     # ... and its wording
+             "math.sqrt(numpy.array([1.0, 4.0]))",                                     # ... and its wording
+             "numpy.concatenate([numpy.array(['2024-06-01'], dtype='datetime64[D]'), numpy.array([0.5])])",
+             "import sklearn.externals\nfrom sklearn.externals import joblib",            # a message naming a library's file
+             "print('never shown')\nanswer = input('Which one? ')"]                     # no stdin: refused before the prompt
     replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(cell) for cell in cells] + ["Finished."]}])
     out = tmp_path / "run"
     assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--max-turns", "20", "--out", out).returncode == 0
@@ -283,6 +286,12 @@ def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment
     assert shown[6] == ERROR.format("ValueError", "v" * 5000), shown[6][:300]
     assert shown[7] == "2.5", shown[7]
     assert shown[8] == ERROR.format("TypeError", "only size-1 arrays can be converted to Python scalars"), shown[8]
+    dtypes = "<class 'numpy.dtype[datetime64]'>", "<class 'numpy.dtype[float64]'>"  # 1.25 named them numpy.dtypes.*DType
+    assert shown[9].startswith(ERROR.format("TypeError", f"The DType {dtypes[0]} could not be promoted by {dtypes[1]}.")[:-1]), shown[9]
+    assert shown[10] == ERROR.format("ImportError", "cannot import name 'joblib' from 'sklearn.externals' "
+                                     f"({LIBRARY}site-packages/sklearn/externals/__init__.py)"), shown[10]
+    assert shown[11] == "never shown\n" + ERROR.format("StdinNotImplementedError",
+                                                       "raw_input was called, but this frontend does not support input requests."), shown[11]
 
 
 def test_the_kernels_streams_hold_text_send_it_after_0_2_s_and_stdout_first(capfd):
@@ -310,5 +319,6 @@ def test_python310_sizes_and_numpy124_wording_are_rules_of_the_versions():
 
     assert [jailed.python310_size_change(value) for value in ("a", "", "é", "中文", 0, False, 1, -1, 2.5, None)] == [8, 8, 16, 16, -4, -4, 0, 0, 0, 0]
     reworded = "only length-1 arrays can be converted to Python scalars"
-    assert jailed.numpy124_message(TypeError(reworded)) == "only size-1 arrays can be converted to Python scalars"
-    assert jailed.numpy124_message(ValueError(reworded)) == reworded and jailed.numpy124_message(TypeError("other")) == "other"
+    assert jailed.original_error_words(TypeError(reworded)) == ("TypeError", "only size-1 arrays can be converted to Python scalars")
+    assert jailed.original_error_words(ValueError(reworded)) == ("ValueError", reworded)
+    assert jailed.original_error_words(KeyError("k")) == ("KeyError", "'k'")
