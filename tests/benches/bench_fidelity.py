@@ -1,7 +1,7 @@
 """Fidelity to the original PyBench, measured on a saved run of the original harness. Not a CI test: it needs the
 user's own checkout and saved run.
 
-    .venv/bin/python tests/benches/bench_fidelity.py CHECKOUT SAVED_RUN [--reuse RUN_DIR]
+    .venv/bin/python tests/benches/bench_fidelity.py CHECKOUT SAVED_RUN [--reuse RUN_DIR ...] [--verdicts FILE]
 
 CHECKOUT is an original PyBench checkout (data/meta/task.json, data/unit_test/tests.py, config/); SAVED_RUN a folder
 like the original's unit_test_result/gpt4turbo/, holding trajectory.jsonl and the run's output/. The script
@@ -10,7 +10,8 @@ like the original's unit_test_result/gpt4turbo/, holding trajectory.jsonl and th
      (shared by all tasks, as the original's was), given the saved messages (a record without messages: the scorer's
      one-message stand-in; a task absent from the file: failed untested);
   2. re-executes the saved run with pybench (`--replay SAVED_RUN/trajectory.jsonl`, every reply's code in the
-     original's jail environment) and scores it with the same tests (--reuse RUN_DIR skips this: a run made before);
+     original's jail environment) and scores it with the same tests (--reuse RUN_DIR ... skips this: runs made before,
+     a task's result taken from the last run that has it, so that a run continued with --only completes one);
   3. prints verdict agreement over the tasks whose inputs the checkout holds, observation agreement (identical
      interpreter messages / all; / the cells that can run offline, the figure docs/original.md gives; and / those
      whose saved text does not depend on time, a process id or a memory address), and every difference with its
@@ -124,7 +125,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path)
     parser.add_argument("saved_run", type=Path)
-    parser.add_argument("--reuse", type=Path, help="a pybench run directory of this saved run's replay, made before")
+    parser.add_argument("--reuse", type=Path, nargs="+", help="pybench run directories of this saved run's replay, made before "
+                        "(a task's result from the last that has it)")
+    parser.add_argument("--verdicts", type=Path, help="a JSON file of step 1's verdicts: read if it exists, else written")
     parser.add_argument("--only", help="comma-separated task ids (default: all)")
     options = parser.parse_args()
     checkout, saved_run = options.checkout.resolve(), options.saved_run.resolve()
@@ -132,14 +135,20 @@ def main() -> int:
     if options.only:
         tasks = [task for task in tasks if task.id in options.only.split(",")]
     work = Path(tempfile.mkdtemp(prefix="pybench-fidelity-"))
-    run_dir = options.reuse or work / "rerun"
+    run_dirs = options.reuse or [work / "rerun"]
+    run_dir = run_dirs[-1]
     if not options.reuse:
         command = [sys.executable, str(ROOT / "pybench.py"), "--tasks", str(checkout), "--replay", str(saved_run / "trajectory.jsonl"),
                    "--out", str(run_dir), "--cell-timeout", "600"] + (["--only", options.only] if options.only else [])
         print("re-executing:", " ".join(command), file=sys.stderr, flush=True)
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)  # 600 s a cell: the original's nbclient had no limit
-    ours = {result.id: result for result in harness.read_results(run_dir / "results.jsonl")}
-    original = original_verdicts(checkout, saved_run, tasks, work)
+    ours = {result.id: result for folder in run_dirs for result in harness.read_results(folder / "results.jsonl")}
+    if options.verdicts and options.verdicts.is_file():
+        original = {task_id: tuple(verdict) for task_id, verdict in json.loads(options.verdicts.read_text()).items()}
+    else:
+        original = original_verdicts(checkout, saved_run, tasks, work)
+        if options.verdicts:
+            options.verdicts.write_text(json.dumps(original))
     saved = saved_trajectories(saved_run)
 
     held = [task for task in tasks if not any("missing from the checkout" in caveat for caveat in task.caveats)]
@@ -184,7 +193,7 @@ def main() -> int:
           f"at all (no process id, address, progress bar or time): {share('reproducible identical', 'reproducible')}")
     for kind, count in kinds.most_common():
         print(f"  {count:4d}  {kind}\n        e.g. {examples[kind][:300]}")
-    print(f"(re-executed run: {run_dir})")
+    print(f"(re-executed run: {', '.join(map(str, run_dirs))})")
     return 0
 
 
