@@ -485,10 +485,10 @@ def original_kernel():
     """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
     showed of a cell, as its saved trajectories show it (docs/original.md): the last value through IPython's pretty
     printer (nothing for None or a trailing ';') after the cell's streams (kernel_streams), pandas as in Python 3.10
-    (as_in_python310), display() silent, its warnings (original_warnings), the kernel's cell file names (cell_name),
-    an exception's whole message in numpy 1.24's words (original_error_words), input() refused as the kernel had no
-    stdin, and exit()/quit() as a request to shut the kernel down once the cell is over (display.exit_asked(), read by
-    Jail.run)."""
+    (as_in_python310), display() silent, its warnings (original_warnings) and font cache (font_cache_found), the
+    kernel's cell file names (cell_name), an exception's whole message in numpy 1.24's words (original_error_words),
+    input() refused as the kernel had no stdin, and exit()/quit() as a request to shut the kernel down once the cell
+    is over (display.exit_asked(), read by Jail.run)."""
     import builtins
 
     asked = []
@@ -513,7 +513,7 @@ def original_kernel():
 
     patch_on_import({"pandas": as_in_python310, "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
     original_warnings()
-
+    font_cache_found()
     streams = kernel_streams()
 
     def display(value, code: str) -> None:
@@ -670,6 +670,15 @@ def original_warnings() -> None:
         line = linecache.getline(filename, lineno) if line is None else line
         return plain(message, category, original_paths(filename), lineno, line)
     warnings.formatwarning = formatwarning
+
+
+def font_cache_found() -> None:
+    """The original's matplotlib found its font cache (built once on its machine), so it never said it was building
+    one; a jail builds it in its own /tmp, and matplotlib says so when that takes over 5 s (a loaded machine): not shown."""
+    import logging
+
+    logging.getLogger("matplotlib.font_manager").addFilter(
+        lambda record: record.getMessage() != "Matplotlib is building the font cache; this may take a moment.")
 
 
 def python310_size_change(value) -> int:

@@ -61,7 +61,7 @@ def original_verdicts(checkout: Path, saved_run: Path, tasks: list, work: Path) 
             continue
         trajectory = record.stand_in if record and record.stand_in else saved_messages[task.id]
         run = SimpleNamespace(messages=trajectory, output_dir=saved_run / "output", answer="")
-        verdicts[task.id] = harness.run_check(task, run, work, trajectory=trajectory)
+        verdicts[task.id] = original_pybench.run_test(task, run, work, trajectory, saved_run / "output")
         print(f"\rscoring the saved outputs: {number}/{len(tasks)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return verdicts
