@@ -255,7 +255,7 @@ def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment
     """Issue 43.3, each a rule of the original's environment: ipykernel's two streams (held 0.2 s, stdout flushed
     before stderr at a cell's end and before its value), warnings naming its installation's paths, Python 3.10's
     object sizes in pandas' memory figures, Anaconda's bottleneck under pandas, an exception's whole message, numpy
-    1.24's wording, its paths in an error message, and input() refused (the kernel had no stdin)."""
+    1.24's wording, its paths in an error message, input() refused (the kernel had no stdin), and its font cache."""
     cells = ["import warnings\nwarnings.warn('early')\nprint('late')",                    # a quick cell: stdout first
              "import time\nwarnings.warn('sent')\ntime.sleep(1.0)\nprint('late')",        # sent 0.2 s after its write
              "import sys\nprint('out')\nsys.stderr.write('err\\n')\n7",                 # both streams, then the value
@@ -269,7 +269,9 @@ def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment
              "math.sqrt(numpy.array([1.0, 4.0]))",                                     # ... and its wording
              "numpy.concatenate([numpy.array(['2024-06-01'], dtype='datetime64[D]'), numpy.array([0.5])])",
              "import sklearn.externals\nfrom sklearn.externals import joblib",            # a message naming a library's file
-             "print('never shown')\nanswer = input('Which one? ')"]                     # no stdin: refused before the prompt
+             "print('never shown')\nanswer = input('Which one? ')",                     # no stdin: refused before the prompt
+             "import logging\nfonts = logging.getLogger('matplotlib.font_manager')\n"      # its font cache was there
+             "fonts.warning('Matplotlib is building the font cache; this may take a moment.')\nfonts.warning('kept')"]
     replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(cell) for cell in cells] + ["Finished."]}])
     out = tmp_path / "run"
     assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--max-turns", "20", "--out", out).returncode == 0
@@ -292,6 +294,7 @@ def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment
                                      f"({LIBRARY}site-packages/sklearn/externals/__init__.py)"), shown[10]
     assert shown[11] == "never shown\n" + ERROR.format("StdinNotImplementedError",
                                                        "raw_input was called, but this frontend does not support input requests."), shown[11]
+    assert shown[12] == "kept\n", shown[12]
 
 
 def test_the_kernels_streams_hold_text_send_it_after_0_2_s_and_stdout_first(capfd):
