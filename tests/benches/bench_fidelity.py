@@ -89,7 +89,7 @@ def unreproducible(text: str) -> str:
 def not_offline(saved: str, ours: str) -> str:
     """Why a cell cannot run offline, or "" where it can."""
     missing = re.search(r"No module named '([^'.]+)", ours)
-    if missing and missing.group(1) in NOT_OFFLINE_MODULES:
+    if missing and missing.group(1) in NOT_OFFLINE_MODULES and missing.group(0) not in saved:  # the original lacked it too
         return f"needs {missing.group(1)}, which no offline jail has"
     return "needs the network" if NETWORK.search(saved) or NETWORK.search(ours) else ""
 
