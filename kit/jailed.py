@@ -9,7 +9,8 @@ starts the jail's Python with WORKER_BOOT, which imports this module and calls m
     figure_hook          a post-import hook that installs figure_recorder once a cell imports matplotlib
     figure_recorder      the figure record: what every saved or shown matplotlib figure holds (figure_reader, and
                          its readers: value_readers, text_readers, element_readers, artist_readers)
-    original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its warnings)
+    original_kernel      what the original PyBench's Jupyter kernel showed of a cell (its display, its two streams,
+                         its warnings, and what its versions did: kernel_streams, original_warnings, as_in_python310)
     as_in_a_notebook     a student's notebook as Jupyter runs it (notebook_display, figures closed at each cell's end)
     KIT_CALLS            what the harness itself runs in a jail, with arguments as data: a check (under the
                          unpickling guard, restrict_unpickling), doctor's import probe, and ML-Bench's bash runs
@@ -483,9 +484,11 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
 def original_kernel():
     """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
     showed of a cell, as its saved trajectories show it (docs/original.md): the last value through IPython's pretty
-    printer (nothing for None or a trailing ';'), pandas' kernel display defaults, display() silent, 3.10's silence on
-    invalid escapes, the kernel's cell file names (cell_name), and exit()/quit() as a request to shut the kernel down
-    once the cell is over (display.exit_asked(), read by Jail.run)."""
+    printer (nothing for None or a trailing ';') after the cell's streams (kernel_streams), pandas as in Python 3.10
+    (as_in_python310), display() silent, its warnings (original_warnings) and font cache (font_cache_found), the
+    kernel's cell file names (cell_name), an exception's whole message in numpy 1.24's words (original_error_words),
+    input() refused as the kernel had no stdin, and exit()/quit() as a request to shut the kernel down once the cell
+    is over (display.exit_asked(), read by Jail.run)."""
     import builtins
 
     asked = []
@@ -499,20 +502,27 @@ def original_kernel():
 
     builtins.exit = builtins.quit = ExitAutocall()
 
+    def no_input(*prompt):  # nbclient's kernel had no stdin: ipykernel refused input() before any prompt
+        from IPython.core.error import StdinNotImplementedError
+
+        raise StdinNotImplementedError("raw_input was called, but this frontend does not support input requests.")
+    builtins.input = no_input
+
     def no_display(*objects, **options):  # display_data went to the notebook, never into the original's messages
         return None
 
-    patch_on_import({"pandas": lambda module: module.set_option("display.max_columns", 20),
-                     "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
-    import warnings
-
-    warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
+    patch_on_import({"pandas": as_in_python310, "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
+    original_warnings()
+    font_cache_found()
+    streams = kernel_streams()
 
     def display(value, code: str) -> None:
         if value is None or code.rstrip().endswith(";"):
             return
         from IPython.lib.pretty import pretty
 
+        sys.stdout.flush()  # the kernel's displayhook sends what the streams hold first, stdout before stderr
+        sys.stderr.flush()
         sys.stdout.write(pretty(value, max_width=79, max_seq_length=1000))
 
     def murmur2(data: bytes, seed: int) -> int:  # MurmurHash2 (Austin Appleby, public domain), 32-bit
@@ -527,14 +537,168 @@ def original_kernel():
 
     def cell_name(code: str) -> str:
         """The file name the kernel compiled a cell under (a SyntaxError names it; a warning shows it and the line):
-        a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process."""
+        a hash of the cell's text, seed 0xC70F6907, in a folder named after the kernel's process. Called as each cell
+        starts, it puts the kernel's streams in place (the worker puts its own back after the cell)."""
+        sys.stdout, sys.stderr = streams
         name = f"/tmp/ipykernel_{os.getpid()}/{murmur2(code.encode(), 0xC70F6907)}.py"
         source_known(name, code)
         return name
 
     display.cell_name = cell_name
     display.exit_asked = lambda: bool(asked)
+    display.error_words = original_error_words  # whole: failure_report cuts a message at 1 MiB only (a frame holds 16 MiB)
     return display
+
+
+NUMPY124_WORDING = {"only length-1 arrays can be converted to Python scalars":  # numpy 1.25 reworded it (1.24's below)
+                    "only size-1 arrays can be converted to Python scalars"}
+
+
+def original_error_words(error: BaseException) -> tuple[str, str]:
+    """An exception's name and whole message as the original's kernel showed them: with its installation's paths
+    (original_paths), and as its numpy 1.24.3 worded them (its saved `pip` output names that version; 1.24 has no
+    Python 3.12 build, so the jail has 1.26.4): NUMPY124_WORDING's messages, DTypePromotionError (1.25) still a
+    TypeError, and a DType class still named numpy.dtype[<its scalar type>], not numpy.dtypes.<Name>DType (1.25)."""
+    import re
+
+    name, message = type(error).__name__, original_paths(str(error))
+    if isinstance(error, TypeError):
+        message = NUMPY124_WORDING.get(message, message)
+        name = "TypeError" if name == "DTypePromotionError" else name
+    if "numpy.dtypes." in message and "numpy" in sys.modules:
+        dtypes = sys.modules["numpy"].dtypes
+        message = re.sub(r"numpy\.dtypes\.(\w+DType)\b", lambda found: f"numpy.dtype[{getattr(dtypes, found[1]).type.__name__}]"
+                         if hasattr(getattr(dtypes, found[1], None), "type") else found[0], message)
+    return name, message
+
+
+def kernel_streams() -> tuple:
+    """sys.stdout and sys.stderr as the original's kernel had them (ipykernel 6.29's OutStream): each holds what a cell
+    writes and sends it 0.2 s after its first unsent write (one I/O thread sends both, in the order they became due),
+    or when flushed; at the cell's end stdout is flushed before stderr (restore_output, as the kernel flushes before
+    its value, its error and its reply). So a quick cell shows its prints before its warnings, whatever their order in
+    the code. Text written to the file descriptors themselves (a program the cell runs, a C library) is not held."""
+    import threading
+    import time
+
+    lock, timer, worker = threading.RLock(), [], os.getpid()
+
+    class OutStream:
+        def __init__(self, name: str):
+            self.name, self.held, self.since = name, [], None
+
+        @property
+        def real(self):  # the worker's own stream, which it may have reopened (restore_output)
+            return getattr(sys, self.name)
+
+        def write(self, text: str) -> int:
+            if not isinstance(text, str):
+                raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+            if os.getpid() != worker:  # a process the cell forked writes at once: it may be ended before a timer
+                return self.real.write(text)
+            with lock:
+                self.held.append(text)
+                self.since = time.monotonic() if self.since is None else self.since
+                if not timer:
+                    send_in(0.2)
+            return len(text)
+
+        def writelines(self, lines) -> None:
+            for line in lines:
+                self.write(line)
+
+        def flush(self) -> None:
+            with lock:
+                text, self.held, self.since = "".join(self.held), [], None
+                if text:
+                    self.real.write(text)
+                    self.real.flush()
+
+        def __getattr__(self, name):  # fileno, encoding, isatty, buffer: the real stream's
+            return getattr(self.real, name)
+    streams = OutStream("__stdout__"), OutStream("__stderr__")
+
+    def send_in(seconds: float) -> None:  # the one timer: the kernel's I/O thread
+        timer.append(threading.Timer(seconds, send_due))
+        timer[0].daemon = True
+        timer[0].start()
+
+    def send_due() -> None:
+        with lock:
+            timer.clear()
+            for stream in sorted((stream for stream in streams if stream.since is not None), key=lambda stream: stream.since):
+                if stream.since + 0.2 <= time.monotonic() + 0.01:
+                    stream.flush()
+            waiting = [stream.since for stream in streams if stream.since is not None]
+            if waiting:
+                send_in(max(0.0, min(waiting) + 0.2 - time.monotonic()))
+
+    def in_a_child() -> None:  # a process the cell forks holds nothing: what its parent held is the parent's to send
+        nonlocal lock
+        lock = threading.RLock()
+        for stream in streams:
+            stream.held, stream.since = [], None
+    os.register_at_fork(after_in_child=in_a_child)
+    return streams
+
+
+ORIGINAL_LIBRARY = "/home/jeeves/anaconda3/envs/codeinterpreter/lib/python3.10/"  # where the original's Python was installed
+
+
+def original_paths(text: str) -> str:
+    """text with our site-packages and standard library named where the original's environment had them
+    (ORIGINAL_LIBRARY, as its saved warnings and error messages name them)."""
+    for folder in sys.path:
+        if folder.endswith("site-packages"):
+            text = text.replace(folder + "/", ORIGINAL_LIBRARY + "site-packages/")
+    return text.replace(os.path.dirname(os.__file__) + "/", ORIGINAL_LIBRARY)
+
+
+def original_warnings() -> None:
+    """Warnings as the original's kernel printed them: 3.10's silence on invalid escapes, numpy 1.24's on a scalar taken
+    from an array of one element (see original_error_words), and a library's file named where the original's
+    environment had it (original_paths). The line shown is read from our file."""
+    import warnings
+
+    warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
+    warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0 to a scalar", DeprecationWarning)  # new in numpy 1.25
+    plain = warnings.formatwarning
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        import linecache
+
+        line = linecache.getline(filename, lineno) if line is None else line
+        return plain(message, category, original_paths(filename), lineno, line)
+    warnings.formatwarning = formatwarning
+
+
+def font_cache_found() -> None:
+    """The original's matplotlib found its font cache (built once on its machine), so it never said it was building
+    one; a jail builds it in its own /tmp, and matplotlib says so when that takes over 5 s (a loaded machine): not shown."""
+    import logging
+
+    logging.getLogger("matplotlib.font_manager").addFilter(
+        lambda record: record.getMessage() != "Matplotlib is building the font cache; this may take a moment.")
+
+
+def python310_size_change(value) -> int:
+    """What Python 3.10 added to value.__sizeof__(): a str was 8 bytes larger, 16 if not ASCII (3.12 dropped its wstr
+    fields, PEP 623), and the int 0 (and False) 4 bytes smaller (3.12 gives every int a digit)."""
+    if isinstance(value, str):
+        return 8 if value.isascii() else 16
+    return -4 if isinstance(value, int) and value == 0 else 0
+
+
+def as_in_python310(pandas) -> None:
+    """pandas as the original's kernel had it: display.max_columns 20 (a kernel's default), and the memory sizes that
+    DataFrame.info() and memory_usage() show as Python 3.10's objects had them (a RangeIndex starting at 0, the
+    strings of an object column with deep=True)."""
+    from pandas._libs import lib
+    from pandas.core.indexes import range as range_index
+
+    pandas.set_option("display.max_columns", 20)
+    range_index.getsizeof = lambda value, *default: sys.getsizeof(value, *default) + python310_size_change(value)
+    lib.memory_usage_of_objects = lambda values: sum(value.__sizeof__() + python310_size_change(value) for value in values)
 
 
 SHOWN_FIGURES = 24         # figures a notebook's cells display that come back as pictures (the rest are counted)
@@ -690,7 +854,7 @@ def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None)
                 shown = end_of_cell()
             except Exception:
                 pass
-        report = {"status": "ok"} if error is None else failure_report(error, sources)
+        report = {"status": "ok"} if error is None else failure_report(error, sources, getattr(display, "error_words", None))
         restore_output(output_fd)
         if display is not None and display.exit_asked():
             report["exit_asked"] = "yes"
@@ -765,9 +929,10 @@ def run_cell(code: str, name: str, call: str, namespace: dict, display, worker_p
     return error
 
 
-def failure_report(error: BaseException, sources: dict[str, str]) -> dict:
+def failure_report(error: BaseException, sources: dict[str, str], error_words=None) -> dict:
     """A failed cell's result fields: status, type, message and trace (through earlier cells' functions, never the
-    worker's own frames), each bounded, and "unprintable" where the exception refuses to print."""
+    worker's own frames), each bounded, and "unprintable" where the exception refuses to print. Type and message are
+    the exception's name and str() (cut at 2000 characters), or error_words(error)'s (an original checkout's kernel)."""
     import traceback
 
     for cell_name, cell_code in sources.items():
@@ -779,7 +944,8 @@ def failure_report(error: BaseException, sources: dict[str, str]) -> dict:
         return "".join(trace.format())
 
     return {"status": "interrupted" if isinstance(error, KeyboardInterrupt) else "error",
-            "type": bounded(lambda: type(error).__name__, 200), "message": bounded(lambda: str(error), 2000),
+            "type": bounded(lambda: error_words(error)[0] if error_words else type(error).__name__, 200),
+            "message": bounded(lambda: error_words(error)[1], 1 << 20) if error_words else bounded(lambda: str(error), 2000),
             "trace": bounded(traced, 20000)}
 
 

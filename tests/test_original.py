@@ -246,3 +246,82 @@ def test_the_honest_figures_see_only_the_attempts_own_output(tmp_path):
     assert results["78"]["own_output"]["passed"] is False and "AssertionError" in results["78"]["own_output"]["reason"], results["78"]
     assert "original way:  2/" in finished.stdout and "honest way:    1/2" in finished.stdout and "corrected way: 1/2" in finished.stdout, finished.stdout
     assert "own_output" not in results["67"]  # its own folder held everything the shared one did
+
+
+LIBRARY = "/home/jeeves/anaconda3/envs/codeinterpreter/lib/python3.10/"  # where the original's Python was installed
+
+
+def test_streams_warnings_sizes_and_errors_come_out_as_the_originals_environment_printed_them(tmp_path):
+    """Issue 43.3, each a rule of the original's environment: ipykernel's two streams (held 0.2 s, stdout flushed
+    before stderr at a cell's end and before its value), warnings naming its installation's paths, Python 3.10's
+    object sizes in pandas' memory figures, Anaconda's bottleneck under pandas, an exception's whole message, numpy
+    1.24's wording, its paths in an error message, input() refused (the kernel had no stdin), and its font cache."""
+    cells = ["import warnings\nwarnings.warn('early')\nprint('late')",                    # a quick cell: stdout first
+             "import time\nwarnings.warn('sent')\ntime.sleep(1.0)\nprint('late')",        # sent 0.2 s after its write
+             "import sys\nprint('out')\nsys.stderr.write('err\\n')\n7",                 # both streams, then the value
+             "import json, numpy\nwarnings.warn_explicit('from a library', UserWarning, numpy.__file__, 1)\n"
+             "warnings.warn_explicit('from the standard library', UserWarning, json.__file__, 1)",
+             "import pandas as pd\nframe = pd.DataFrame({'n': [1, 2], 's': ['x', 'y']})\n"
+             "frame.memory_usage(deep=True).tolist(), int(frame.memory_usage().sum())",
+             "series = pd.Series([1.5, 2.5, 4.0])\ntype(series.var()).__name__, type(series.std()).__name__, type(series.mean()).__name__",
+             "raise ValueError('v' * 5000)",
+             "import math\nfloat(numpy.array([2.5]))",                                 # numpy 1.24: no deprecation yet
+             "math.sqrt(numpy.array([1.0, 4.0]))",                                     # ... and its wording
+             "numpy.concatenate([numpy.array(['2024-06-01'], dtype='datetime64[D]'), numpy.array([0.5])])",
+             "import sklearn.externals\nfrom sklearn.externals import joblib",            # a message naming a library's file
+             "print('never shown')\nanswer = input('Which one? ')",                     # no stdin: refused before the prompt
+             "import logging\nfonts = logging.getLogger('matplotlib.font_manager')\n"      # its font cache was there
+             "fonts.warning('Matplotlib is building the font cache; this may take a moment.')\nfonts.warning('kept')"]
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "134", "replies": [code(cell) for cell in cells] + ["Finished."]}])
+    out = tmp_path / "run"
+    assert run_pybench("--tasks", CHECKOUT, "--replay", replay, "--only", "134", "--max-turns", "20", "--out", out).returncode == 0
+    shown = [message["content"].removeprefix(P) for message in read_results(out)["134"]["messages"][4::2]]
+    warned = r"/tmp/ipykernel_\d+/\d+\.py:2: UserWarning: {0}\n  warnings.warn\('{0}'\)\n"
+    assert re.fullmatch("late\n" + warned.format("early"), shown[0]), shown[0]
+    assert re.fullmatch(warned.format("sent") + "late\n", shown[1]), shown[1]
+    assert shown[2] == "out\nerr\n7", shown[2]
+    assert shown[3].startswith(LIBRARY + "site-packages/numpy/__init__.py:1: UserWarning: from a library\n"), shown[3]
+    assert LIBRARY + "json/__init__.py:1: UserWarning: from the standard library\n" in shown[3], shown[3]
+    # 3.10: a RangeIndex from 0 is 128 bytes (3.12: 132), an ASCII str 8 bytes more than 3.12's (49 + its length)
+    assert shown[4] == "([128, 16, 116], 160)", shown[4]
+    assert shown[5] == "('float', 'float', 'float64')", shown[5]  # bottleneck's var and std; pandas' own mean
+    assert shown[6] == ERROR.format("ValueError", "v" * 5000), shown[6][:300]
+    assert shown[7] == "2.5", shown[7]
+    assert shown[8] == ERROR.format("TypeError", "only size-1 arrays can be converted to Python scalars"), shown[8]
+    dtypes = "<class 'numpy.dtype[datetime64]'>", "<class 'numpy.dtype[float64]'>"  # 1.25 named them numpy.dtypes.*DType
+    assert shown[9].startswith(ERROR.format("TypeError", f"The DType {dtypes[0]} could not be promoted by {dtypes[1]}.")[:-1]), shown[9]
+    assert shown[10] == ERROR.format("ImportError", "cannot import name 'joblib' from 'sklearn.externals' "
+                                     f"({LIBRARY}site-packages/sklearn/externals/__init__.py)"), shown[10]
+    assert shown[11] == "never shown\n" + ERROR.format("StdinNotImplementedError",
+                                                       "raw_input was called, but this frontend does not support input requests."), shown[11]
+    assert shown[12] == "kept\n", shown[12]
+
+
+def test_the_kernels_streams_hold_text_send_it_after_0_2_s_and_stdout_first(capfd):
+    """kernel_streams, outside a jail: written text is held; flushed at a cell's end stdout goes before stderr;
+    held text goes out by itself 0.2 s after its first write."""
+    import time
+    from kit import jailed
+
+    out, err = jailed.kernel_streams()
+    err.write("warned\n")
+    out.write("printed\n")
+    assert capfd.readouterr() == ("", "")
+    out.flush()
+    err.flush()
+    assert capfd.readouterr() == ("printed\n", "warned\n")
+    err.write("sent by itself\n")
+    time.sleep(0.6)
+    assert capfd.readouterr().err == "sent by itself\n"
+    with pytest.raises(TypeError):
+        out.write(b"bytes")
+
+
+def test_python310_sizes_and_numpy124_wording_are_rules_of_the_versions():
+    from kit import jailed
+
+    assert [jailed.python310_size_change(value) for value in ("a", "", "é", "中文", 0, False, 1, -1, 2.5, None)] == [8, 8, 16, 16, -4, -4, 0, 0, 0, 0]
+    reworded = "only length-1 arrays can be converted to Python scalars"
+    assert jailed.original_error_words(TypeError(reworded)) == ("TypeError", "only size-1 arrays can be converted to Python scalars")
+    assert jailed.original_error_words(ValueError(reworded)) == ("ValueError", reworded)
+    assert jailed.original_error_words(KeyError("k")) == ("KeyError", "'k'")
