@@ -108,7 +108,7 @@ _DIGITS = {  # by the answer's way of writing decimals (see decimal_mark): dot, 
 # Words of the languages that write a decimal comma (German, French, Spanish, Italian, Dutch) and of English; words
 # both use ('in', 'an', 'per') are left out.
 _COMMA_LANGUAGE = set("der die das und ist sind mit von im vom zum zur den dem des für wurde wurden beträgt betrug insgesamt "
-                      "eine einer einem nicht auf bei etwa rund ungefähr liegt lag hat hatte meisten höchste stadt "
+                      "eine einer einem nicht auf bei etwa rund ungefähr liegt lag hat hatte am meisten höchste stadt "
                       "le la les et est sont avec pour dans du une au aux par sur environ était été plus avec "
                       "el los las es con para del una por fue son más "
                       "il di che è sono gli della "
@@ -121,9 +121,9 @@ def decimal_mark(text: str) -> str:
     or 'comma, dot groups' (a comma answer whose dots all group thousands: 1.240 Stück is 1240).
 
     Decided by the answer alone: a number written the English way only (1,234.5 / 1,234,567) makes it 'dot'; one
-    written the continental way only (1.234,5 / 1.234.567 / 1 234,5) makes it 'comma'; else its language, by its
-    words (at least 2 of German, French, ... and more of them than English words). Not by the value a check expects,
-    which would let either reading of an ambiguous 1,234 pass whichever was asked."""
+    written the continental way only (1.234,5 / 1.234.567 / 1 234,5) makes it 'comma'; else its language, by its words
+    (at least 2 of German, French, ... or with their letters, ä ß é ç ñ, and more of them than English words). Not by
+    the value a check expects, which would let either reading of an ambiguous 1,234 pass whichever was asked."""
     text = text.replace("'", " ")
     english = re.search(r"\d,\d{3}(?:,\d{3})*\.\d|\d,\d{3},\d{3}", text)
     continental = re.search(r"\d\.\d{3}(?:\.\d{3})*,\d|\d\.\d{3}\.\d{3}|(?<![\d,.])\d{1,3} \d{3},\d", text)
@@ -131,7 +131,8 @@ def decimal_mark(text: str) -> str:
         comma = bool(continental) and not english
     else:
         words = re.findall(r"[^\W\d_]+", text.lower())
-        theirs, ours = sum(w in _COMMA_LANGUAGE for w in words), sum(w in _ENGLISH for w in words)
+        theirs = sum(w in _COMMA_LANGUAGE or bool(re.search("[äöüßéèêàçñ]", w)) for w in words)
+        ours = sum(w in _ENGLISH for w in words)
         comma = theirs >= 2 and theirs > ours
     if not comma:
         return "dot"
@@ -201,12 +202,6 @@ def _digit_quantities(text: str) -> list[Quantity]:
         before = text[max(0, start - 12):start]
         # a sign only where it is one: not the dash of a date (2023-03-05), a range (3-5) or a subtraction (x-3)
         sign = _SIGN.search(before)
-        if sign and re.search(r"\d[^\S\n]*(?:[A-Za-z%]{1,3}[^\S\n]*)?-[^\S\n]+$", before):
-            sign = None  # the dash of a range written with spaces: '300 - 320 Hz', '300 Hz – 320 Hz'
-        if sign:
-            if sign.group("sign") == "-":
-                value = -value
-            start -= len(before) - sign.start("sign")
         unit, scale, scaled = "", 1.0, False
         rest = text[end:end + 16]
         for pattern, factor in _SCALES:
@@ -222,6 +217,12 @@ def _digit_quantities(text: str) -> list[Quantity]:
                 if name == "kHz":
                     unit, scale = "Hz", scale * 1000
                 break
+        if sign and unit and re.search(r"\d[^\S\n]*(?:[A-Za-z%]{1,3}[^\S\n]*)?-[^\S\n]+$", before):
+            sign = None  # the dash of a range of a unit written with spaces: '300 - 320 Hz', '300 Hz – 320 Hz'
+        if sign:
+            if sign.group("sign") == "-":
+                value = -value
+            start -= len(before) - sign.start("sign")
         if _PAGE_BEFORE.search(text[max(0, start - 16):start]):
             unit = "page"
         found.append(Quantity(value * scale, unit, step * scale, scaled, scale, start, end))
@@ -428,14 +429,16 @@ def _mentions(answer: str, options: dict[str, list[str]], marked: tuple[str, ...
     """(position, label) for every mention of an option's alias, in order (longer aliases win overlaps). An option in
     marked is a mention only where the answer marks it as a word: quoted, in bold or in code ('"the"', '**the**',
     `the`), as a word that is also part of ordinary prose (a stopword put forward as the top word) is named. A name of
-    4 letters or more is also named in the plural, English or German ('Bananas', 'Bananen')."""
+    4 letters or more is also named in the plural, English or German ('Bananas', 'Bananen', 'Cherries')."""
     low = answer.lower()
     hits, taken = [], set()
     aliases = sorted(((a.lower(), label) for label, names in options.items() for a in names), key=lambda p: -len(p[0]))
     for alias, label in aliases:
-        plural = r"(?:e?s|e?n)?" if len(alias) >= 4 and alias[-1].isalpha() else ""  # Bananas, Bananen
+        named = re.escape(alias)
+        if len(alias) >= 4 and alias.isalpha():  # Bananas, Bananen, Cherries
+            named = rf"(?:{named}(?:e?s|e?n)?|{re.escape(alias[:-1])}(?:e|en|es|ies))" if alias[-1] in "aey" else rf"{named}(?:e?s|e?n)?"
         pattern = (r"(?<=[\"“‘'`*「])" + re.escape(alias) + r"(?=[\"”’'`*」])" if label in marked
-                   else r"(?<![a-z])" + re.escape(alias) + plural + r"(?![a-z])")
+                   else r"(?<![a-z])" + named + r"(?![a-z])")
         for m in re.finditer(pattern, low):
             if not taken & set(range(m.start(), m.end())):
                 hits.append((m.start(), label))

@@ -275,14 +275,11 @@ def podcast_info(answer: str, output: Path, data: Path) -> None:
     """Verifies: the duration the answer states (the number of its duration label, else its first number in seconds,
     else its first number; see _stated_seconds) is podcast.mp3's 7.2 s (+-0.05 s) written in seconds as asked, and
     its first frequency (Hz or kHz) is the sample rate, 24000 Hz; a list of candidates is judged by its first."""
-    import re
-
     x, sr = _input_audio(data, "podcast.mp3")
     stated, unit = _stated_seconds(answer)
     assert stated is not None and unit in ("s", "") and abs(stated - len(x) / sr) <= 0.05, \
         f"the answer gives {stated} {unit or ''} as the duration, not {len(x) / sr:.1f} s"
-    rates = [float(m.group(1)) * (1000 if m.group(2) == "khz" else 1)
-             for m in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(khz|hz)\b", answer.lower().replace(",", ""))]
+    rates = [q.value for q in quantities(answer) if q.unit == "Hz"]  # 24 kHz, 24,000 Hz, 24 000 Hz, 24.000 Hz (German)
     assert rates and abs(rates[0] - sr) < 0.5, f"the answer gives {rates[0] if rates else 'no'} Hz as the sample rate, not {sr} Hz"
 
 
