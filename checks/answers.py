@@ -148,9 +148,9 @@ _SCALES = [
 _UNITS = [
     (r"\s?(?:%|percent\b|per cent\b|个百分点|百分点)", "%"),
     (r"\s?(?:ms\b|msec\b|milliseconds?\b|毫秒)", "ms"),
-    (r"\s?(?:s\b|sec\b|secs\b|seconds?\b|秒)", "s"),
-    (r"\s?(?:min\b|mins\b|minutes?\b|分钟)", "min"),
-    (r"\s?(?:h\b|hrs?\b|hours?\b|小时)", "h"),
+    (r"\s?(?:s\b|sec\b|secs\b|seconds?\b|Sekunden?\b|secondes?\b|秒)", "s"),
+    (r"\s?(?:min\b|mins\b|minutes?\b|Minuten?\b|分钟)", "min"),
+    (r"\s?(?:h\b|hrs?\b|hours?\b|Stunden?\b|Std\.|heures?\b|小时)", "h"),
     (r"(?:\s|-)?(?:pages?\b|页|頁)", "pages"),
     (r"\s?(?:kHz\b|khz\b|千赫兹?)", "kHz"),  # read as Hz, times 1000
     (r"\s?(?:Hz\b|hz\b|赫兹?)", "Hz"),
