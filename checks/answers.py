@@ -317,9 +317,9 @@ def _chinese_quantities(text: str) -> list[Quantity]:
 
 
 # ---------------------------------------------------------------------------------------------- the reader
-_RANGE = r"\s*(?:-|~|to|up to|bis|à|至|到)\s*"
-_RESTATED = (r"\s*[(\[（]\s*(?:≈|~|=|about|approx\.?|approximately|roughly|around|circa|ca\.|exactly|precisely|i\.e\.,?|"
-             r"or|etwa|rund|genau|environ|soit|约|大约|约为|即)?\s*[≈~=:]?\s*")
+_RANGE = r"[\s*_`]*(?:-|~|to|up to|bis|à|至|到|→)[\s*_`]*"
+_RESTATED = (r"[\s*_`]*[(\[（]\s*(?:≈|~|=|about|approx\.?|approximately|roughly|around|circa|ca\.|exactly|precisely|i\.e\.,?|"
+             r"or|etwa|rund|genau|environ|soit|约|大约|约为|即)?\s*[≈~=:]?[\s*_`]*")
 
 
 def quantities(text: str) -> list[Quantity]:
@@ -335,29 +335,41 @@ def quantities(text: str) -> list[Quantity]:
     return found
 
 
-def stated_values(text: str) -> list[tuple[Quantity, ...]]:
+def stated_values(text: str, brackets: bool = True) -> list[tuple[Quantity, ...]]:
     """The values an answer states, in order; a range ('300-320 Hz', '300 to 320 Hz') or a value given twice ('about 300 Hz
     (≈323 Hz)', '131,1 mm [131.1]') is one value, its numbers together: the same unit and within 25 % of each other
-    ('from 300 to 3000 Hz' is two values)."""
+    ('from 300 to 3000 Hz' is two values). A bracket right after a value restates it wherever in the bracket a number of
+    its unit and size stands ('300 Hz (≈ 323 Hz in the first frame; the fit gives 300.0 Hz at t = 0)'); brackets=False:
+    only right after its opening."""
     prepared = _prepare(text)
     groups: list[tuple[Quantity, ...]] = []
+    bracket = (-1, -1)  # (index of the group a bracket restates, where the bracket closes)
     for q in quantities(text):
         last = groups[-1][-1] if groups else None
+        owner = groups[bracket[0]] if 0 <= bracket[0] and q.start < bracket[1] else None
+        if owner and _one_value(prepared, owner[0], q, restated=True):
+            groups[bracket[0]] += (q,)
+            continue
         if last and _one_value(prepared, last, q):
             groups[-1] += (q,)
         else:
             groups.append((q,))
+        opened = re.compile(r"[\s*_`]*[(\[（]").match(prepared, groups[-1][-1].end)
+        if brackets and opened and q.start >= bracket[1]:
+            close = re.compile(r"[)\]）]").search(prepared, opened.end())
+            bracket = (len(groups) - 1, close.start() if close else len(prepared))
     return groups
 
 
-def _one_value(text: str, first: Quantity, second: Quantity) -> bool:
-    """first and second write one value: a range or a restatement, in one unit, within 25 % of each other."""
+def _one_value(text: str, first: Quantity, second: Quantity, restated: bool = False) -> bool:
+    """first and second write one value: a range or a restatement (restated: second is in a bracket after first), in one
+    unit, within 25 % of each other."""
     if first.unit != second.unit and first.unit and second.unit or first.value * second.value <= 0:
         return False
     if max(abs(first.value), abs(second.value)) > 1.25 * min(abs(first.value), abs(second.value)):
         return False
     between = text[first.end:second.start]
-    return bool(re.fullmatch(_RANGE, between, re.I) or re.fullmatch(_RESTATED, between, re.I))
+    return restated or bool(re.fullmatch(_RANGE, between, re.I) or re.fullmatch(_RESTATED, between, re.I))
 
 
 def numbers_in(text: str) -> list[float]:
@@ -491,7 +503,8 @@ def assert_stated(answer: str, expected: float, rel: float = 1e-3, abs_tol: floa
         return any(start <= q.start < end and _matches(q, value, rel, abs_tol, unit) for q in quantities(answer) for start, end in bold)
     if in_bold(expected) and not any(in_bold(o) for o in others if not math.isclose(o, expected, rel_tol=rel, abs_tol=abs_tol)):
         return
-    found = [q for group in stated_values(answer) if not any(_matches(q, expected, rel, abs_tol, unit) for q in group)
+    found = [q for group in stated_values(answer, brackets=False)
+             if not any(_matches(q, expected, rel, abs_tol, unit) for q in group)
              for q in group]  # a value given twice or a range holding the expected is that one value
     wrong = {o for o in others if not math.isclose(o, expected, rel_tol=rel, abs_tol=abs_tol)
              and any(_matches(q, o, rel, abs_tol, unit) for q in found)}
@@ -582,7 +595,7 @@ def _cells(text: str, line_start: int) -> list[tuple[int, int]]:
 def _table_value(text: str, pos: int, found: list[Quantity], unit: str | None) -> Quantity | None:
     """For a label in a Markdown (or HTML) table cell: the first number of the cells after it in its row ('| 汉字总数
     （不算标点）[1] | **199** |': the label's notes and footnote marks are not its value), else, for a label heading a
-    column ('| 汉字 | 茶 |' over '| 199 | 25 |'), the number under it in the first row below; None outside tables."""
+    column of a table of one row ('| 汉字 | 茶 |' over '| 199 | 25 |'), the number under it; None outside tables."""
     line_start = text.rfind("\n", 0, pos) + 1
     cells = _cells(text, line_start)
     column = next((i for i, (a, b) in enumerate(cells) if a <= pos < b), None)
@@ -597,7 +610,10 @@ def _table_value(text: str, pos: int, found: list[Quantity], unit: str | None) -
         return value
     header = re.compile(r"[^\n]*\n[ \t]*\|?[ \t]*:?-{3,}[-:| \t]*\n").match(text, line_start)  # a row over |---|---|
     row = _cells(text, header.end()) if header else []
-    return first_in(row[column:column + 1]) if len(row) == len(cells) else None
+    after = text.find("\n", header.end()) + 1 if header else 0
+    if len(row) != len(cells) or after and _cells(text, after):
+        return None  # a header over several rows: which row's number is the label's cannot be told
+    return first_in(row[column:column + 1])
 
 
 def labelled_numbers(answer: str, aliases: list[str], nouns: tuple[str, ...] = (), unit: str | None = None) -> list[Quantity]:

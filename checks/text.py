@@ -91,7 +91,8 @@ def minutes_owner_actions(answer: str, output: Path, data: Path) -> None:
 
 def minutes_attendance(answer: str, output: Path, data: Path) -> None:
     """Verifies: 8 people attended (2 of them remotely) and the apologies came from Sofia Marchetti and Henrik Dahl."""
-    assert_labelled(answer, ["people", "attend", "present", "participant", "人", "参会", "出席"], 8, what="the attendance")
+    assert_labelled(answer, ["people", "attend", "present", "participant", "人", "参会", "出席", "person", "teilnehm", "teilgenommen",
+                             "anwesend", "présent"], 8, what="the attendance")  # the labels in the answer's language too
     assert_words(answer, "Sofia Marchetti", "Henrik Dahl")
 
 

@@ -291,11 +291,20 @@ def test_1234_where_1_point_234_was_asked_fails_in_english_and_passes_in_german(
     ("from 300 to 3000 Hz", [[300.0], [3000.0]]),  # the unit written once for both
     ("句子数（35），单词数（448）", [[35.0], [448.0]]),  # a bracket after a label, not after a number
     ("7 reviews (29%)", [[7.0], [29.0]]),  # other units
+    ("**Start: about 300 Hz** (≈ 323 Hz in the first frame; the fit gives 300.0 Hz at t = 0)", [[300.0, 323.0, 300.0], [1.0], [0.0]]),
+    ("the sweep: 300 Hz → 320 Hz", [[300.0, 320.0]]),
 ])
 def test_a_range_or_a_value_given_twice_is_one_value(text, groups):
     from common import stated_values
     assert [[q.value for q in group] for group in stated_values(text)] == groups
-    assert all(q.unit == "Hz" for group in stated_values(text) for q in group) == ("Hz" in text)
+    assert all(q.unit == "Hz" for q in stated_values(text)[0]) == ("Hz" in text)
+
+
+def test_a_bracket_restates_its_value_only_right_after_it_where_a_spray_is_counted():
+    from common import stated_values
+    assert [[q.value for q in g] for g in stated_values("mean 412 (412.5 exactly; median 380)", brackets=False)] == [[412, 412.5], [380]]
+    with pytest.raises(AssertionError, match="other candidate"):
+        assert_stated("The mean is 412 (412.5 exactly; the median 380).", 412.5, others=[380.0], max_others=0)
 
 
 def test_a_value_given_twice_is_no_spray():

@@ -106,6 +106,8 @@ BLIND5 = {
     'charts-22': 'Das Diagramm mit den beiden überlagerten, halbtransparenten Histogrammen (gestrichelte Linien = Mittelwerte) liegt unter `./output/delivery_hist.png`.\n\n**SwiftShip ist im Durchschnitt schneller – um rund 3,6 Stunden (3,62 h ≈ 3 h 37 min).**\n\n- SwiftShip: Ø 27,54 h (180 Sendungen)\n- ParcelPro: Ø 31,16 h (160 Sendungen)\n\nAuch beim Median liegt SwiftShip vorn (25,05 h gegenüber 30,70 h).',
     'text-14': "**9 avis** parlent de la batterie (« battery », toutes casses confondues), et leur **note moyenne est de 3,56 sur 5 (≈ 3,6 étoiles ; exactement 32/9)**.\n\nDétail des notes : R-001 (4), R-005 (5), R-006 (4), R-008 (2), R-013 (4), R-016 (2), R-018 (3), R-022 (4), R-024 (4). Ces avis concernent les écouteurs TrailBuds, la batterie externe VoltGo et la lampe Lumo ; le simple nom de produit « Power Bank » n'a pas été compté comme mention de la batterie.",
     'text-19': '统计结果（整篇文章，含标题“茶的故事”）：\n\n| 项目 | 数量 |\n|---|---|\n| 汉字总数（不含标点、数字、英文字母和空白） | **199 个** |\n| “茶”字出现次数 | **25 次** |\n\n补充说明：标点符号（，。、：《》（））、数字（3、4、80）、英文 “Longjing” 以及换行都没有计入。如果不算标题，正文共有 195 个汉字，其中“茶”字 24 次。',
+    'text-21': 'An der Sitzung (Treffen Nr. 7 des Baltic-Partners-Netzwerks, Tallinn, 14. März 2024) haben **8 Personen** teilgenommen – 6 vor Ort und 2 per Fernzuschaltung (Marek Nowak, Jonas Berg):\n\nIngrid Solberg (Vorsitz), Tomas Reyes (Protokoll), Aino Virtanen, Kaspar Ilves, Ruta Kalnina, Marek Nowak (remote), Leila Haddad, Jonas Berg (remote).\n\n**Entschuldigt** haben sich **Sofia Marchetti** und **Henrik Dahl**.',
+    'audio-17': 'The spectrogram is saved as `./output/chirp_spectrogram.png` (left panel: spectrogram with time in seconds on the x-axis and frequency in Hz on the y-axis; right panel: the extracted frequency track of the sweep as a cross-check).\n\nThe file is a 4-second, linear upward sweep:\n\n- **Start: about 300 Hz** (≈ 323 Hz at the first spectrogram frame, whose window already covers the first ~46 ms of the rise; the linear fit gives 300.0 Hz at t = 0)\n- **End: about 3000 Hz** (≈ 2,970 Hz in the last spectrogram frame; the fit gives 3000.0 Hz at t = 4 s)\n\nSo it sweeps roughly **300 Hz → 3 kHz**, rising at about 675 Hz per second.',
 }
 
 
@@ -140,3 +142,15 @@ def test_blind5_a_chinese_table_with_a_note_between_label_and_number():  # text-
     import text
 
     text.zh_char_count(BLIND5["text-19"], ROOT, ROOT / "files" / "text")
+
+
+def test_blind5_a_german_attendance_count():  # text-21: 'the answer gives no number for the attendance'
+    import text
+
+    text.minutes_attendance(BLIND5["text-21"], ROOT, ROOT)
+
+
+def test_blind5_the_sweep_restated_in_a_bracket_after_its_bold_start():  # audio-17: '≈ 323 Hz ... 300.0 Hz at t = 0'
+    from common import stated_values
+    said = [[q.value for q in group] for group in stated_values(BLIND5["audio-17"]) if all(q.unit == "Hz" for q in group)]
+    assert all(255 <= v <= 345 for v in said[0]) and all(2550 <= v <= 3450 for v in said[1]), said
