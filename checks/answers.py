@@ -13,7 +13,8 @@ The claim checks hold the answer to what it states, not to what it mentions some
 - stated_item / assert_claim: the item put forward as the result (the first one named in bold, else the
   first one named at all) must be the expected one, and naming most of the candidates is a spray that fails;
 - assert_stated: the expected number is in the answer and the answer does not spray many numbers of the
-  asked kind (other candidates' values, or many numbers of the same size and unit);
+  asked kind (other candidates' values, or many numbers of the same size and unit); a range or a value given
+  twice ('about 300 Hz (≈323 Hz)') is one value (stated_values);
 - assert_labelled: the number that belongs to a label ("448 words", "sentences: 35", "“茶”字出现了25次"; a number
   belongs to the noun it counts, see labelled_numbers) is the expected one, so "3 words and 9 sentences" fails a
   count of 9 words and 3 sentences, and in "7 of the 24 reviews gave 5 stars" the 5-star count is 7;
@@ -21,7 +22,7 @@ The claim checks hold the answer to what it states, not to what it mentions some
 """
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -59,10 +60,36 @@ def halfwidth(text: str) -> str:
     return str(text).translate(_FULLWIDTH).replace("−", "-").replace("–", "-").replace("‒", "-")
 
 
+# Where a traceback says its cell and line are ('File "<cell 1>", line 1', 'Cell In[3], line 2', '----> 1 x = f()'): the
+# place of an error, never a number of the answer.
+_TRACEBACK_PLACE = re.compile(r'File "[^"\n]*", line \d+|Cell In ?\[\d+\], line \d+|Input In ?\[\d+\]|<ipython-input-\d+-\w+>'
+                              r"|^\s*-*> ?\d+(?= )", re.M)
+# A footnote mark after a word ('Total[1]', 'count[^2]', '<sup>1</sup>'): a reference, not a number.
+_FOOTNOTE = re.compile(r"(?<=[^\W\d_])\[\^?\d{1,2}\]|\[\^\d+\]|<sup>[^<]{0,8}</sup>", re.I)
+_HTML_TAG = re.compile(r"<(/?)(tr|td|th|[a-z][a-z0-9]*)\b[^<>]*>", re.I)
+
+
+def _blank(match: re.Match) -> str:
+    return " " * len(match.group())
+
+
+def _html_as_markdown(match: re.Match) -> str:
+    """An HTML table's row as a Markdown row, its cells as '|' (same length); other tags blanked."""
+    closing, name, length = match.group(1), match.group(2).lower(), len(match.group())
+    if name == "tr" and not closing:
+        return "\n" + " " * (length - 1)
+    if name in ("td", "th") and not closing:
+        return "|" + " " * (length - 1)
+    return " " * length
+
+
 def _prepare(text: str) -> str:
-    """One spelling per symbol, same length as far as possible so spans still point into the answer."""
+    """One spelling per symbol, same length as far as possible so spans still point into the answer: HTML tables as
+    Markdown's, footnote marks and a traceback's places blanked."""
     text = _latex_to_plain(halfwidth(text))
-    return text.replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
+    text = text.replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
+    text = _FOOTNOTE.sub(_blank, _TRACEBACK_PLACE.sub(_blank, text))
+    return _HTML_TAG.sub(_html_as_markdown, text)
 
 
 # ---------------------------------------------------------------------------------------------- digits
@@ -70,9 +97,47 @@ _GROUPED = r"\d{1,3}(?:,\d{3})+(?![\d])(?:\.\d+)?"  # 1,234,567.89
 _EUROPEAN = r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}(?:\.\d{3})+,\d+"  # 1.234.567 or 1.234,56
 _SPACED = r"\d{1,3}(?:[ '’]\d{3})+(?:[.,]\d+)?"  # 6 010 600 / 1'234 (SI and Swiss grouping)
 _PLAIN = r"\d+(?:\.\d+)?|\.\d+"
-_DIGITS = re.compile(
-    rf"(?<![A-Za-z0-9_.])(?P<num>{_EUROPEAN}|{_GROUPED}|{_SPACED}|{_PLAIN})"
-    r"(?P<exp>[eE][-+]?\d+|\s*[×x*]\s*10\s*(?:\^|\*\*)\s*\{?\(?[-+]?\d+\)?\}?|\s*×\s*10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+)?")
+_DOT_GROUPS = r"\d{1,3}(?:\.\d{3})+(?![\d.,])"  # 1.240 where dots group thousands (a German answer)
+_DECIMAL_COMMA = r"\d+,\d+"  # 131,1 where the comma is the decimal mark
+_EXPONENT = r"(?P<exp>[eE][-+]?\d+|\s*[×x*]\s*10\s*(?:\^|\*\*)\s*\{?\(?[-+]?\d+\)?\}?|\s*×\s*10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+)?"
+_DIGITS = {  # by the answer's way of writing decimals (see decimal_mark): dot, comma, comma with dots grouping
+    mark: re.compile(rf"(?<![A-Za-z0-9_.])(?P<num>{forms})" + _EXPONENT)
+    for mark, forms in (("dot", f"{_EUROPEAN}|{_GROUPED}|{_SPACED}|{_PLAIN}"),
+                        ("comma", f"{_EUROPEAN}|{_SPACED}|{_DECIMAL_COMMA}|{_PLAIN}"),
+                        ("comma, dot groups", f"{_EUROPEAN}|{_SPACED}|{_DOT_GROUPS}|{_DECIMAL_COMMA}|{_PLAIN}"))}
+# Words of the languages that write a decimal comma (German, French, Spanish, Italian, Dutch) and of English; words
+# both use ('in', 'an', 'per') are left out.
+_COMMA_LANGUAGE = set("der die das und ist sind mit von im vom zum zur den dem des für wurde wurden beträgt betrug insgesamt "
+                      "eine einer einem nicht auf bei etwa rund ungefähr liegt lag hat hatte am meisten höchste stadt "
+                      "le la les et est sont avec pour dans du une au aux par sur environ était été plus avec "
+                      "el los las es con para del una por fue son más "
+                      "il di che è sono gli della "
+                      "het een van zijn werd".split())
+_ENGLISH = set("the and is are was were of with for to that this which from by on it has have had its most than".split())
+
+
+def decimal_mark(text: str) -> str:
+    """How the answer writes decimals: 'dot' (English, Chinese: 1,234.5), 'comma' (German, French: 131,1 and 1.234,5)
+    or 'comma, dot groups' (a comma answer whose dots all group thousands: 1.240 Stück is 1240).
+
+    Decided by the answer alone: a number written the English way only (1,234.5 / 1,234,567) makes it 'dot'; one
+    written the continental way only (1.234,5 / 1.234.567 / 1 234,5) makes it 'comma'; else its language, by its words
+    (at least 2 of German, French, ... or with their letters, ä ß é ç ñ, and more of them than English words). Not by
+    the value a check expects, which would let either reading of an ambiguous 1,234 pass whichever was asked."""
+    text = text.replace("'", " ")
+    english = re.search(r"\d,\d{3}(?:,\d{3})*\.\d|\d,\d{3},\d{3}", text)
+    continental = re.search(r"\d\.\d{3}(?:\.\d{3})*,\d|\d\.\d{3}\.\d{3}|(?<![\d,.])\d{1,3} \d{3},\d", text)
+    if english or continental:
+        comma = bool(continental) and not english
+    else:
+        words = re.findall(r"[^\W\d_]+", text.lower())
+        theirs = sum(w in _COMMA_LANGUAGE or bool(re.search("[äöüßéèêàçñ]", w)) for w in words)
+        ours = sum(w in _ENGLISH for w in words)
+        comma = theirs >= 2 and theirs > ours
+    if not comma:
+        return "dot"
+    dot_decimals = re.search(r"\d\.(?:\d{1,2}|\d{4,})(?![\d.])|(?<![\d.])0\.\d", text)
+    return "comma" if dot_decimals else "comma, dot groups"
 _SCALES = [
     (r"\s?(?:thousand)\b|\s?k(?![a-zA-Z])|\s?K(?![a-zA-Z])|\s?千(?!克|米|瓦)", 1e3),
     (r"\s?(?:million|mn|mio\.?|Mio\.?)\b|\s?M(?![a-zA-Z])|\s?百万", 1e6),
@@ -83,10 +148,12 @@ _SCALES = [
 _UNITS = [
     (r"\s?(?:%|percent\b|per cent\b|个百分点|百分点)", "%"),
     (r"\s?(?:ms\b|msec\b|milliseconds?\b|毫秒)", "ms"),
-    (r"\s?(?:s\b|sec\b|secs\b|seconds?\b|秒)", "s"),
-    (r"\s?(?:min\b|mins\b|minutes?\b|分钟)", "min"),
-    (r"\s?(?:h\b|hrs?\b|hours?\b|小时)", "h"),
+    (r"\s?(?:s\b|sec\b|secs\b|seconds?\b|Sekunden?\b|secondes?\b|秒)", "s"),
+    (r"\s?(?:min\b|mins\b|minutes?\b|Minuten?\b|分钟)", "min"),
+    (r"\s?(?:h\b|hrs?\b|hours?\b|Stunden?\b|Std\.|heures?\b|小时)", "h"),
     (r"(?:\s|-)?(?:pages?\b|页|頁)", "pages"),
+    (r"\s?(?:kHz\b|khz\b|千赫兹?)", "kHz"),  # read as Hz, times 1000
+    (r"\s?(?:Hz\b|hz\b|赫兹?)", "Hz"),
 ]
 # A sign: after a space, a bracket, a relation or punctuation, with Markdown / LaTeX markup opening on either side
 # of it (**-3.2**, -**3.2**, `-7`, $-4$, \textbf{-9.99}), never after a digit or a letter.
@@ -96,10 +163,12 @@ _PAGE_BEFORE = re.compile(r"(?:\bpages?|\bpp?\.|\bpg\.?|第)\s*(?:no\.?\s*|numbe
 _TIME_SECONDS = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 
 
-def _digits_value(token: str) -> tuple[float, int]:
-    """The number a digit token writes, and how many decimals it was written with."""
+def _digits_value(token: str, mark: str = "dot") -> tuple[float, int]:
+    """The number a digit token writes, and how many decimals it was written with (mark: see decimal_mark)."""
     token = token.replace("'", "").replace("’", "")
-    if re.fullmatch(_EUROPEAN, token):
+    if mark != "dot" and ("," in token or mark == "comma, dot groups" and re.fullmatch(_DOT_GROUPS, token)):
+        token = token.replace(" ", "").replace(".", "").replace(",", ".")
+    elif re.fullmatch(_EUROPEAN, token):
         whole, _, frac = token.partition(",")
         token = whole.replace(".", "") + ("." + frac if frac else "")
     elif re.fullmatch(_SPACED, token) and " " in token or re.fullmatch(r"\d{1,3}(?:[ '’]\d{3})+,\d+", token):
@@ -121,21 +190,18 @@ def _exponent(text: str) -> int:
 
 def _digit_quantities(text: str) -> list[Quantity]:
     found = []
-    for match in _DIGITS.finditer(text):
+    mark = decimal_mark(text)
+    for match in _DIGITS[mark].finditer(text):
         start, end = match.start(), match.end()
         if re.match(r"[eE]$", text[start - 1:start]) and re.search(r"\d[eE]$", text[:start]):
             continue
-        value, decimals = _digits_value(match.group("num"))
+        value, decimals = _digits_value(match.group("num"), mark)
         power = _exponent(match.group("exp") or "")
         value *= 10 ** power
         step = 0.5 * 10 ** (power - decimals)
         before = text[max(0, start - 12):start]
         # a sign only where it is one: not the dash of a date (2023-03-05), a range (3-5) or a subtraction (x-3)
         sign = _SIGN.search(before)
-        if sign:
-            if sign.group("sign") == "-":
-                value = -value
-            start -= len(before) - sign.start("sign")
         unit, scale, scaled = "", 1.0, False
         rest = text[end:end + 16]
         for pattern, factor in _SCALES:
@@ -148,7 +214,15 @@ def _digit_quantities(text: str) -> list[Quantity]:
             m = re.match(pattern, rest)
             if m:
                 unit, end = name, end + m.end()
+                if name == "kHz":
+                    unit, scale = "Hz", scale * 1000
                 break
+        if sign and unit and re.search(r"\d[^\S\n]*(?:[A-Za-z%]{1,3}[^\S\n]*)?-[^\S\n]+$", before):
+            sign = None  # the dash of a range of a unit written with spaces: '300 - 320 Hz', '300 Hz – 320 Hz'
+        if sign:
+            if sign.group("sign") == "-":
+                value = -value
+            start -= len(before) - sign.start("sign")
         if _PAGE_BEFORE.search(text[max(0, start - 16):start]):
             unit = "page"
         found.append(Quantity(value * scale, unit, step * scale, scaled, scale, start, end))
@@ -243,11 +317,59 @@ def _chinese_quantities(text: str) -> list[Quantity]:
 
 
 # ---------------------------------------------------------------------------------------------- the reader
+_RANGE = r"[\s*_`]*(?:-|~|to|up to|bis|à|至|到|→)[\s*_`]*"
+_RESTATED = (r"[\s*_`]*[(\[（]\s*(?:≈|~|=|about|approx\.?|approximately|roughly|around|circa|ca\.|exactly|precisely|i\.e\.,?|"
+             r"or|etwa|rund|genau|environ|soit|约|大约|约为|即)?\s*[≈~=:]?[\s*_`]*")
+
+
 def quantities(text: str) -> list[Quantity]:
-    """Every number written in text (digits, words, Chinese numerals), in order of appearance."""
+    """Every number written in text (digits, words, Chinese numerals), in order of appearance. A range's first number
+    takes the unit written after its second ('300-320 Hz', '3 to 5 s')."""
     text = _prepare(text)
-    found = _digit_quantities(text) + _english_quantities(text) + _chinese_quantities(text)
-    return sorted(found, key=lambda q: q.start)
+    found = sorted(_digit_quantities(text) + _english_quantities(text) + _chinese_quantities(text), key=lambda q: q.start)
+    for i, (first, second) in enumerate(zip(found, found[1:])):
+        if not first.unit and second.unit and re.fullmatch(_RANGE, text[first.end:second.start], re.I):
+            factor = 1000.0 if second.unit == "Hz" and second.scale >= 1000 and not first.scaled else 1.0
+            found[i] = replace(first, value=first.value * factor, step=first.step * factor, unit=second.unit,
+                               scale=first.scale * factor)
+    return found
+
+
+def stated_values(text: str, brackets: bool = True) -> list[tuple[Quantity, ...]]:
+    """The values an answer states, in order; a range ('300-320 Hz', '300 to 320 Hz') or a value given twice ('about 300 Hz
+    (≈323 Hz)', '131,1 mm [131.1]') is one value, its numbers together: the same unit and within 25 % of each other
+    ('from 300 to 3000 Hz' is two values). A bracket right after a value restates it wherever in the bracket a number of
+    its unit and size stands ('300 Hz (≈ 323 Hz in the first frame; the fit gives 300.0 Hz at t = 0)'); brackets=False:
+    only right after its opening."""
+    prepared = _prepare(text)
+    groups: list[tuple[Quantity, ...]] = []
+    bracket = (-1, -1)  # (index of the group a bracket restates, where the bracket closes)
+    for q in quantities(text):
+        last = groups[-1][-1] if groups else None
+        owner = groups[bracket[0]] if 0 <= bracket[0] and q.start < bracket[1] else None
+        if owner and _one_value(prepared, owner[0], q, restated=True):
+            groups[bracket[0]] += (q,)
+            continue
+        if last and _one_value(prepared, last, q):
+            groups[-1] += (q,)
+        else:
+            groups.append((q,))
+        opened = re.compile(r"[\s*_`]*[(\[（]").match(prepared, groups[-1][-1].end)
+        if brackets and opened and q.start >= bracket[1]:
+            close = re.compile(r"[)\]）]").search(prepared, opened.end())
+            bracket = (len(groups) - 1, close.start() if close else len(prepared))
+    return groups
+
+
+def _one_value(text: str, first: Quantity, second: Quantity, restated: bool = False) -> bool:
+    """first and second write one value: a range or a restatement (restated: second is in a bracket after first), in one
+    unit, within 25 % of each other."""
+    if first.unit != second.unit and first.unit and second.unit or first.value * second.value <= 0:
+        return False
+    if max(abs(first.value), abs(second.value)) > 1.25 * min(abs(first.value), abs(second.value)):
+        return False
+    between = text[first.end:second.start]
+    return restated or bool(re.fullmatch(_RANGE, between, re.I) or re.fullmatch(_RESTATED, between, re.I))
 
 
 def numbers_in(text: str) -> list[float]:
@@ -318,13 +440,17 @@ def assert_rounded(answer: str, expected: float, decimals: int, what: str = "the
 def _mentions(answer: str, options: dict[str, list[str]], marked: tuple[str, ...] = ()) -> list[tuple[int, str]]:
     """(position, label) for every mention of an option's alias, in order (longer aliases win overlaps). An option in
     marked is a mention only where the answer marks it as a word: quoted, in bold or in code ('"the"', '**the**',
-    `the`), as a word that is also part of ordinary prose (a stopword put forward as the top word) is named."""
+    `the`), as a word that is also part of ordinary prose (a stopword put forward as the top word) is named. A name of
+    4 letters or more is also named in the plural, English or German ('Bananas', 'Bananen', 'Cherries')."""
     low = answer.lower()
     hits, taken = [], set()
     aliases = sorted(((a.lower(), label) for label, names in options.items() for a in names), key=lambda p: -len(p[0]))
     for alias, label in aliases:
+        named = re.escape(alias)
+        if len(alias) >= 4 and alias.isalpha():  # Bananas, Bananen, Cherries
+            named = rf"(?:{named}(?:e?s|e?n)?|{re.escape(alias[:-1])}(?:e|en|es|ies))" if alias[-1] in "aey" else rf"{named}(?:e?s|e?n)?"
         pattern = (r"(?<=[\"“‘'`*「])" + re.escape(alias) + r"(?=[\"”’'`*」])" if label in marked
-                   else r"(?<![a-z])" + re.escape(alias) + r"(?![a-z])")
+                   else r"(?<![a-z])" + named + r"(?![a-z])")
         for m in re.finditer(pattern, low):
             if not taken & set(range(m.start(), m.end())):
                 hits.append((m.start(), label))
@@ -377,7 +503,9 @@ def assert_stated(answer: str, expected: float, rel: float = 1e-3, abs_tol: floa
         return any(start <= q.start < end and _matches(q, value, rel, abs_tol, unit) for q in quantities(answer) for start, end in bold)
     if in_bold(expected) and not any(in_bold(o) for o in others if not math.isclose(o, expected, rel_tol=rel, abs_tol=abs_tol)):
         return
-    found = [q for q in quantities(answer) if not _matches(q, expected, rel, abs_tol, unit)]
+    found = [q for group in stated_values(answer, brackets=False)
+             if not any(_matches(q, expected, rel, abs_tol, unit) for q in group)
+             for q in group]  # a value given twice or a range holding the expected is that one value
     wrong = {o for o in others if not math.isclose(o, expected, rel_tol=rel, abs_tol=abs_tol)
              and any(_matches(q, o, rel, abs_tol, unit) for q in found)}
     assert len(wrong) <= max_others, f"the answer also states {len(wrong)} other candidate values for {what}, not one result"
@@ -387,13 +515,16 @@ def assert_stated(answer: str, expected: float, rel: float = 1e-3, abs_tol: floa
         assert len(alike) < spray, f"the answer sprays {len(alike) + 1} numbers like {what}, not one result"
 
 
-def _clauses(answer: str) -> list[tuple[int, int]]:
+def _clauses(answer: str, found: list[Quantity] = ()) -> list[tuple[int, int]]:
     """(start, end) of the clauses of the answer: split at line ends, ; , ， 。 ； and sentence-ending dots, and at | outside
-    a Markdown table; a table row ('| red | 3 |') is one clause, so a row's label and its value belong together."""
+    a Markdown table, never inside a number of found (131,1); a table row ('| red | 3 |', '| 汉字（不算标点和数字） | 199 |')
+    is one clause, notes and all, so a row's label and its value belong together."""
     bounds, start = [], 0
-    for m in re.finditer(r"\n|[;，。；|]|,(?!\d{3})|\.(?=\s|$)|\band\b|以及|和|及", answer):
+    for m in re.finditer(r"\n|[;，。；|,]|\.(?=\s|$)|\band\b|以及|和|及", answer):
         line_start = answer.rfind("\n", 0, m.start()) + 1
-        if m.group() == "|" and answer[line_start:m.start() + 1].lstrip().startswith("|"):
+        if m.group() != "\n" and answer[line_start:m.start() + 1].lstrip().startswith("|"):
+            continue
+        if any(q.start < m.start() < q.end for q in found):
             continue
         bounds.append((start, m.start()))
         start = m.end()
@@ -444,10 +575,45 @@ def _after_appositive(text: str, end: int, found: list[Quantity]) -> list[Quanti
     value, is -9.99')."""
     stop = re.compile(r"\n|[;。；]|\.(?=\s|$)").search(text, end)
     stop = stop.start() if stop else len(text)
-    for start, clause_end in _clauses(text):
+    for start, clause_end in _clauses(text, found):
         if end <= start < stop and re.match(r"\s*(?:is|was|are|were|equals|[=:])(?![a-z])", text[start:clause_end], re.I):
             return [q for q in found if start <= q.start and q.end <= clause_end][:1]
     return []
+
+
+def _cells(text: str, line_start: int) -> list[tuple[int, int]]:
+    """(start, end) of the cells of the Markdown table row starting at line_start ([] if the line is no row)."""
+    line_end = text.find("\n", line_start)
+    line_end = len(text) if line_end < 0 else line_end
+    line = text[line_start:line_end]
+    if not line.lstrip().startswith("|"):
+        return []
+    bars = [line_start + i for i, char in enumerate(line) if char == "|"]
+    return [(a + 1, b) for a, b in zip(bars, bars[1:])] + ([(bars[-1] + 1, line_end)] if line[bars[-1] - line_start + 1:].strip() else [])
+
+
+def _table_value(text: str, pos: int, found: list[Quantity], unit: str | None) -> Quantity | None:
+    """For a label in a Markdown (or HTML) table cell: the first number of the cells after it in its row ('| 汉字总数
+    （不算标点）[1] | **199** |': the label's notes and footnote marks are not its value), else, for a label heading a
+    column of a table of one row ('| 汉字 | 茶 |' over '| 199 | 25 |'), the number under it; None outside tables."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    cells = _cells(text, line_start)
+    column = next((i for i, (a, b) in enumerate(cells) if a <= pos < b), None)
+    if column is None:
+        return None
+
+    def first_in(spans):
+        inside = [q for q in found if any(a <= q.start and q.end <= b for a, b in spans)]
+        return ([q for q in inside if _unit_fits(q, unit)] or inside or [None])[0]
+    value = first_in(cells[column + 1:])
+    if value or any(a <= q.start < b for q in found for a, b in cells):
+        return value
+    header = re.compile(r"[^\n]*\n[ \t]*\|?[ \t]*:?-{3,}[-:| \t]*\n").match(text, line_start)  # a row over |---|---|
+    row = _cells(text, header.end()) if header else []
+    after = text.find("\n", header.end()) + 1 if header else 0
+    if len(row) != len(cells) or after and _cells(text, after):
+        return None  # a header over several rows: which row's number is the label's cannot be told
+    return first_in(row[column:column + 1])
 
 
 def labelled_numbers(answer: str, aliases: list[str], nouns: tuple[str, ...] = (), unit: str | None = None) -> list[Quantity]:
@@ -467,11 +633,15 @@ def labelled_numbers(answer: str, aliases: list[str], nouns: tuple[str, ...] = (
     labels = [alias.lower() for alias in aliases]
     allowed = labels + [noun.lower() for noun in nouns]
     picked = []
-    for start, end in _clauses(text):
+    for start, end in _clauses(text, found):
         for alias in labels:
             word_start = r"(?<![a-z])" if re.match(r"[a-z]", alias) else ""  # 'red' is no label inside 'coloured'
             for m in re.finditer(word_start + re.escape(alias), low[start:end]):
                 pos, stop = start + m.start(), start + m.end()
+                cell = _table_value(text, pos, found, unit)
+                if cell:
+                    picked.append((pos, cell))
+                    continue
                 near = [q for q in found if start <= q.start and q.end <= end and (q.end <= pos or q.start >= stop)]
                 near = [q for q in near if _unit_fits(q, unit)] or near
                 direct = [q for q in near if q.end <= pos and re.fullmatch(rf"[\s-]*{_MODIFIERS}[{_CN_COUNTERS}]?\s*", low[q.end:pos])]

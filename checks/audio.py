@@ -5,7 +5,7 @@ encoder delay of about 50 ms, so content is compared with a small lag search.
 """
 from pathlib import Path
 
-from common import labelled_numbers, numbers_in, output_file, quantities
+from common import labelled_numbers, numbers_in, output_file, quantities, stated_values
 from figures import saved_figure
 
 
@@ -275,14 +275,11 @@ def podcast_info(answer: str, output: Path, data: Path) -> None:
     """Verifies: the duration the answer states (the number of its duration label, else its first number in seconds,
     else its first number; see _stated_seconds) is podcast.mp3's 7.2 s (+-0.05 s) written in seconds as asked, and
     its first frequency (Hz or kHz) is the sample rate, 24000 Hz; a list of candidates is judged by its first."""
-    import re
-
     x, sr = _input_audio(data, "podcast.mp3")
     stated, unit = _stated_seconds(answer)
     assert stated is not None and unit in ("s", "") and abs(stated - len(x) / sr) <= 0.05, \
         f"the answer gives {stated} {unit or ''} as the duration, not {len(x) / sr:.1f} s"
-    rates = [float(m.group(1)) * (1000 if m.group(2) == "khz" else 1)
-             for m in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(khz|hz)\b", answer.lower().replace(",", ""))]
+    rates = [q.value for q in quantities(answer) if q.unit == "Hz"]  # 24 kHz, 24,000 Hz, 24 000 Hz, 24.000 Hz (German)
     assert rates and abs(rates[0] - sr) < 0.5, f"the answer gives {rates[0] if rates else 'no'} Hz as the sample rate, not {sr} Hz"
 
 
@@ -457,7 +454,8 @@ def chirp_spectrogram(answer: str, output: Path, data: Path) -> None:
     """Verifies from the figure record: ./output/chirp_spectrogram.png draws a spectrogram (an image or mesh of values) whose
     frequency axis is in Hz and runs upwards: the loudest frequency of its first columns is near the sweep's start (~300 Hz)
     and of its last columns near its end (~3000 Hz), read in the axis' own units; time runs along x in seconds; and the
-    answer gives the sweep's start and then its end frequency (the first two frequencies it states) within 15 %."""
+    answer gives the sweep's start and then its end frequency (the first two frequencies it states, a range or a value
+    given twice being one, all of it) within 15 %."""
     import numpy as np
 
     x, sr = _input_audio(data, "chirp.wav")
@@ -475,25 +473,12 @@ def chirp_spectrogram(answer: str, output: Path, data: Path) -> None:
     assert low < high, "the spectrogram's frequency axis is inverted (high frequencies at the bottom)"
     seconds = len(x) / sr
     assert max(times) <= seconds * 1.1 and max(times) >= seconds * 0.7, f"the spectrogram's time axis reaches {max(times):g}, not about {seconds:g} s"
-    freqs = _frequencies(answer)
-    assert len(freqs) >= 2, "the answer does not give the sweep's start and end frequencies"
-    start, end = freqs[:2]
-    assert 255 <= start <= 345, f"the answer's first frequency is {start:g} Hz, not the start of the sweep (about 300 Hz)"
-    assert 2550 <= end <= 3450, f"the answer's second frequency is {end:g} Hz, not the end of the sweep (about 3000 Hz)"
-
-
-def _frequencies(answer: str) -> list[float]:
-    """The frequencies an answer states, in order, in Hz: numbers with Hz or kHz after them (a bare number before
-    "to ... Hz" counts too); numbers with other units (seconds) are not frequencies."""
-    import re
-
-    found = []
-    for m in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(khz|hz|k\b)?(?:\s*(?:to|-|–|→|and|up to)\s*(\d+(?:\.\d+)?)\s*(khz|hz))?", answer.lower()):
-        pairs = [(m.group(1), m.group(2) or m.group(4))] + ([(m.group(3), m.group(4))] if m.group(3) else [])
-        for number, unit in pairs:
-            if unit:
-                found.append(float(number) * (1000 if unit in ("khz", "k") else 1))
-    return found
+    said = [group for group in stated_values(answer) if all(q.unit == "Hz" for q in group)]
+    assert len(said) >= 2, "the answer does not give the sweep's start and end frequencies"
+    for group, (low, high), which, near in ((said[0], (255, 345), "start", 300), (said[1], (2550, 3450), "end", 3000)):
+        shown = "-".join(f"{q.value:g}" for q in group)
+        assert all(low <= q.value <= high for q in group), \
+            f"the answer's {'first' if which == 'start' else 'second'} frequency is {shown} Hz, not the {which} of the sweep (about {near} Hz)"
 
 
 def split_takes(answer: str, output: Path, data: Path) -> None:

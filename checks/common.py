@@ -7,11 +7,11 @@ finished; the helpers here only keep them short and make their reasons read alik
 from pathlib import Path
 
 from answers import (Quantity, assert_claim, assert_date, assert_labelled, assert_number, assert_rounded, assert_stated, dates_in,  # noqa: F401
-                     halfwidth, labelled_numbers, numbers_in, quantities, stated_item)
+                     decimal_mark, decimals_written, halfwidth, labelled_numbers, numbers_in, quantities, stated_item, stated_values)
 
 # What the check modules take from here: the answer reader's names (re-exported) and the helpers below.
 __all__ = ["Quantity", "assert_claim", "assert_date", "assert_labelled", "assert_number", "assert_rounded", "assert_stated", "dates_in",
-           "halfwidth", "labelled_numbers", "numbers_in", "quantities", "stated_item",
+           "decimal_mark", "decimals_written", "halfwidth", "labelled_numbers", "numbers_in", "quantities", "stated_item", "stated_values",
            "assert_words", "output_file", "load_image", "assert_chart", "read_table", "Parts", "award"]
 
 

@@ -424,10 +424,14 @@ def add_border(answer: str, output: Path, data: Path) -> None:
 
 # ---------------------------------------------------------------- GIF, frames, video
 def gif_all_frames(answer: str, output: Path, data: Path) -> None:
-    """Verifies: ./output/frames-18/ holds all 12 frames of spinner.gif as images, in order (natural sort of names)."""
+    """Verifies: ./output/frames-18/ holds all 12 frames of spinner.gif as images, in order, named so that they sort in
+    frame order as the query asks: a plain sort of the names (ls, sorted()) is their natural order, so frame_1 ..
+    frame_12 (frame_10 sorts before frame_2) fails and frame_01 .. frame_12 passes."""
     frames, _, _ = _gif_frames(data / "spinner.gif")
     files = _folder_images(output, "frames-18")
     assert len(files) == len(frames), f"./output/frames-18 has {len(files)} images, the GIF has {len(frames)} frames"
+    names = [path.name for path in files]
+    assert sorted(names) == names, f"the frames' names do not sort in frame order ({', '.join(sorted(names)[:4])}, ...)"
     for i, (path, frame) in enumerate(zip(files, frames)):
         got = _read_any(path, path.name)
         assert got.shape == frame.shape and _mad(got, frame) < 6, f"{path.name} is not frame {i} of the GIF"

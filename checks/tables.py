@@ -90,16 +90,47 @@ def _predict(model, X):
         raise AssertionError(f"the model cannot predict on the {X.shape[1]} named features ({type(error).__name__})") from None
 
 
-def _assert_least_squares(model, X, y, name):
+def _assert_least_squares(model, X, y, name, excluded=None):
     """The model predicts what the least-squares fit on all rows of X does: one fitted on a sample of the rows, on other
-    columns or with other targets does not (a scaler in a pipeline or a tiny ridge penalty changes nothing)."""
+    columns or with other targets does not (a scaler in a pipeline or a tiny ridge penalty changes nothing). excluded:
+    (what, X', y'), the data with the rows the query leaves out kept; a model nearer the fit on those fails (cancelled
+    flights kept with delays of 0 move the fit by less than the 1 % allowed, but they move it)."""
     import numpy as np
     from sklearn.linear_model import LinearRegression
 
-    values = np.asarray(X, dtype=float)
-    reference = LinearRegression().fit(values, y).predict(values)
-    gap = float(np.abs(_predict(model, X) - reference).mean() / np.std(y))
+    def gap_to_fit(rows, target):
+        reference = LinearRegression().fit(np.asarray(rows, dtype=float), target).predict(np.asarray(X, dtype=float))
+        return float(np.abs(_predict(model, X) - reference).mean() / np.std(y))
+    gap = gap_to_fit(X, y)
     assert gap <= 0.01, f"./output/{name} predicts {gap:.1%} of the target's spread away from the least-squares fit on all rows"
+    if excluded:
+        what, rows, target = excluded
+        assert gap < gap_to_fit(rows, target), f"./output/{name} is the least-squares fit with {what}, not without them"
+
+
+def _fills_like(model, fills: dict, y_of, wanted: str) -> str | None:
+    """Which way of filling the data a copy of model (its settings, seed included) must be fitted on to predict what
+    model does on all of them (all but 0.1 % of the predictions): the name in fills (name -> the filled features), or
+    None where no copy does (the fill cannot be told) or wanted's copy does too (the fills change nothing here: the
+    mean and the median of monthly_charges give the same predictions)."""
+    import numpy as np
+    from sklearn.base import clone
+
+    names = getattr(model, "feature_names_in_", None)
+    predictions = {key: _as_binary(_predict(model, rows)) for key, rows in fills.items()}
+    reproduced = []
+    for key, rows in fills.items():
+        copy = clone(model)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                copy.fit(rows.set_axis(list(names), axis=1) if names is not None else np.asarray(rows, dtype=float), y_of(model))
+        except Exception:  # a model that cannot be refitted here: its fill cannot be told
+            return None
+        differ = sum(int((_as_binary(_predict(copy, other)) != predictions[k]).sum()) for k, other in fills.items())
+        if differ <= 0.001 * sum(len(rows) for rows in fills.values()):  # an unseeded forest's copy differs by 1 in 3,000
+            reproduced.append(key)
+    return None if wanted in reproduced or not reproduced else reproduced[0]
 
 
 def _as_binary(pred):
@@ -292,7 +323,7 @@ def weather_rolling(answer: str, output: Path, data: Path) -> None:
 
 def weather_monthly(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/weather_monthly.xlsx has 36 city/month rows with mean temp_max, mean temp_min (missing values
-    ignored) and total precipitation (to 0.01)."""
+    ignored) and total precipitation (to 0.01), each rounded to 2 decimals as asked."""
     w = _weather(data)
     w["month"] = w["date"].dt.month
     exp = w.groupby(["city", "month"]).agg(avg_temp_max=("temp_max_c", "mean"), avg_temp_min=("temp_min_c", "mean"),
@@ -305,6 +336,14 @@ def weather_monthly(answer: str, output: Path, data: Path) -> None:
     for col in ["avg_temp_max", "avg_temp_min", "total_precip"]:
         d = (_num_series(m[col + "_got"]) - m[col]).abs()
         assert (d <= 0.011).all(), f"{col} differs from the expected monthly value for {int((~(d <= 0.011)).sum())} rows"
+    for col in ["avg_temp_max", "avg_temp_min", "total_precip"]:
+        _assert_rounded_column(_num_series(got[col]), 2, f"weather_monthly.xlsx's {col}")
+
+
+def _assert_rounded_column(values, decimals: int, what: str) -> None:
+    """Every value of a numeric column is rounded to `decimals` places, as the query asks (12.35, not 12.3467)."""
+    off = values[(values * 10 ** decimals - (values * 10 ** decimals).round()).abs() > 1e-6]
+    assert off.empty, f"{what} is not rounded to {decimals} decimals ({off.iloc[0]!r})"
 
 
 def house_model(answer: str, output: Path, data: Path) -> None:
@@ -384,7 +423,8 @@ def flights_routes(answer: str, output: Path, data: Path) -> None:
 
 def flights_model(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/delay_model.pkl is a fitted linear regressor (the least-squares fit on all rows) on (departure delay, distance) for non-cancelled
-    flights with R² >= 0.9 on them, and the answer reports that R² (0.01)."""
+    flights (nearer that fit than the one with the cancelled flights kept at delay 0) with R² >= 0.9 on them, and the
+    answer reports that R² (0.01)."""
     from sklearn.base import is_regressor
     from sklearn.metrics import r2_score
 
@@ -394,7 +434,9 @@ def flights_model(answer: str, output: Path, data: Path) -> None:
     f = _flights(data)
     f = f[~f["cancelled"].astype(bool)]
     X = f[["delay.departure_min", "route.distance_km"]]
-    _assert_least_squares(model, X, f["delay.arrival_min"], "delay_model.pkl")
+    kept = _flights(data).fillna({"delay.departure_min": 0, "delay.arrival_min": 0})
+    _assert_least_squares(model, X, f["delay.arrival_min"], "delay_model.pkl",
+                          ("the cancelled flights kept (their delays as 0)", kept[X.columns], kept["delay.arrival_min"]))
     r2 = r2_score(f["delay.arrival_min"], _predict(model, X))
     assert r2 >= 0.9, f"the model's R² is {r2:.3f}, below 0.9"
     assert_number(answer, r2, rel=0, abs_tol=0.01, what="the reported R²")
@@ -402,7 +444,9 @@ def flights_model(answer: str, output: Path, data: Path) -> None:
 
 def churn_model(answer: str, output: Path, data: Path) -> None:
     """Verifies: ./output/churn_model.pkl is a fitted classifier on tenure_months, monthly_charges (median-filled),
-    support_calls whose accuracy on churn.csv is >= 0.78 (majority class gives 0.69)."""
+    support_calls whose accuracy on churn.csv is >= 0.78 (majority class gives 0.69), and not one fitted with the
+    missing charges filled otherwise (0, the mean): a copy of it (its settings and seed) refitted on such data predicts
+    as it does and one refitted on the median-filled data does not. Cannot tell for a model without a seed."""
     import pandas as pd
     from sklearn.base import is_classifier
 
@@ -410,10 +454,19 @@ def churn_model(answer: str, output: Path, data: Path) -> None:
     _assert_fitted(model, "churn_model.pkl")
     assert is_classifier(model), "the saved model is not a classifier"
     c = pd.read_csv(data / "churn.csv")
-    c["monthly_charges"] = c["monthly_charges"].fillna(c["monthly_charges"].median())
-    pred = _as_binary(_predict(model, c[["tenure_months", "monthly_charges", "support_calls"]]))
+    features = ["tenure_months", "monthly_charges", "support_calls"]
+    charges = c["monthly_charges"]
+    fills = {f"filled with the {how}": c[features].assign(monthly_charges=charges.fillna(value))
+             for how, value in (("median", charges.median()), ("mean", charges.mean()), ("value 0", 0.0))}
+    c["monthly_charges"] = charges.fillna(charges.median())
+    pred = _as_binary(_predict(model, c[features]))
     acc = float((pred == (c["churned"] == "Yes").to_numpy().astype(int)).mean())
     assert acc >= 0.78, f"the model's accuracy is {acc:.3f}, below 0.78"
+
+    def target(fitted):  # the labels as the model was given them: 'Yes'/'No', or 1/0
+        return c["churned"] if all(isinstance(label, str) for label in fitted.classes_) else (c["churned"] == "Yes").astype(int)
+    other = _fills_like(model, fills, target, "filled with the median")
+    assert other is None, f"the model was fitted with the missing monthly_charges {other}, not the median: a copy fitted so predicts as it does"
 
 
 def mall_kmeans(answer: str, output: Path, data: Path) -> None:

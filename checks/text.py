@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from common import (assert_chart, assert_claim, assert_date, assert_labelled, assert_number, assert_stated, assert_words,
-                    dates_in, output_file, quantities, read_table)
+                    dates_in, decimals_written, output_file, quantities, read_table)
 
 def assert_pair(answer: str, word: str, number: int, what: str) -> None:
     """Some line of the answer names word and also carries number (e.g. 'lantern: 9')."""
@@ -91,7 +91,8 @@ def minutes_owner_actions(answer: str, output: Path, data: Path) -> None:
 
 def minutes_attendance(answer: str, output: Path, data: Path) -> None:
     """Verifies: 8 people attended (2 of them remotely) and the apologies came from Sofia Marchetti and Henrik Dahl."""
-    assert_labelled(answer, ["people", "attend", "present", "participant", "人", "参会", "出席"], 8, what="the attendance")
+    assert_labelled(answer, ["people", "attend", "present", "participant", "人", "参会", "出席", "person", "teilnehm", "teilgenommen",
+                             "anwesend", "présent"], 8, what="the attendance")  # the labels in the answer's language too
     assert_words(answer, "Sofia Marchetti", "Henrik Dahl")
 
 
@@ -237,7 +238,8 @@ def _reviews(data: Path):
 
 
 def review_summary_docx(answer: str, output: Path, data: Path) -> None:
-    """Verifies: review_summary.docx has the 'Product Review Summary' heading and a table Product/Reviews/Average Rating, by average descending."""
+    """Verifies: review_summary.docx has the 'Product Review Summary' heading and a table Product/Reviews/Average Rating, by average descending,
+    the averages rounded to 2 decimals (4.33, or 2.6 for 2.60; not 4.333333)."""
     from docx import Document
 
     path = output_file(output, "review_summary.docx")
@@ -266,12 +268,15 @@ def review_summary_docx(answer: str, output: Path, data: Path) -> None:
         assert row[i_prod] == product, f"row order: expected {product} but found {row[i_prod]!r} (sort by average, descending)"
         assert_number(row[i_cnt], count, rel=0, abs_tol=0.5, what=f"{product} review count")
         assert_number(row[i_avg], avg, rel=0, abs_tol=0.0051, what=f"{product} average rating")
+        written = max(decimals_written(q) for q in quantities(row[i_avg]) if abs(q.value - avg) <= 0.0051)
+        assert written <= 2, f"{product}'s average rating {row[i_avg]!r} is not rounded to 2 decimals"
 
 
 def review_battery(answer: str, output: Path, data: Path) -> None:
     """Verifies: 9 reviews mention 'battery' (any case) and their average rating is 3.56."""
     hits = [r for _, r, block in _reviews(data) if "battery" in block.lower()]
-    assert_labelled(answer, ["review", "mention", "条", "篇"], len(hits), what="the number of battery reviews")  # 9
+    assert_labelled(answer, ["review", "mention", "条", "篇", "avis", "commentaire", "bewertung", "rezension", "erwähn", "reseña"],
+                    len(hits), what="the number of battery reviews")  # 9; the labels in the answer's language
     assert_stated(answer, sum(hits) / len(hits), rel=0, abs_tol=0.006, what="their average rating")  # 3.556
 
 

@@ -237,3 +237,112 @@ def test_the_duration_is_read_by_its_label_not_as_the_first_time(answer, passes)
 
     stated, unit = audio._stated_seconds(answer)
     assert (unit in ("s", "") and abs(stated - 7.2) <= 0.05) == passes, (stated, unit)
+
+
+# ---------------------------------------------------------------------------------------------- issue 43: numbers as the world writes them
+CITIES = {"Vienna": ["Vienna", "Wien", "Vienne"], "Bergen": ["Bergen"], "Madrid": ["Madrid"]}
+
+
+@pytest.mark.parametrize("answer", [
+    "Im Juli 2022 hatte **Wien** mit 131,1 mm den meisten Niederschlag, vor Bergen (51,7 mm) und Madrid (13,0 mm).",
+    "En juillet 2022, c'est **Vienne** qui a reçu le plus de pluie : 131,1 mm au total (Bergen 51,7 mm).",
+    "Wien: 131,1 mm Niederschlag im Juli 2022 – die höchste Summe der drei Städte.",
+    "2022年7月降水最多的是**维也纳（Vienna）**，共 １３１．１ 毫米。",
+])
+def test_a_decimal_comma_in_a_german_or_french_answer_is_one_number(answer):
+    """Issue 43's refused German answer ('found 2022, 131, 1, 51, 7, 13, 0') and its French and full-width kin."""
+    assert_claim(answer, "Vienna", CITIES, "city")
+    assert_stated(answer, 131.1, rel=0, abs_tol=0.051, what="the July precipitation")
+
+
+@pytest.mark.parametrize("text, mark, expected", [
+    ("The result is 1,234.", "dot", [1234.0]),  # English: a thousands separator
+    ("Das Ergebnis ist 1,234.", "comma, dot groups", [1.234]),  # German: a decimal comma
+    ("Le résultat est 1,234 et la moyenne 4,5.", "comma, dot groups", [1.234, 4.5]),
+    ("Am meisten wurden Bananen verkauft: 1.240 Stück.", "comma, dot groups", [1240.0]),  # dots group thousands
+    ("Das R² beträgt 0.853, der Fehler 1.234 und die Summe 12,5.", "comma", [0.853, 1.234, 12.5]),  # dots are decimals here
+    ("Summe: 1.234,5 und 9,3", "comma, dot groups", [1234.5, 9.3]),  # a continental number decides
+    ("total 1,234.5 and 9,3", "dot", [1234.5, 9.0, 3.0]),  # an English number decides: 9,3 stays a list
+    ("9,3", "dot", [9.0, 3.0]),  # no context: English
+    ("共 1,234 个汉字", "dot", [1234.0]),  # Chinese writes the English way
+    ("EUR 6.010.600,00", "comma, dot groups", [6010600.0]),
+    ("1 234,5 €", "comma, dot groups", [1234.5]),
+])
+def test_commas_and_dots_are_read_by_the_answers_own_writing(text, mark, expected):
+    from common import decimal_mark
+    assert decimal_mark(text) == mark
+    assert numbers_in(text) == expected
+
+
+def test_1234_where_1_point_234_was_asked_fails_in_english_and_passes_in_german():
+    with pytest.raises(AssertionError):
+        assert_number("The value is 1,234.", 1.234)
+    assert_number("The value is 1,234.", 1234)
+    assert_number("Der Wert beträgt 1,234.", 1.234)
+    with pytest.raises(AssertionError):
+        assert_number("Der Wert beträgt 1,234.", 1234)
+
+
+@pytest.mark.parametrize("text, groups", [
+    ("about 300 Hz (≈323 Hz)", [[300.0, 323.0]]),  # a value given twice
+    ("300–320 Hz", [[300.0, 320.0]]),  # a range
+    ("300 – 320 Hz", [[300.0, 320.0]]),  # a range written with spaces: no minus sign
+    ("from 300 Hz to 3 kHz", [[300.0], [3000.0]]),  # two values: far apart
+    ("from 300 to 3000 Hz", [[300.0], [3000.0]]),  # the unit written once for both
+    ("句子数（35），单词数（448）", [[35.0], [448.0]]),  # a bracket after a label, not after a number
+    ("7 reviews (29%)", [[7.0], [29.0]]),  # other units
+    ("**Start: about 300 Hz** (≈ 323 Hz in the first frame; the fit gives 300.0 Hz at t = 0)", [[300.0, 323.0, 300.0], [1.0], [0.0]]),
+    ("the sweep: 300 Hz → 320 Hz", [[300.0, 320.0]]),
+])
+def test_a_range_or_a_value_given_twice_is_one_value(text, groups):
+    from common import stated_values
+    assert [[q.value for q in group] for group in stated_values(text)] == groups
+    assert all(q.unit == "Hz" for q in stated_values(text)[0]) == ("Hz" in text)
+
+
+def test_a_bracket_restates_its_value_only_right_after_it_where_a_spray_is_counted():
+    from common import stated_values
+    assert [[q.value for q in g] for g in stated_values("mean 412 (412.5 exactly; median 380)", brackets=False)] == [[412, 412.5], [380]]
+    with pytest.raises(AssertionError, match="other candidate"):
+        assert_stated("The mean is 412 (412.5 exactly; the median 380).", 412.5, others=[380.0], max_others=0)
+
+
+def test_a_value_given_twice_is_no_spray():
+    assert_stated("The mean is about 412 (≈412.5), over 40 houses.", 412.5, spray=2)
+    with pytest.raises(AssertionError, match="sprays"):
+        assert_stated("Means: 398.1, 412.5, 420.0", 412.5, spray=2)
+
+
+ZH_TABLE = ("| 项目 | 数量 |\n|---|---|\n| 汉字总数（不算标点符号、数字、英文字母和空白） | **1,234** |\n"
+            "| “茶”字出现次数[^1] | 25 |\n\n[^1]: 包括“茶叶”“茶馆”中的茶。")
+
+
+@pytest.mark.parametrize("answer, label, expected", [
+    (ZH_TABLE, "汉字", 1234),  # a bracketed note with 和 and commas between the label and the number
+    (ZH_TABLE, "茶", 25),  # a footnote mark after the label
+    ("| 汉字总数 | “茶”字 |\n| --- | --- |\n| 1234 | 25 |", "茶", 25),  # labels heading columns
+    ("| Metric | Value |\n|---|---|\n| words (see note 2) | 448 |", "words", 448),
+    ("<table><tr><th>Kennzahl</th><th>Wert</th></tr><tr><td>Wörter<sup>1</sup> (ohne Zahlen)</td><td>448</td></tr></table>",
+     "wörter", 448),  # an HTML table
+    ("| 1 | Banana | 1,240 |", "banana", 1240),  # a rank before the name
+])
+def test_numbers_in_tables_belong_to_their_label_past_notes_and_footnote_marks(answer, label, expected):
+    assert [q.value for q in labelled_numbers(answer, [label])][:1] == [expected]
+
+
+@pytest.mark.parametrize("answer", ["Bananas sold the most: 1,240 units.", "Am meisten verkauft: **Bananen** (1.240 Stück).",
+                                    "| Frucht | Stück im Jahr |\n|---|---|\n| **Banana** | 1.240 |"])
+def test_a_name_next_to_a_grouped_number_is_named(answer):
+    fruit = {name: [name] for name in ("Apple", "Banana", "Cherry", "Grape", "Mango", "Orange", "Pear", "Kiwi")}
+    assert stated_item(answer, fruit) == "Banana"
+    assert_number(answer, 1240)
+
+
+# ---------------------------------------------------------------------------------------------- issue 44.4
+def test_a_reason_never_quotes_the_places_of_a_traceback():
+    answer = ('Traceback (most recent call last):\n  File "<cell 1>", line 1, in <module>\n    answer()\n'
+              '  Cell In[3], line 2\n----> 2 raise NotImplementedError\nNotImplementedError: write your answer here')
+    assert quantities(answer) == []
+    with pytest.raises(AssertionError) as refused:
+        assert_number(answer, 42, what="the answer")
+    assert str(refused.value) == "the answer should contain 42; found no number"
