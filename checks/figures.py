@@ -833,13 +833,13 @@ def _footprint(picture: Picture, figure: "Figure"):
                 vertices = [v for v in path if isinstance(v, list) and len(v) == 2 and _finite(v[0]) and _finite(v[1])]
                 if vertices:
                     (fill if item.get("kind") != "LineCollection" else trace)(*to(*zip(*vertices)), grow)
-            radius = max(1.0, math.sqrt(float((item.get("sizes") or [36])[0] or 36)) / 2 * picture.dpi / 72)
+            radius = min(max(1.0, math.sqrt(float((item.get("sizes") or [36])[0] or 36)) / 2 * picture.dpi / 72), 4 * LINE_COVER * picture.dpi / 72)
             points = [v for v in item.get("offsets") or [] if isinstance(v, list) and len(v) == 2 and _finite(v[0]) and _finite(v[1])]
             if points and item.get("kind") == "PathCollection":
                 picture.cover(*to(*zip(*points)), int(radius) + grow, reach)
         for line in record.get("lines", []):
-            width = float(line.get("linewidth") or 1) * picture.dpi / 144 + float(line.get("markersize") or 0) * picture.dpi / 144
-            trace(*to(line["x"], line["y"], line.get("coords", "data")), width + grow)
+            width = (float(line.get("linewidth") or 1) + float(line.get("markersize") or 0)) * picture.dpi / 144
+            trace(*to(line["x"], line["y"], line.get("coords", "data")), min(width, 2 * LINE_COVER * picture.dpi / 72) + grow)
         for axis in ("x", "y") if record.get("grid_colours") else ():
             ticks = [t for t in record.get(f"{axis}ticks", []) if _finite(t)]
             low, high = (float(v) for v in record[f"{'y' if axis == 'x' else 'x'}lim"][:2])
