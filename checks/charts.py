@@ -260,17 +260,17 @@ class Panels(AssertionError):
         self.figure = figure
 
 
-PANEL = []  # the panel one_chart gives while graded_panel tries a figure's panels in turn
+PANEL = []  # (the panel's number, its figure, already held to its picture) while graded_panel tries each in turn
 
 
 def one_chart(output: Path, name: str, what: str = "chart", every_sample: bool = False) -> tuple[Figure, Axes]:
     """The saved figure and its one plotting axes, or in a figure of several the panel graded_panel is trying;
     every_sample where the check grades a line's peak or extreme (see figures.saved_figure)."""
+    if PANEL:
+        return PANEL[1], PANEL[1].axes[PANEL[0]]
     figure = saved_figure(output, name, every_sample)
     if len(figure.axes) > 1:
-        if not PANEL or PANEL[0] >= len(figure.axes):
-            raise Panels(figure, what)
-        return figure, figure.axes[PANEL[0]]
+        raise Panels(figure, what)
     return figure, figure.single_axes(what)
 
 
@@ -286,7 +286,7 @@ def graded_panel(check):
             figure = several.figure
         failures = []
         for number, panel in enumerate(figure.axes):
-            PANEL[:] = [number]
+            PANEL[:] = [number, figure]
             try:
                 check(answer, output, data)
             except AssertionError as error:

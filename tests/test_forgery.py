@@ -564,6 +564,14 @@ FORGED_AND_HONEST = {
         "for i, (count, colour, f) in enumerate(zip(counts, colours, [0.3, 1.0, 0.6, 0.15])):\n"
         "    fig.add_artist(Rectangle((i - 0.15, 0), 0.3, count * f, transform=ax.transData, color=colour))\n"
         "fig.savefig('./output/log_levels.png')\n")),
+    "faint_lines": (*LOG_LEVELS[:3], LOG_LEVELS[3] + (  # the same with bold lines, and a bold text, drawn past the recorder
+        "fig, ax = plt.subplots(figsize=(7, 4)); ax.bar(names, counts, color=pale, edgecolor=colours, linewidth=1)\n"
+        "from matplotlib.lines import Line2D\nfor i, (count, colour) in enumerate(zip(counts[::-1], colours)):\n"
+        "    fig.add_artist(Line2D([i, i], [0, count], transform=ax.transData, color=colour, linewidth=14, solid_capstyle='butt'))\n"
+        "fig.savefig('./output/log_levels.png')\n")),
+    "bold_text": (*LOG_LEVELS[:3], LOG_LEVELS[3] + (
+        "fig, ax = plt.subplots(figsize=(7, 4)); ax.bar(names, counts, color=colours)\n"
+        "fig.text(0.5, 0.6, 'ERROR: 999', color='tab:red', fontsize=40, fontweight='bold', ha='center'); fig.savefig('./output/log_levels.png')\n")),
     # issue 43: a second panel of the same chart over other data (the counts misassigned) fails; a revenue panel passes
     "same_panel": (*FRUIT[:3], FRUIT[3] + "right.bar(df['fruit'], df['units_sold'][::-1].values, color='green'); fig.savefig('./output/chart-01.png')\n"),
     "css_green": (*GREEN_QR[:3], GREEN_QR[3] + "qr.make_image(fill_color='green', back_color='white').save('./output/qr_green.png')\n"),
@@ -592,10 +600,11 @@ FORGED_AND_HONEST = {
 }
 
 
-@pytest.mark.slow  # ten figures drawn and checked in the suite's interpreter (about 15 s)
+@pytest.mark.slow  # twelve figures drawn and checked in the suite's interpreter (about 15 s)
 def test_the_picture_checks_refuse_marks_past_the_record_and_accept_honest_panels_and_styles(tmp_path):
     """Issue 42 item 6 and issue 43's charts, both ways, each a real script and the task's own check: faint recorded bars
-    under bold unrecorded ones (sticking out of them, or within them) fail, and so do a second panel of the same chart
+    under bold unrecorded ones (sticking out of them, or within them; patches or lines) fail, a bold text drawn past the
+    recorder fails, and so do a second panel of the same chart
     over the counts misassigned and CSS green for #006400; a revenue panel beside the chart, a pandas stacked area plot
     (alpha 0.8, a pastel style), a seaborn box plot with jittered points over it, value labels, error bars, an
     annotation, hatches and a twin axes pass."""
@@ -603,6 +612,8 @@ def test_the_picture_checks_refuse_marks_past_the_record_and_accept_honest_panel
     refused = {
         "faint_reversed": "is drawn over by marks its figure record does not hold|where no element of its figure record is drawn",
         "faint_inside": "is drawn over by marks its figure record does not hold",
+        "faint_lines": "shows the colour #ff7f0e over .* of its axes where no element of its figure record is drawn",
+        "bold_text": "shows the colour #d62728 over .* of its axes where no element of its figure record is drawn",
         "same_panel": "panel 2 draws the same kind of chart over the same categories as the graded panel 1",
         "css_green": r"the named colour green \(#008000\), not the dark green #006400",
     }
