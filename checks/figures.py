@@ -817,6 +817,9 @@ def _footprint(picture: Picture, figure: "Figure"):
 
     for ax in figure.all_axes:
         record, to = ax.record, (lambda xs, ys, coords="data", r=ax.record: picture.to_pixels(r, xs, ys, coords))
+        if record.get("kind", "rectilinear") != "rectilinear" or {record.get("xscale"), record.get("yscale")} - {"linear", "log"}:
+            fill(*zip(picture.box(record)[:2], picture.box(record)[2:]), 0)  # not placed element by element: all of it
+            continue
         for bar in [b for group in record.get("bars", []) for b in group.get("bars", [])]:
             fill(*to([bar["x"], bar["x"] + bar["width"]], [bar["y"], bar["y"] + bar["height"]]), grow)
         for patch in record.get("patches", []):
@@ -852,7 +855,7 @@ def _footprint(picture: Picture, figure: "Figure"):
                 fill([x0, x1], [y0, y1], grow + (picture.dpi / 18 if mark.get("bbox_color") else 0))
         for box in [record.get("legend_box")] + list(figure.record.get("legend_boxes") or []):
             if isinstance(box, list) and len(box) == 4 and all(_finite(v) for v in box):
-                fill(*zip(*[picture.fraction_box(box)[:2], picture.fraction_box(box)[2:]]), grow)
+                fill(*zip(picture.fraction_box(box)[:2], picture.fraction_box(box)[2:]), grow)
     return reach
 
 
