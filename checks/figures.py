@@ -841,6 +841,8 @@ def _footprint(picture: Picture, figure: "Figure"):
             if points and item.get("kind") == "PathCollection":
                 picture.cover(*to(*zip(*points)), int(radius) + grow, reach)
         for line in record.get("lines", []):
+            if int(line.get("n") or 0) > len(line["x"]):  # the record holds its first points only: it may draw anywhere
+                fill(*zip(picture.box(record)[:2], picture.box(record)[2:]), 0)
             width = (float(line.get("linewidth") or 1) + float(line.get("markersize") or 0)) * picture.dpi / 144
             trace(*to(line["x"], line["y"], line.get("coords", "data")), min(width, 2 * LINE_COVER * picture.dpi / 72) + grow)
         for axis in ("x", "y") if record.get("grid_colours") else ():
@@ -911,7 +913,7 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
             # a bar whose end lies under a legend is held to its body only (the legend is in the picture too)
             if near.size and not near.any() or body.size and body.mean() < 0.5:
                 raise Unseen(f"./output/{picture.name}: the bar for {label!r} is not drawn up to the {ax.bar_value(bar):g} its record gives")
-            if span >= 5 and length >= 4 * step and _bar_overdrawn(picture, ax, bar, shades, tolerance, base, sign * length, across, background):
+            if span >= 4 * step and length >= 4 * step and _bar_overdrawn(picture, ax, bar, shades, tolerance, base, sign * length, across, background):
                 raise Unseen(f"./output/{picture.name}: the bar for {label!r} is drawn over by marks its figure record does not hold")
         beyond = end_clipped + sign * step
         if end_clipped != end or not (low_edge + 1 <= beyond <= high_edge - 1):
@@ -928,18 +930,24 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
 
 
 def _bar_overdrawn(picture: Picture, ax: "Axes", bar: dict, shades, tolerance: float, base: float, length: float, across, background) -> bool:
-    """More than OVERDRAWN of the bar's inside (a 7x7 grid of samples, a tenth of it clear of each edge) shows neither
-    its colour (through the colours it may lie over or under), its hatch and edges, the grid lines, nor a legend, a
+    """More than OVERDRAWN of the bar's inside (a 7x7 grid of samples over its middle half across, 60 % along) shows neither
+    its colour (through the colours it may lie over or under), its hatch, the edges of bars across it, the grid lines, nor a legend, a
     drawn line or a text over it: a bold mark drawn past the record over a faint recorded bar is what a reader reads."""
     import numpy as np
 
-    extra = [c for c in [bar.get("hatch_color"), bar.get("edgecolor")] if bar.get("hatch")] + list(ax.record.get("grid_colours") or [])
+    def overlaps(other):  # a bar of another container drawn across this one (overlaid histograms): its edges cross its inside
+        return other["index"] != bar["index"] and min(bar["x"] + bar["width"], other["x"] + other["width"]) > max(bar["x"], other["x"]) \
+            and min(bar["y"] + bar["height"], other["y"] + other["height"]) > max(bar["y"], other["y"])
+
+    edges = [other.get("edgecolor") for other in ax.bars if overlaps(other)]
+    hatch = [bar.get("hatch_color"), bar.get("edgecolor")] if bar.get("hatch") else []
+    extra = [c for c in dict.fromkeys(hatch + edges + list(ax.record.get("grid_colours") or [])) if isinstance(c, str)][:8]
     allowed = list(shades) + [shade for c in extra for shade in picture.shades(c, background, [bar["color"]])]
-    along = base + length * np.linspace(0.1, 0.9, 7)
-    lanes = across[0] + (across[1] - across[0]) * np.linspace(0.1, 0.9, 7)
+    along = base + length * np.linspace(0.2, 0.8, 7)
+    lanes = across[0] + (across[1] - across[0]) * np.linspace(0.25, 0.75, 7)
     along, lanes = np.repeat(along, 7), np.tile(lanes, 7)
     columns, rows = (along, lanes) if ax.horizontal else (lanes, along)
-    seen = picture.distance(columns, rows, allowed) <= tolerance
+    seen = picture.distance(columns, rows, allowed) <= max(tolerance, TOLERANCE)  # blends of overlaid bars: the full tolerance
     clear = ~(picture.under_legend(columns, rows) | picture.framed[np.clip(np.round(rows).astype(int), 0, picture.height - 1),
                                                                       np.clip(np.round(columns).astype(int), 0, picture.width - 1)])
     return clear.sum() >= 10 and (~seen & clear).sum() > OVERDRAWN * clear.sum()
