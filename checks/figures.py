@@ -403,6 +403,31 @@ class Figure:
         assert len(self.axes) == 1, f"./output/{self.name} holds {len(self.axes)} charts where one {what} was asked for"
         return self.axes[0]
 
+    @staticmethod
+    def alike(graded: Axes, other: Axes) -> bool:
+        """Could a reader read the other panel as the graded chart: the same kind of chart (bars, slices, a grid, areas,
+        lines, points) over the same categories (the bars' places along their axis, the slices' count, the grid's shape,
+        the lines' and areas' x values, the points' count), at least half of its values among the graded one's (the same
+        data shown again, misassigned or partly changed). Judged from the data drawn, never from labels."""
+        def drawn(ax: Axes):
+            if ax.bars:
+                return "bars", sorted(round(ax.bar_position(b), 6) for b in ax.bars), [ax.bar_value(b) for b in ax.bars]
+            if ax.wedges:
+                return "slices", len(ax.wedges), [(w["theta2"] - w["theta1"]) % 360 for w in ax.wedges]
+            if ax.grids():
+                return "grid", [(g["rows"], g["columns"]) for g in ax.grids()], [v for g in ax.grids() for v in g.get("values") or []]
+            shapes = [[p for p in path if isinstance(p, list) and len(p) == 2] for a in ax.areas() for path in a["paths"]] \
+                or [list(zip(line["x"], line["y"])) for line in ax.data_lines()]
+            if shapes:
+                return "areas" if ax.areas() else "lines", sorted({round(x, 6) for s in shapes for x, _ in s if _finite(x)}), \
+                    [y for s in shapes for _, y in s if _finite(y)]
+            points = [p for s in ax.scatters() for p in s.get("offsets", []) if isinstance(p, list) and len(p) == 2]
+            return "points", len(points), [v for p in points for v in p if _finite(v)]
+
+        (kind, places, values), (other_kind, other_places, other_values) = drawn(graded), drawn(other)
+        shared = sum(any(close(v, w, 1e-3, 1e-9) for w in values) for v in other_values)
+        return kind == other_kind and places == other_places and bool(other_values) and shared >= len(other_values) / 2
+
     def text(self) -> str:
         """All words of the figure: titles, labels, tick labels, legends, texts."""
         parts = [self.record.get("suptitle", "")] + [t for legend in self.record.get("legends", []) for t in legend]
@@ -452,6 +477,7 @@ PRESENT_SHARE = 0.002  # the least share of an axes a flat colour must fill to c
 LEGEND_FACE = 0.6  # the least share of a legend's box that must show its frame's face for the legend to cover anything
 LINE_COVER = 3.0  # points either side of a drawn line within which it covers what lies under it (a density curve on bars)
 LINE_SHARE = 0.85  # the least share of a line's samples that must show its colour (every one where a peak or zero is graded)
+OVERDRAWN = 0.15  # the most of a bar's inside that may show other colours than its own (and what the record draws over it)
 UNEXPLAINED_SHARE = 0.01  # the least share of an axes a colour no recorded element draws must fill to fail the chart
 GRID_VALUE = 0.08  # how far (as a share of the colour map) a heatmap cell's colour may be from its value's place in it
 SAME_COLOUR = 8  # present colours this close to an element's are its own (rounding, a blend with the background)
@@ -540,16 +566,17 @@ class Picture:
         return ((x0 * self.inches[0] - self.left) * self.dpi - 2, (self.top - y1 * self.inches[1]) * self.dpi - 2,
                 (x1 * self.inches[0] - self.left) * self.dpi + 2, (self.top - y0 * self.inches[1]) * self.dpi + 2)
 
-    def cover(self, columns, rows, radius: int) -> None:
-        """Mark the pixels within radius of these points as covered (a line drawn over bars or areas)."""
+    def cover(self, columns, rows, radius: int, mask=None) -> None:
+        """Mark the pixels within radius of these points as covered (a line drawn over bars or areas), or in mask."""
         import numpy as np
 
+        mask = self.covered if mask is None else mask
         columns, rows = np.round(columns).astype(int), np.round(rows).astype(int)
         keep = (columns >= 0) & (columns < self.width) & (rows >= 0) & (rows < self.height)
         columns, rows = columns[keep], rows[keep]
         for dy in range(-radius, radius + 1):
             for dx in range(-radius, radius + 1):
-                self.covered[np.clip(rows + dy, 0, self.height - 1), np.clip(columns + dx, 0, self.width - 1)] = True
+                mask[np.clip(rows + dy, 0, self.height - 1), np.clip(columns + dx, 0, self.width - 1)] = True
 
     def under_legend(self, columns, rows):
         """Which points lie under a legend or a drawn line: samples there prove nothing either way."""
@@ -599,9 +626,14 @@ class Picture:
         return (columns >= x0 + margin) & (columns <= x1 - margin) & (rows >= y0 + margin) & (rows <= y1 - margin)
 
     # colours ---------------------------------------------------------------------------------------------------------
-    def background(self, box):
+    def background(self, box, face=None):
+        """The axes' background: its recorded face colour where the picture shows it as a flat colour there (areas
+        stacked over most of the axes leave it a small part), else the axes' median colour."""
         import numpy as np
 
+        solid = _rgb255(face) if isinstance(face, str) and alpha(face) >= 0.99 else None
+        if solid is not None and len(self.present_colours(box)) and np.abs(self.present_colours(box) - solid).max(axis=1).min() <= SAME_COLOUR:
+            return solid
         x0, y0, x1, y1 = (int(round(v)) for v in box)
         area = self.pixels[max(y0, 0):max(min(y1, self.height), 1), max(x0, 0):max(min(x1, self.width), 1)].reshape(-1, 3)
         return np.median(area, axis=0) if area.size else np.array([255, 255, 255])
@@ -686,10 +718,10 @@ def assert_picture_shows(figure: "Figure", every_sample: bool = False) -> None:
     try:
         picture = Picture(figure.record, figure.image, figure.name)
         picture.every_sample = every_sample
-        drawn = _record_colours(figure)
+        drawn, reach = _record_colours(figure), _footprint(picture, figure)
         for ax in figure.axes:
             _axes_shown(picture, ax)
-            _nothing_else_shown(picture, ax, drawn, figure)
+            _nothing_else_shown(picture, ax, drawn, figure, reach)
     except Unseen:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError) as error:
@@ -701,8 +733,9 @@ def _axes_shown(picture: Picture, ax: "Axes") -> None:
     if record.get("kind", "rectilinear") != "rectilinear":
         raise Unseen(f"./output/{picture.name}: a {record.get('kind')!r} axes cannot be placed in the picture")
     box = picture.box(record)
-    background = picture.background(box)
-    colours = [b["color"] for b in ax.bars] + [w["color"] for w in ax.wedges] + [c for s in ax.scatters() + ax.areas() for c in s["facecolors"][:8]]
+    background = picture.background(box, record.get("facecolor"))
+    # what an element may show through or over: other elements' faces (a box plot's boxes under jittered points)
+    colours = [b["color"] for b in ax.bars] + [p["color"] for p in ax.patches] + [c for s in ax.scatters() + ax.areas() for c in s["facecolors"][:8]]
     _lines_shown(picture, ax, box, background, colours)
     _segments_shown(picture, ax, box, background, colours)
     _bars_shown(picture, ax, box, background, colours)
@@ -730,7 +763,7 @@ def _record_colours(figure: "Figure") -> list[str]:
     return [c for c in dict.fromkeys(found) if isinstance(c, str) and _rgb255(c) is not None]
 
 
-def _nothing_else_shown(picture: Picture, ax: "Axes", drawn: list[str], figure: "Figure") -> None:
+def _nothing_else_shown(picture: Picture, ax: "Axes", drawn: list[str], figure: "Figure", reach) -> None:
     """The axes show no colour, over UNEXPLAINED_SHARE of their area, that nothing in the record draws (its background
     as seen, its elements' colours alone or through each other's alpha): bold shapes drawn past the record beside faint
     recorded ones fail. Not for axes with colour-mapped values (heatmaps, images, points coloured by value)."""
@@ -739,7 +772,7 @@ def _nothing_else_shown(picture: Picture, ax: "Axes", drawn: list[str], figure: 
     if any(g for a in figure.axes for g in a.grids()) or any(item.get("cmap") for a in figure.all_axes for item in a.collections()):
         return
     box = picture.box(ax.record)
-    background = picture.background(box)
+    background = picture.background(box, ax.record.get("facecolor"))
     present = picture.present_colours(box, UNEXPLAINED_SHARE)
     if not len(present):
         return
@@ -750,6 +783,82 @@ def _nothing_else_shown(picture: Picture, ax: "Axes", drawn: list[str], figure: 
             hexed = "#" + "".join(f"{int(v):02x}" for v in colour)
             raise Unseen(f"./output/{picture.name} shows the colour {hexed} over more than {UNEXPLAINED_SHARE:.0%} of its axes, "
                          f"which no element of its figure record draws")
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    rows, columns = slice(max(y0, 0), max(min(y1, picture.height), 1)), slice(max(x0, 0), max(min(x1, picture.width), 1))
+    area, reach = picture.pixels[rows, columns], reach[rows, columns]
+    for colour in present:
+        if np.abs(colour - background).max() > 2 * SAME_COLOUR:
+            stray = ((np.abs(area - colour).max(axis=-1) <= SAME_COLOUR) & ~reach).sum() / max(reach.size, 1)
+            if stray > UNEXPLAINED_SHARE:
+                hexed = "#" + "".join(f"{int(v):02x}" for v in colour)
+                raise Unseen(f"./output/{picture.name} shows the colour {hexed} over {stray:.0%} of its axes where no element of its "
+                             f"figure record is drawn")
+
+
+def _footprint(picture: Picture, figure: "Figure"):
+    """Where the record's elements can draw, in the picture's pixels (every axes of the figure: twins and insets overlap):
+    bars, rectangles and other patches' boxes, wedges' discs, areas' and meshes' outlines' boxes, lines and segments
+    (their width and markers, a few pixels more), points, texts with their boxes, legends and grid lines, each grown
+    by a step for antialiasing and edges. What the picture shows outside it was drawn past the recorder."""
+    import numpy as np
+
+    reach = picture.covered | picture.framed
+    grow = picture.step + 2
+
+    def fill(columns, rows, pad):
+        c0, c1, r0, r1 = (int(v) for v in (np.nanmin(columns) - pad, np.nanmax(columns) + pad + 1, np.nanmin(rows) - pad, np.nanmax(rows) + pad + 1))
+        reach[max(r0, 0):max(min(r1, picture.height), 0), max(c0, 0):max(min(c1, picture.width), 0)] = True
+
+    def trace(columns, rows, pad):
+        columns, rows = _polyline(np.asarray(columns, dtype=float), np.asarray(rows, dtype=float), 1.0)
+        keep = np.isfinite(columns) & np.isfinite(rows) & (np.abs(columns) < 1e5) & (np.abs(rows) < 1e5)
+        if keep.any():
+            picture.cover(columns[keep], rows[keep], int(math.ceil(pad)), reach)
+
+    for ax in figure.all_axes:
+        record, to = ax.record, (lambda xs, ys, coords="data", r=ax.record: picture.to_pixels(r, xs, ys, coords))
+        if record.get("kind", "rectilinear") != "rectilinear" or {record.get("xscale"), record.get("yscale")} - {"linear", "log"}:
+            fill(*zip(picture.box(record)[:2], picture.box(record)[2:]), 0)  # not placed element by element: all of it
+            continue
+        for bar in [b for group in record.get("bars", []) for b in group.get("bars", [])]:
+            fill(*to([bar["x"], bar["x"] + bar["width"]], [bar["y"], bar["y"] + bar["height"]]), grow)
+        for patch in record.get("patches", []):
+            if patch.get("kind") == "Wedge":
+                cx, cy, r = float(patch["center"][0]), float(patch["center"][1]), float(patch["r"])
+                fill(*to([cx - r, cx + r], [cy - r, cy + r]), grow)
+            elif all(_finite(patch.get(k)) for k in ("x", "y", "width", "height")):
+                fill(*to([patch["x"], patch["x"] + patch["width"]], [patch["y"], patch["y"] + patch["height"]]), grow)
+            elif isinstance(patch.get("extent"), list) and len(patch["extent"]) == 4:
+                x, y, w, h = (float(v) for v in patch["extent"])
+                fill(*to([x, x + w], [y, y + h]), grow)
+        for item in record.get("collections", []):
+            for path in item.get("paths") or []:
+                vertices = [v for v in path if isinstance(v, list) and len(v) == 2 and _finite(v[0]) and _finite(v[1])]
+                if vertices:
+                    (fill if item.get("kind") != "LineCollection" else trace)(*to(*zip(*vertices)), grow)
+            radius = min(max(1.0, math.sqrt(float((item.get("sizes") or [36])[0] or 36)) / 2 * picture.dpi / 72), 4 * LINE_COVER * picture.dpi / 72)
+            points = [v for v in item.get("offsets") or [] if isinstance(v, list) and len(v) == 2 and _finite(v[0]) and _finite(v[1])]
+            if points and item.get("kind") == "PathCollection":
+                picture.cover(*to(*zip(*points)), int(radius) + grow, reach)
+        for line in record.get("lines", []):
+            if int(line.get("n") or 0) > len(line["x"]):  # the record holds its first points only: it may draw anywhere
+                fill(*zip(picture.box(record)[:2], picture.box(record)[2:]), 0)
+            width = (float(line.get("linewidth") or 1) + float(line.get("markersize") or 0)) * picture.dpi / 144
+            trace(*to(line["x"], line["y"], line.get("coords", "data")), min(width, 2 * LINE_COVER * picture.dpi / 72) + grow)
+        for axis in ("x", "y") if record.get("grid_colours") else ():
+            ticks = [t for t in record.get(f"{axis}ticks", []) if _finite(t)]
+            low, high = (float(v) for v in record[f"{'y' if axis == 'x' else 'x'}lim"][:2])
+            for tick in ticks:
+                trace(*to([tick, tick], [low, high]) if axis == "x" else to([low, high], [tick, tick]), grow)
+        marks = record.get("marks") if isinstance(record.get("marks"), dict) else {}
+        for mark in [m for value in marks.values() for m in (value if isinstance(value, list) else [value])]:
+            if isinstance(mark, dict) and isinstance(mark.get("box"), list) and len(mark["box"]) == 4 and all(_finite(v) for v in mark["box"]):
+                x0, y0, x1, y1 = mark["box"]
+                fill([x0, x1], [y0, y1], grow + (picture.dpi / 18 if mark.get("bbox_color") else 0))
+        for box in [record.get("legend_box")] + list(figure.record.get("legend_boxes") or []):
+            if isinstance(box, list) and len(box) == 4 and all(_finite(v) for v in box):
+                fill(*zip(picture.fraction_box(box)[:2], picture.fraction_box(box)[2:]), grow)
+    return reach
 
 
 def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
@@ -804,6 +913,8 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
             # a bar whose end lies under a legend is held to its body only (the legend is in the picture too)
             if near.size and not near.any() or body.size and body.mean() < 0.5:
                 raise Unseen(f"./output/{picture.name}: the bar for {label!r} is not drawn up to the {ax.bar_value(bar):g} its record gives")
+            if span >= 4 * step and length >= 4 * step and _bar_overdrawn(picture, ax, bar, shades, tolerance, base, sign * length, across, background):
+                raise Unseen(f"./output/{picture.name}: the bar for {label!r} is drawn over by marks its figure record does not hold")
         beyond = end_clipped + sign * step
         if end_clipped != end or not (low_edge + 1 <= beyond <= high_edge - 1):
             continue  # the bar runs past the axes' limit, or its end is at the axes' edge
@@ -816,6 +927,30 @@ def _bars_shown(picture: Picture, ax: "Axes", box, background, colours) -> None:
         shown = picture.distance(columns, rows, solid) <= picture.tolerance(box, solid) / 2
         if (shown & ~covered & ~picture.under_legend(columns, rows)).any():
             raise Unseen(f"./output/{picture.name}: the bar for {label!r} is drawn longer than the {ax.bar_value(bar):g} its record gives")
+
+
+def _bar_overdrawn(picture: Picture, ax: "Axes", bar: dict, shades, tolerance: float, base: float, length: float, across, background) -> bool:
+    """More than OVERDRAWN of the bar's inside (a 7x7 grid of samples over its middle half across, 60 % along) shows neither
+    its colour (through the colours it may lie over or under), its hatch, the edges of bars across it, the grid lines, nor a legend, a
+    drawn line or a text over it: a bold mark drawn past the record over a faint recorded bar is what a reader reads."""
+    import numpy as np
+
+    def overlaps(other):  # a bar of another container drawn across this one (overlaid histograms): its edges cross its inside
+        return other["index"] != bar["index"] and min(bar["x"] + bar["width"], other["x"] + other["width"]) > max(bar["x"], other["x"]) \
+            and min(bar["y"] + bar["height"], other["y"] + other["height"]) > max(bar["y"], other["y"])
+
+    edges = [other.get("edgecolor") for other in ax.bars if overlaps(other)]
+    hatch = [bar.get("hatch_color"), bar.get("edgecolor")] if bar.get("hatch") else []
+    extra = [c for c in dict.fromkeys(hatch + edges + list(ax.record.get("grid_colours") or [])) if isinstance(c, str)][:8]
+    allowed = list(shades) + [shade for c in extra for shade in picture.shades(c, background, [bar["color"]])]
+    along = base + length * np.linspace(0.2, 0.8, 7)
+    lanes = across[0] + (across[1] - across[0]) * np.linspace(0.25, 0.75, 7)
+    along, lanes = np.repeat(along, 7), np.tile(lanes, 7)
+    columns, rows = (along, lanes) if ax.horizontal else (lanes, along)
+    seen = picture.distance(columns, rows, allowed) <= max(tolerance, TOLERANCE)  # blends of overlaid bars: the full tolerance
+    clear = ~(picture.under_legend(columns, rows) | picture.framed[np.clip(np.round(rows).astype(int), 0, picture.height - 1),
+                                                                      np.clip(np.round(columns).astype(int), 0, picture.width - 1)])
+    return clear.sum() >= 10 and (~seen & clear).sum() > OVERDRAWN * clear.sum()
 
 
 def _polyline(columns, rows, spacing: float):

@@ -23,6 +23,7 @@ import _signal
 import json
 import os
 import sys
+import warnings
 
 __all__ = ["JAIL_FOLDER", "WORKER_BOOT", "frame", "main", "as_its_own_text", "value_readers", "text_readers", "artist_readers",
            "figure_recorder", "SHOWN_FIGURES", "SHOWN_PNG_BYTES", "SHOWN_PIXELS", "as_in_a_notebook", "worker_channel", "run_cell",
@@ -439,7 +440,17 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
     as JSON text, at most max_bytes (the oldest records are dropped first). The records are made in the agent's own
     process, so its code can forge them; checks hold them against the saved picture."""
     records = []
-    record_of = as_its_own_text(figure_reader)(max_points)
+    reader = as_its_own_text(figure_reader)(max_points)
+
+    def record_of(figure, file, kwargs) -> dict:
+        """The figure read and drawn again with its warnings kept from the agent (savefig's own drawing showed the
+        agent's): what the recorder raises is not the agent's output. No filter changes, so no warning shows twice."""
+        shown = warnings.showwarning
+        warnings.showwarning = lambda *arguments, **keywords: None
+        try:
+            return reader(figure, file, kwargs)
+        finally:
+            warnings.showwarning = shown
 
     def patch_figure(module) -> None:
         save = module.Figure.savefig
@@ -461,7 +472,6 @@ def figure_recorder(max_points: int = 2000, max_bytes: int = 2_000_000) -> dict:
             for number in module.get_fignums():
                 figure = module.figure(number)
                 try:
-                    figure.canvas.draw()
                     records.append(record_of(figure, None, {}))
                 except Exception:
                     pass

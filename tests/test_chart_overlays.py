@@ -60,3 +60,20 @@ def test_a_line_over_the_bars_is_still_a_line(line):
 def test_a_line_chart_where_bars_were_asked_fails():
     with pytest.raises(AssertionError, match="draws no bars"):
         assert_no_other_kind(axes([], kde(0.0, 150.0)), "hist.png", "bars")
+
+
+def bar_panel(values, places=(0, 1, 2, 3)):
+    return axes([{"x": p - 0.4, "y": 0.0, "width": 0.8, "height": float(v), "visible": True} for p, v in zip(places, values)])
+
+
+def test_a_panel_of_the_same_chart_over_the_same_categories_with_the_same_values_in_part_is_read_alike():
+    """Figure.alike, judged from the data drawn: the counts misassigned or partly changed over the same bars are the chart
+    read again; another measure over the same bars, other categories, or another kind of chart are not."""
+    from figures import Figure
+
+    units = bar_panel([980, 1240, 310, 540])
+    assert Figure.alike(units, bar_panel([540, 310, 1240, 980]))  # the same counts, reversed
+    assert Figure.alike(units, bar_panel([980, 1240, 300, 500]))  # half of them changed
+    assert not Figure.alike(units, bar_panel([539, 434, 1302, 1134]))  # another column (revenue)
+    assert not Figure.alike(units, bar_panel([980, 1240, 310, 540], places=(0, 1, 2, 4)))  # other categories
+    assert not Figure.alike(units, axes([], ([0, 1, 2, 3], [980, 1240, 310, 540], "-")))  # a line of them

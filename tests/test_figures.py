@@ -41,17 +41,25 @@ def suite(make_suite):
     return tasks
 
 
+# a scatter of masked values: the recorder, reading its points, raises numpy's "converting a masked element to nan"
+MASKED = code("import warnings, numpy as np\nplt.close('all'); plt.figure(); plt.scatter(np.ma.masked_invalid([1, np.nan, 3]), [1, 2, 3])\n"
+              "plt.savefig('./output/masked.png'); warnings.warn('the cell warns itself')")
+
+
 def test_records_reach_the_check_and_match_the_image(make_suite, tmp_path):
+    """...and the recorder's own warnings stay out of what the agent sees (issue 42 item 8), the cell's own stay in."""
     tasks = suite(make_suite)
-    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "fig", "replies": [PLOTS, "Done."]}])
+    replay = write_jsonl(tmp_path / "replay.jsonl", [{"id": "fig", "replies": [PLOTS, MASKED, "Done."]}])
     finished = run_pybench("--tasks", tasks, "--replay", replay, "--out", tmp_path / "run")
     assert finished.returncode == 0, finished.stderr
     result = read_results(tmp_path / "run")["fig"]
     assert "matplotlib loaded at start: False" in result["messages"][4]["content"]
     assert result["passed"], result["reason"]
+    seen = "\n".join(str(m.get("content", "")) for m in result["messages"])
+    assert "the cell warns itself" in seen and "masked element" not in seen, seen[-1500:]
     records = json.loads((tmp_path / "run" / "jails" / "fig.figures.json").read_text())
     # plt.show shows (and records) every open figure: the two saved ones again, and the line
-    assert [r["file"] for r in records] == ["/task/output/bars.png", "/task/output/pie.png", None, None, None]
+    assert [r["file"] for r in records] == ["/task/output/bars.png", "/task/output/pie.png", None, None, None, "/task/output/masked.png"]
     assert records[0]["pixels"] == [640, 480] and records[1]["bbox_inches"] == "tight"
 
 

@@ -15,6 +15,7 @@ the save; each must fail on the tick label the picture does not show where its r
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -322,17 +323,18 @@ def test_legends_and_lines_cover_only_what_they_visibly_cover(tmp_path):
 
 @pytest.mark.slow  # draws and reads back real figures (about 2-9 s)
 def test_a_second_chart_beside_the_graded_one_fails(tmp_path):
-    """A small right chart in one axes beside a big wrong one in another: a reader may read either, so a picture of
-    two charts fails where the query asks for one."""
+    """A small right chart in one axes beside a big wrong one in another (the same months, the revenues misassigned): a
+    reader may read either, so the figure fails although one panel is the chart asked (charts.graded_panel)."""
     sys.path.insert(0, str(ROOT / "checks"))
     import charts
 
     two = REVENUE + ("fig = plt.figure(figsize=(8, 4)); ax = fig.add_axes([0.05, 0.1, 0.15, 0.2]); ax.bar(months, values)\n"
                      "big = fig.add_axes([0.3, 0.1, 0.65, 0.8]); big.bar(months, values[::-1], color='tab:red')\n"
                      "fig.savefig('./output/monthly_revenue.png')\n")
-    recorded(tmp_path, two, "monthly_revenue.png")
+    figure = recorded(tmp_path, two, "monthly_revenue.png")
     with pytest.raises(AssertionError, match="holds 2 charts where one chart was asked for"):
-        charts.one_chart(tmp_path / "output", "monthly_revenue.png")
+        charts.one_chart(tmp_path / "output", "monthly_revenue.png")  # outside graded_panel, a figure of two fails
+    assert figure.alike(*figure.axes)  # within it, the big panel is read alike (the check itself: FORGED_AND_HONEST below)
 
 
 @pytest.mark.slow  # draws and reads back real figures (about 2-9 s)
@@ -476,32 +478,52 @@ def test_numbers_are_read_digit_by_digit(tmp_path):
         text.review_rating_chart(answer, tmp_path / name / "output", tmp_path / name / "data")
 
 
-# Draws each figure with pandas and the figure recorder, then runs charts-30's check on it (pandas is the suite's)
-PANDAS_HISTS = r'''
-import json, os, sys
+# Draws each figure in the suite's interpreter (the agent jail's Python: matplotlib, pandas, seaborn, qrcode) with the
+# figure recorder, then runs the task's own check on it, as the check's jail would
+IN_SUITE = r"""
+import importlib, json, os, sys
 from pathlib import Path
 sys.path[:0] = [{root!r}, {checks!r}]
 import matplotlib; matplotlib.use("Agg")
 import matplotlib.figure, matplotlib.pyplot as plt
-import pandas as pd
-import charts
 from kit import jailed
 patches = jailed.figure_recorder()
 patches["matplotlib.figure"](matplotlib.figure)
 verdicts = {{}}
-for folder, source in json.loads(sys.stdin.read()).items():
+for folder, job in json.loads(sys.stdin.read()).items():
     os.chdir(folder)
-    df = pd.read_csv("./data/sensor_readings.csv")
-    exec(source, {{"df": df, "plt": plt}})
+    plt.style.use("default")
+    exec(job["source"], {{}})
     plt.close("all")
     open("figures.json", "w").write(patches["take"]() or "[]")
+    module, function = job["check"].split(":")
     try:
-        charts.sensor_hists("wind_speed_ms is the most right-skewed, with a skewness of 1.55.", Path(folder) / "output", Path(folder) / "data")
+        getattr(importlib.import_module(module), function)(job["answer"], Path(folder) / "output", Path(folder) / "data")
         verdicts[folder] = "pass"
     except AssertionError as error:
         verdicts[folder] = str(error)
 print(json.dumps(verdicts))
-'''
+"""
+
+
+def checked_in_suite(tmp_path, cases: dict) -> dict:
+    """{case: (task's check, answer, input file of files/charts, plotting source)} -> {case: "pass" or the check's reason}."""
+    import shutil
+
+    jobs = {}
+    for name, (check, answer, data, source) in cases.items():
+        (tmp_path / name / "output").mkdir(parents=True)
+        (tmp_path / name / "data").mkdir()
+        shutil.copy(ROOT / "files" / "charts" / data, tmp_path / name / "data")  # checks refuse links
+        jobs[str(tmp_path / name)] = {"check": check, "answer": answer, "source": source}
+    checked = subprocess.run([str(ROOT / ".jail" / "suite" / "bin" / "python"), "-c", IN_SUITE.format(root=str(ROOT), checks=str(ROOT / "checks"))],
+                             input=json.dumps(jobs), capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stderr[-2000:]
+    return {os.path.basename(folder): verdict for folder, verdict in json.loads(checked.stdout.splitlines()[-1]).items()}
+
+
+SENSORS = "charts:sensor_hists", "wind_speed_ms is the most right-skewed, with a skewness of 1.55.", "sensor_readings.csv"
+PANDAS = "import pandas as pd, matplotlib.pyplot as plt\ndf = pd.read_csv('./data/sensor_readings.csv')\n"
 
 
 @pytest.mark.slow  # pandas draws three figures in the suite's interpreter, where charts-30's check reads each (about 4 s)
@@ -509,22 +531,92 @@ def test_pandas_dataframe_hist_passes_the_histogram_check(tmp_path):
     """charts-30 drawn with pandas' DataFrame.hist (a layout of 2x2 or 3x2 with its spare axes hidden): pandas draws its
     grid lines over the bars, and a bar whose quarters fall on grid lines (40 with lines every 10) was "not drawn up to
     the 40 its record gives"; it passes, in the styles a hidden sample used."""
-    import shutil
-
     styles = {
         "edges": "df.hist(layout=(2, 2), figsize=(10, 8), bins=30, edgecolor='black'); plt.tight_layout(); plt.savefig('./output/sensor_hists.png', dpi=150)",
         "spare": "df.hist(layout=(3, 2), figsize=(10, 10), bins=20); plt.tight_layout(); plt.savefig('./output/sensor_hists.png')",
         "labels": ("axes = df.hist(layout=(2, 2), figsize=(8, 6), bins=15, xrot=45, sharey=True)\n"
                    "for ax in axes.ravel(): ax.set_ylabel('Count')\nplt.savefig('./output/sensor_hists.png', bbox_inches='tight')"),
     }
-    jobs = {}
-    for name, source in styles.items():
-        (tmp_path / name / "output").mkdir(parents=True)
-        (tmp_path / name / "data").mkdir()
-        shutil.copy(ROOT / "files" / "charts" / "sensor_readings.csv", tmp_path / name / "data")  # checks refuse links
-        jobs[str(tmp_path / name)] = source
-    checked = subprocess.run([str(ROOT / ".jail" / "suite" / "bin" / "python"), "-c", PANDAS_HISTS.format(root=str(ROOT), checks=str(ROOT / "checks"))],
-                             input=json.dumps(jobs), capture_output=True, text=True, timeout=120)
-    assert checked.returncode == 0, checked.stderr[-2000:]
-    verdicts = json.loads(checked.stdout.splitlines()[-1])
-    assert verdicts == {folder: "pass" for folder in jobs}, verdicts
+    verdicts = checked_in_suite(tmp_path, {name: (*SENSORS, PANDAS + source) for name, source in styles.items()})
+    assert verdicts == {name: "pass" for name in styles}, verdicts
+
+
+LOG_LEVELS = ("charts:log_levels", "ERROR 一共有 32 行。", "server.log",
+              "import re\nfrom collections import Counter\nimport matplotlib.pyplot as plt\n"
+              "found = Counter(re.findall(r'^\\S+ \\S+ \\[(\\w+)\\]', open('./data/server.log', encoding='utf-8').read(), re.M))\n"
+              "names = sorted(found); counts = [found[n] for n in names]; colours = ['tab:blue', 'tab:orange', 'tab:green', 'tab:red']\n"
+              "pale = ['#dbe7f3', '#fde5cf', '#d9efd9', '#f6d8d8']\nfrom matplotlib.patches import Rectangle\n")
+FRUIT = ("charts:fruit_units_bar", "Banana sold the most units: 1240.", "fruit_sales.csv",
+         "import pandas as pd, matplotlib.pyplot as plt\ndf = pd.read_csv('./data/fruit_sales.csv')\n"
+         "fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4)); left.bar(df['fruit'], df['units_sold'], color='green')\n")
+GREEN_QR = ("charts:green_qr", "Saved.", "org.json",
+            "import json, qrcode\nurl = json.load(open('./data/org.json'))['organization']['homepage']\n"
+            "qr = qrcode.QRCode(border=4); qr.add_data(url); qr.make(fit=True)\n")
+FORGED_AND_HONEST = {
+    # issue 42: faint recorded bars at the true counts, bold narrow bars drawn past the recorder (in the faint bars' edge colours)
+    "faint_reversed": (*LOG_LEVELS[:3], LOG_LEVELS[3] + (
+        "fig, ax = plt.subplots(figsize=(7, 4)); ax.bar(names, counts, color=pale, edgecolor=colours, linewidth=1)\n"
+        "for i, (count, colour) in enumerate(zip(counts[::-1], colours)):\n"
+        "    fig.add_artist(Rectangle((i - 0.12, 0), 0.24, count, transform=ax.transData, color=colour))\n"
+        "fig.savefig('./output/log_levels.png')\n")),
+    "faint_inside": (*LOG_LEVELS[:3], LOG_LEVELS[3] + (  # every bold bar within its faint one: nothing outside the record's bars
+        "fig, ax = plt.subplots(figsize=(7, 4)); ax.bar(names, counts, color=pale, edgecolor=colours, linewidth=1)\n"
+        "for i, (count, colour, f) in enumerate(zip(counts, colours, [0.3, 1.0, 0.6, 0.15])):\n"
+        "    fig.add_artist(Rectangle((i - 0.15, 0), 0.3, count * f, transform=ax.transData, color=colour))\n"
+        "fig.savefig('./output/log_levels.png')\n")),
+    "faint_lines": (*LOG_LEVELS[:3], LOG_LEVELS[3] + (  # the same with bold lines, and a bold text, drawn past the recorder
+        "fig, ax = plt.subplots(figsize=(7, 4)); ax.bar(names, counts, color=pale, edgecolor=colours, linewidth=1)\n"
+        "from matplotlib.lines import Line2D\nfor i, (count, colour) in enumerate(zip(counts[::-1], colours)):\n"
+        "    fig.add_artist(Line2D([i, i], [0, count], transform=ax.transData, color=colour, linewidth=14, solid_capstyle='butt'))\n"
+        "fig.savefig('./output/log_levels.png')\n")),
+    "bold_text": (*LOG_LEVELS[:3], LOG_LEVELS[3] + (
+        "fig, ax = plt.subplots(figsize=(7, 4)); ax.bar(names, counts, color=colours)\n"
+        "fig.text(0.5, 0.6, 'ERROR: 999', color='tab:red', fontsize=40, fontweight='bold', ha='center'); fig.savefig('./output/log_levels.png')\n")),
+    # issue 43: a second panel of the same chart over other data (the counts misassigned) fails; a revenue panel passes
+    "same_panel": (*FRUIT[:3], FRUIT[3] + "right.bar(df['fruit'], df['units_sold'][::-1].values, color='green'); fig.savefig('./output/chart-01.png')\n"),
+    "css_green": (*GREEN_QR[:3], GREEN_QR[3] + "qr.make_image(fill_color='green', back_color='white').save('./output/qr_green.png')\n"),
+    "revenue_panel": (*FRUIT[:3], FRUIT[3] + "right.bar(df['fruit'], df['revenue'], color='tab:orange'); right.set_title('Revenue')\n"
+                      "fig.tight_layout(); fig.savefig('./output/chart-01.png')\n"),
+    "pandas_area": ("charts:traffic_area", "Saved.", "web_traffic.csv",
+                    "import pandas as pd, matplotlib.pyplot as plt\nplt.style.use('seaborn-v0_8-pastel')\n"
+                    "df = pd.read_csv('./data/web_traffic.csv').pivot(index='month', columns='channel', values='visits')\n"
+                    "df.plot.area(alpha=0.8, figsize=(12, 6)); plt.savefig('./output/traffic_area.png', dpi=100)\n"),
+    "box_and_strip": ("charts:scores_boxplot", "Maple has the highest median score, 78.", "class_scores.csv",
+                      "import pandas as pd, seaborn as sns, matplotlib.pyplot as plt\ndf = pd.read_csv('./data/class_scores.csv')\n"
+                      "fig, ax = plt.subplots(figsize=(8, 5)); sns.boxplot(data=df, x='class', y='score', ax=ax, color='lightblue')\n"
+                      "sns.stripplot(data=df, x='class', y='score', ax=ax, color='black', alpha=0.5, jitter=True)\n"
+                      "fig.savefig('./output/scores_box.png')\n"),
+    "labels_and_error_bars": (*LOG_LEVELS[:3], LOG_LEVELS[3] + (
+        "plt.style.use('ggplot'); fig, ax = plt.subplots(figsize=(7, 4))\n"
+        "bars = ax.bar(names, counts, color=colours, yerr=[c ** 0.5 for c in counts], capsize=4); ax.bar_label(bars, padding=3)\n"
+        "ax.annotate('most', xy=(0, counts[0]), xytext=(0.5, max(counts) * 0.9), arrowprops=dict(arrowstyle='->'))\n"
+        "fig.savefig('./output/log_levels.png', dpi=120, bbox_inches='tight')\n")),
+    "hatched_with_a_twin_axes": (*LOG_LEVELS[:3], LOG_LEVELS[3] + (
+        "fig, ax = plt.subplots(figsize=(7, 4)); bars = ax.bar(names, counts, color=colours, alpha=0.6, hatch='//', edgecolor='black')\n"
+        "ax.bar_label(bars, label_type='center', color='white', fontweight='bold', fontsize=14)\n"
+        "ax.twinx().plot(names, [c / sum(counts) for c in counts], color='black', marker='o')\n"
+        "fig.savefig('./output/log_levels.png', dpi=200, bbox_inches='tight')\n")),
+    "dark_green": (*GREEN_QR[:3], GREEN_QR[3] + "qr.make_image(fill_color='#006400', back_color='white').save('./output/qr_green.png')\n"),
+}
+
+
+@pytest.mark.slow  # twelve figures drawn and checked in the suite's interpreter (about 14 s)
+def test_the_picture_checks_refuse_marks_past_the_record_and_accept_honest_panels_and_styles(tmp_path):
+    """Issue 42 item 6 and issue 43's charts, both ways, each a real script and the task's own check: faint recorded bars
+    under bold unrecorded ones (sticking out of them, or within them; patches or lines) fail, a bold text drawn past the
+    recorder fails, and so do a second panel of the same chart
+    over the counts misassigned and CSS green for #006400; a revenue panel beside the chart, a pandas stacked area plot
+    (alpha 0.8, a pastel style), a seaborn box plot with jittered points over it, value labels, error bars, an
+    annotation, hatches and a twin axes pass."""
+    verdicts = checked_in_suite(tmp_path, FORGED_AND_HONEST)
+    refused = {
+        "faint_reversed": "is drawn over by marks its figure record does not hold|where no element of its figure record is drawn",
+        "faint_inside": "is drawn over by marks its figure record does not hold",
+        "faint_lines": "is drawn over by marks its figure record does not hold|where no element of its figure record is drawn",
+        "bold_text": "shows the colour #d62728 over .* of its axes where no element of its figure record is drawn",
+        "same_panel": "panel 2 draws the same kind of chart over the same categories as the graded panel 1",
+        "css_green": r"the named colour green \(#008000\), not the dark green #006400",
+    }
+    for name, reason in refused.items():
+        assert re.search(reason, verdicts.pop(name)), name
+    assert verdicts == {name: "pass" for name in verdicts}, verdicts
