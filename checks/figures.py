@@ -1005,10 +1005,14 @@ def _lines_shown(picture: Picture, ax: "Axes", box, background, colours) -> None
         if styled and width < 3:  # a thin line's antialiasing spreads it over two pixels: each shows it partly over the background
             shades += [shades[0] * t + background * (1 - t) for t in (0.4, 0.55, 0.7, 0.85)]
         shown = picture.distance(columns, rows, shades, radius) <= TOLERANCE + 12
-        if picture.every_sample:  # where a peak or a zero is graded, no sample may be missing, except under a legend, a text or another line
+        if picture.every_sample:  # where a peak or a zero is graded, no sample may be missing, except under a legend, a text,
+            # another line or a recorded point drawn over it (a dot marking the peak)
             shown |= picture.framed[np.clip(np.round(rows).astype(int), 0, picture.height - 1), np.clip(np.round(columns).astype(int), 0, picture.width - 1)]
+            points = [c for item in ax.record.get("collections", []) if item.get("kind") == "PathCollection" and item.get("visible", True)
+                      for c in (item.get("facecolors") or []) + (item.get("edgecolors") or [])]
             others = {c for other in ax.record.get("lines", []) if other is not line for c in [other.get("color")] + list(other.get("marker_colors") or [])
                       if isinstance(c, str) and c[:7] != line["color"][:7] and alpha(c) > 0.05}
+            others |= {c for c in points if isinstance(c, str) and c[:7] != line["color"][:7] and alpha(c) > 0.05}
             others = [shade for colour in others for shade in picture.shades(colour, background)]
             if others and not shown.all():
                 shown[~shown] = picture.distance(columns[~shown], rows[~shown], others, 1) <= TOLERANCE
