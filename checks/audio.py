@@ -6,6 +6,7 @@ encoder delay of about 50 ms, so content is compared with a small lag search.
 from pathlib import Path
 
 from common import labelled_numbers, numbers_in, output_file, quantities, stated_values
+from charts import graded_panel, one_chart
 from figures import saved_figure
 
 
@@ -283,6 +284,7 @@ def podcast_info(answer: str, output: Path, data: Path) -> None:
     assert rates and abs(rates[0] - sr) < 0.5, f"the answer gives {rates[0] if rates else 'no'} Hz as the sample rate, not {sr} Hz"
 
 
+@graded_panel
 def loudest_second(answer: str, output: Path, data: Path) -> None:
     """Verifies: the answer names the 1-second window starting at 6 s as the loudest by RMS (the first window start it
     states), and from the figure record ./output/loudness.png is a bar chart with one bar per window, in time order, each
@@ -295,8 +297,7 @@ def loudest_second(answer: str, output: Path, data: Path) -> None:
     rms = np.sqrt((windows ** 2).mean(axis=1))
     best = int(np.argmax(rms))  # 6
     assert _numbers_near(answer, best, 1e-9), f"the answer does not give {best} s as the loudest window's start"
-    figure = saved_figure(output, "loudness.png")
-    ax = figure.single_axes("bar chart")
+    _, ax = one_chart(output, "loudness.png", "bar chart")
     bars = ax.bars_in_display_order()  # left to right, or top to bottom
     assert len(bars) in (len(rms), len(rms) + (len(x) % sr > 0)), f"./output/loudness.png has {len(bars)} bars, expected one per 1-second window ({len(rms)})"
 

@@ -6,6 +6,7 @@ files (files/make_text.py); the comments say where each number comes from.
 import re
 from pathlib import Path
 
+from charts import graded_panel, one_chart
 from common import (assert_chart, assert_claim, assert_date, assert_labelled, assert_number, assert_stated, assert_words,
                     dates_in, decimals_written, output_file, quantities, read_table)
 
@@ -280,6 +281,7 @@ def review_battery(answer: str, output: Path, data: Path) -> None:
     assert_stated(answer, sum(hits) / len(hits), rel=0, abs_tol=0.006, what="their average rating")  # 3.556
 
 
+@graded_panel
 def review_rating_chart(answer: str, output: Path, data: Path) -> None:
     """Verifies from the figure record: ./output/rating_distribution.png is a bar chart with one bar per star rating 1-5
     (each found by the digit of its tick label, else by its position), each as long as the number of reviews that gave
@@ -287,10 +289,8 @@ def review_rating_chart(answer: str, output: Path, data: Path) -> None:
     (figures.assert_picture_shows), the tick labels by their text at its place (figures.keep_shown_texts)."""
     from collections import Counter
 
-    from figures import saved_figure
-
     ratings = Counter(r for _, r, _ in _reviews(data))
-    ax = saved_figure(output, "rating_distribution.png").single_axes("bar chart")
+    _, ax = one_chart(output, "rating_distribution.png", "bar chart")
     bars = ax.bars
     assert len(bars) == 5, f"rating_distribution.png has {len(bars)} bars, expected one per star rating (5)"
     shown = {}

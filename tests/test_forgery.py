@@ -508,14 +508,15 @@ print(json.dumps(verdicts))
 
 
 def checked_in_suite(tmp_path, cases: dict) -> dict:
-    """{case: (task's check, answer, input file of files/charts, plotting source)} -> {case: "pass" or the check's reason}."""
+    """{case: (task's check, answer, input file of files/charts or a path under files/, plotting source)} -> {case: "pass"
+    or the check's reason}."""
     import shutil
 
     jobs = {}
     for name, (check, answer, data, source) in cases.items():
         (tmp_path / name / "output").mkdir(parents=True)
         (tmp_path / name / "data").mkdir()
-        shutil.copy(ROOT / "files" / "charts" / data, tmp_path / name / "data")  # checks refuse links
+        shutil.copy(ROOT / "files" / (data if "/" in data else f"charts/{data}"), tmp_path / name / "data")  # checks refuse links
         jobs[str(tmp_path / name)] = {"check": check, "answer": answer, "source": source}
     checked = subprocess.run([str(ROOT / ".jail" / "suite" / "bin" / "python"), "-c", IN_SUITE.format(root=str(ROOT), checks=str(ROOT / "checks"))],
                              input=json.dumps(jobs), capture_output=True, text=True, timeout=300)
@@ -547,6 +548,11 @@ LOG_LEVELS = ("charts:log_levels", "ERROR 一共有 32 行。", "server.log",
               "found = Counter(re.findall(r'^\\S+ \\S+ \\[(\\w+)\\]', open('./data/server.log', encoding='utf-8').read(), re.M))\n"
               "names = sorted(found); counts = [found[n] for n in names]; colours = ['tab:blue', 'tab:orange', 'tab:green', 'tab:red']\n"
               "pale = ['#dbe7f3', '#fde5cf', '#d9efd9', '#f6d8d8']\nfrom matplotlib.patches import Rectangle\n")
+RATINGS = ("text:review_rating_chart", "7 reviews gave 5 stars.", "text/product_reviews.txt",
+           "import re\nimport matplotlib.pyplot as plt\nfrom collections import Counter\n"
+           "found = Counter(int(r) for r in re.findall(r'^Rating: (\\d)/5', open('./data/product_reviews.txt').read(), re.M))\n"
+           "stars = [1, 2, 3, 4, 5]; counts = [found[s] for s in stars]\n"
+           "fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4)); left.bar([str(s) for s in stars], counts)\n")
 FRUIT = ("charts:fruit_units_bar", "Banana sold the most units: 1240.", "fruit_sales.csv",
          "import pandas as pd, matplotlib.pyplot as plt\ndf = pd.read_csv('./data/fruit_sales.csv')\n"
          "fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4)); left.bar(df['fruit'], df['units_sold'], color='green')\n")
@@ -576,6 +582,10 @@ FORGED_AND_HONEST = {
     # issue 43: a second panel of the same chart over other data (the counts misassigned) fails; a revenue panel passes
     "same_panel": (*FRUIT[:3], FRUIT[3] + "right.bar(df['fruit'], df['units_sold'][::-1].values, color='green'); fig.savefig('./output/chart-01.png')\n"),
     "css_green": (*GREEN_QR[:3], GREEN_QR[3] + "qr.make_image(fill_color='green', back_color='white').save('./output/qr_green.png')\n"),
+    # the one-panel rule in another group's check (text-17): the ratings beside a pie of the same counts passes (another kind of
+    # chart); the ratings reversed on a second bar panel fails
+    "ratings_pie": (*RATINGS[:3], RATINGS[3] + "right.pie(counts, labels=stars); fig.savefig('./output/rating_distribution.png')\n"),
+    "ratings_twice": (*RATINGS[:3], RATINGS[3] + "right.bar([str(s) for s in stars], counts[::-1]); fig.savefig('./output/rating_distribution.png')\n"),
     "revenue_panel": (*FRUIT[:3], FRUIT[3] + "right.bar(df['fruit'], df['revenue'], color='tab:orange'); right.set_title('Revenue')\n"
                       "fig.tight_layout(); fig.savefig('./output/chart-01.png')\n"),
     "pandas_area": ("charts:traffic_area", "Saved.", "web_traffic.csv",
@@ -617,6 +627,7 @@ def test_the_picture_checks_refuse_marks_past_the_record_and_accept_honest_panel
         "bold_text": "shows the colour #d62728 over .* of its axes where no element of its figure record is drawn",
         "same_panel": "panel 2 draws the same kind of chart over the same categories as the graded panel 1",
         "css_green": r"the named colour green \(#008000\), not the dark green #006400",
+        "ratings_twice": "panel 2 draws the same kind of chart over the same categories as the graded panel 1",
     }
     for name, reason in refused.items():
         assert re.search(reason, verdicts.pop(name)), name
