@@ -183,7 +183,7 @@ def test_notebooks_run_as_jupyter_runs_them(make_suite, tmp_path):
     assert later.count(shown) == 1 and later.index(shown) < later.index("plt.savefig(&#39;./output/chart.png&#39;)")
     assert (out / "feedback" / "display.html").read_text().count(shown) == 1  # cell 4's chart, left open, shown at its end
     many = (out / "feedback" / "many.html").read_text()
-    left_out = "1 more figure(s) this cell showed are not on this page (at most 24 per notebook, each a PNG of at most 1 MiB)"
+    left_out = "1 more figure(s) this cell showed are not on this page (at most 24 per notebook, each a PNG of at most 1 MiB and 16 megapixels)"
     assert many.count(shown) == 24 and many.count(left_out) == 2
     overview = (out / "overview.html").read_text()
     assert ("passed, but 2 cells raised an error: cell 2: ZeroDivisionError: division by zero; "
