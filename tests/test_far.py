@@ -166,60 +166,58 @@ def ended(jail, output: Path) -> None:
     sandbox.tidy_output(output)
 
 
+@contextlib.contextmanager
+def attempt_jail(tmp_path: Path, inputs: dict[str, Path] | None = None, **limits):
+    """new_jail for the length of a with block, ended however the block ends."""
+    jail, output = new_jail(tmp_path, inputs, **limits)
+    try:
+        yield jail, output
+    finally:
+        ended(jail, output)
+
+
 # --- the conformance suite: the same cells and the same answers on every side ------------------------------------------
 
 @pytest.mark.slow
 def test_state_across_turns_and_kit_calls(side, tmp_path):
-    jail, output = new_jail(tmp_path)
-    try:
+    with attempt_jail(tmp_path) as (jail, output):
         jail.start()
         assert jail.run("x = 41").status == "ok"
         assert jail.run("print(x + 1)").output == "42\n"
         assert jail.call("probe_imports", libraries=["json", "no_such_library"], nltk_resources=[]).output.strip() \
             == "FAILED no_such_library ModuleNotFoundError No module named 'no_such_library'"
-    finally:
-        ended(jail, output)
 
 
 @pytest.mark.slow
 def test_a_cell_past_its_time_is_interrupted_and_the_variables_kept(side, tmp_path):
-    jail, output = new_jail(tmp_path, cell_timeout=1.0)
-    try:
+    with attempt_jail(tmp_path, cell_timeout=1.0) as (jail, output):
         jail.run("y = 7")
         started = time.monotonic()
         cell = jail.run("import time\ntime.sleep(30)")
         assert cell.status == "interrupted" and cell.error_type == "TimeoutError"
         assert time.monotonic() - started < 1.0 + sandbox.INTERRUPT_GRACE
         assert jail.run("print(y)").output == "7\n"
-    finally:
-        ended(jail, output)
 
 
 @pytest.mark.slow
 def test_memory_and_process_caps(side, tmp_path):
-    jail, output = new_jail(tmp_path, processes=24)
-    try:
+    with attempt_jail(tmp_path, processes=24) as (jail, output):
         assert jail.run("block = bytearray(3 * 2**30)").error_type == "MemoryError"
         cell = jail.run("import threading, time\nstarted = 0\ntry:\n    for _ in range(100):\n"
                         "        threading.Thread(target=time.sleep, args=(3,), daemon=True).start()\n        started += 1\n"
                         "except RuntimeError:\n    pass\nprint('started', started)")
         assert int(cell.output.split()[1]) < 24
         assert jail.run("print('next')").output == "next\n"
-    finally:
-        ended(jail, output)
 
 
 @pytest.mark.slow
 def test_output_caps(side, tmp_path):
-    jail, output = new_jail(tmp_path, output_mib=1)
-    try:
+    with attempt_jail(tmp_path, output_mib=1) as (jail, output):
         printed = jail.run("print('x' * 1_000_000)").output
         assert "bytes of output cut" in printed and len(printed) < 200_000
         cell = jail.run("open('output/big', 'wb').write(b'x' * 3 * 2**20)\nimport time\ntime.sleep(0.5)")
         assert cell.status == "restarted" and "cap of 1 MiB" in cell.error
         jail.run("open('output/small.txt', 'w').write('kept')")
-    finally:
-        ended(jail, output)
     assert sorted(path.name for path in output.iterdir()) == ["small.txt"]
 
 
@@ -230,15 +228,12 @@ def test_files_in_and_out(side, tmp_path):
     folder = tmp_path / "images"
     (folder / "deep").mkdir(parents=True)
     (folder / "deep" / "one.txt").write_text("one")
-    jail, output = new_jail(tmp_path, {"numbers.csv": source, "images": folder})
-    try:
+    with attempt_jail(tmp_path, {"numbers.csv": source, "images": folder}) as (jail, output):
         cell = jail.run("import os\nprint(open('data/numbers.csv').read().count(','), open('data/images/deep/one.txt').read())\n"
                         "try:\n    open('data/numbers.csv', 'w')\nexcept OSError as error:\n    print('read-only', error.errno)\n"
                         "os.makedirs('output/sub/deeper')\nopen('output/sub/deeper/sum.txt', 'w').write('10')\n"
                         "os.symlink('/etc/shadow', 'output/escape')\nos.symlink('sub/deeper/sum.txt', 'output/inside')")
         assert cell.output.split()[:3] == ["3", "one", "read-only"]
-    finally:
-        ended(jail, output)
     assert (output / "sub" / "deeper" / "sum.txt").read_text() == "10"
     assert os.readlink(output / "inside") == "sub/deeper/sum.txt" and not os.path.lexists(output / "escape")
     assert source.read_text() == "a,b\n1,2\n3,4\n"
@@ -246,8 +241,7 @@ def test_files_in_and_out(side, tmp_path):
 
 @pytest.mark.slow
 def test_the_hostile_classics_network_host_files_signals(side, tmp_path):
-    jail, output = new_jail(tmp_path)
-    try:
+    with attempt_jail(tmp_path) as (jail, output):
         cell = jail.run("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=2)")
         assert cell.status == "error" and "OSError" in cell.error_type + cell.error
         paths = ("/etc/passwd", "/etc/hostname", str(ROOT / "pybench.py"), str(tmp_path))
@@ -257,8 +251,6 @@ def test_the_hostile_classics_network_host_files_signals(side, tmp_path):
                         "    except OSError:\n        pass\nprint('still here')")
         assert cell.output == "still here\n"
         assert jail.run("print('alive')").output == "alive\n"
-    finally:
-        ended(jail, output)
 
 
 # --- the link's own failures ---------------------------------------------------------------------------------------------
@@ -302,12 +294,9 @@ def test_a_slow_link_in_small_pieces_changes_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(sandbox, "far_jail", far.FarJail)
     source = tmp_path / "in.txt"
     source.write_text("through a slow link")
-    jail, output = new_jail(tmp_path, {"in.txt": source})
-    try:
+    with attempt_jail(tmp_path, {"in.txt": source}) as (jail, output):
         jail.run("text = open('data/in.txt').read()")
         assert jail.run("print(text.upper())\n_ = open('output/out.txt', 'w').write(text)").output == "THROUGH A SLOW LINK\n"
-    finally:
-        ended(jail, output)
         far.close_links()
     assert (output / "out.txt").read_text() == "through a slow link"
 
