@@ -548,7 +548,7 @@ LOG_LEVELS = ("charts:log_levels", "ERROR 一共有 32 行。", "server.log",
               "found = Counter(re.findall(r'^\\S+ \\S+ \\[(\\w+)\\]', open('./data/server.log', encoding='utf-8').read(), re.M))\n"
               "names = sorted(found); counts = [found[n] for n in names]; colours = ['tab:blue', 'tab:orange', 'tab:green', 'tab:red']\n"
               "pale = ['#dbe7f3', '#fde5cf', '#d9efd9', '#f6d8d8']\nfrom matplotlib.patches import Rectangle\n")
-RATINGS = ("text:review_rating_chart", "7 reviews gave 5 stars.", "text/product_reviews.txt",
+RATINGS_PANELS = ("text:review_rating_chart", "7 reviews gave 5 stars.", "text/product_reviews.txt",
            "import re\nimport matplotlib.pyplot as plt\nfrom collections import Counter\n"
            "found = Counter(int(r) for r in re.findall(r'^Rating: (\\d)/5', open('./data/product_reviews.txt').read(), re.M))\n"
            "stars = [1, 2, 3, 4, 5]; counts = [found[s] for s in stars]\n"
@@ -584,8 +584,8 @@ FORGED_AND_HONEST = {
     "css_green": (*GREEN_QR[:3], GREEN_QR[3] + "qr.make_image(fill_color='green', back_color='white').save('./output/qr_green.png')\n"),
     # the one-panel rule in another group's check (text-17): the ratings beside a pie of the same counts passes (another kind of
     # chart); the ratings reversed on a second bar panel fails
-    "ratings_pie": (*RATINGS[:3], RATINGS[3] + "right.pie(counts, labels=stars); fig.savefig('./output/rating_distribution.png')\n"),
-    "ratings_twice": (*RATINGS[:3], RATINGS[3] + "right.bar([str(s) for s in stars], counts[::-1]); fig.savefig('./output/rating_distribution.png')\n"),
+    "ratings_pie": (*RATINGS_PANELS[:3], RATINGS_PANELS[3] + "right.pie(counts, labels=stars); fig.savefig('./output/rating_distribution.png')\n"),
+    "ratings_twice": (*RATINGS_PANELS[:3], RATINGS_PANELS[3] + "right.bar([str(s) for s in stars], counts[::-1]); fig.savefig('./output/rating_distribution.png')\n"),
     "revenue_panel": (*FRUIT[:3], FRUIT[3] + "right.bar(df['fruit'], df['revenue'], color='tab:orange'); right.set_title('Revenue')\n"
                       "fig.tight_layout(); fig.savefig('./output/chart-01.png')\n"),
     "pandas_area": ("charts:traffic_area", "Saved.", "web_traffic.csv",
