@@ -13,6 +13,18 @@ sys.path.insert(0, str(ROOT))  # tests that call the kit's functions directly im
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: starts jails, models or whole runs (the fast tier is `pytest -m \"not slow\"`)")
+    config.addinivalue_line("markers", "proof: the whole suite's proof, every solution replayed (`pytest -m proof tests`, 25 minutes)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The proof runs only when a -m expression names it: the README's (and CI's) one line leaves it out, for CI's 40
+    minutes; it holds every alternative solution, which the test run proves only for their tasks' reference and wrong."""
+    if "proof" in (config.getoption("markexpr") or ""):
+        return
+    proofs = [item for item in items if item.get_closest_marker("proof")]
+    if proofs:
+        config.hook.pytest_deselected(items=proofs)
+        items[:] = [item for item in items if not item.get_closest_marker("proof")]
 
 
 def pytest_unconfigure(config):
@@ -64,6 +76,29 @@ def write_jsonl(path: Path, records) -> Path:
 def code(source: str) -> str:
     """An assistant reply whose python block is source."""
     return f"Running this.\n```python\n{source}\n```"
+
+
+def part_of_suite(folder: Path, modules: tuple[str, ...] | None = None, solutions_every: int = 0) -> tuple[Path, int]:
+    """A copy of our suite in folder, cut to the tasks whose checks are in modules (all when None), with their reference
+    and wrong replays and, when solutions_every is n, each task's 1st, (n+1)th, ... alternative solution (none when 0):
+    (its tasks.jsonl, how many tasks)."""
+    from kit import harness
+
+    tasks = [record for _, record in harness.jsonl_records(ROOT / "tasks.jsonl") if modules is None or record["check"].split(":")[0] in modules]
+    ids = {task["id"] for task in tasks}
+    (folder / "checks" / "solutions").mkdir(parents=True)
+    (folder / "files").symlink_to(ROOT / "files")
+    write_jsonl(folder / "tasks.jsonl", tasks)
+    for module in (ROOT / "checks").glob("*.py"):
+        shutil.copyfile(module, folder / "checks" / module.name)
+    for replays in [ROOT / "checks" / "reference.jsonl", ROOT / "checks" / "wrong.jsonl", *(ROOT / "checks" / "solutions").glob("*.jsonl")]:
+        kept, ordinal = [], {}
+        for _, record in harness.jsonl_records(replays):
+            ordinal[record["id"]] = ordinal.get(record["id"], -1) + 1
+            if record["id"] in ids and (replays.parent.name != "solutions" or solutions_every and ordinal[record["id"]] % solutions_every == 0):
+                kept.append(record)
+        write_jsonl(folder / "checks" / replays.relative_to(ROOT / "checks"), kept)
+    return folder / "tasks.jsonl", len(ids)
 
 
 @pytest.fixture

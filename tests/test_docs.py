@@ -165,6 +165,8 @@ PLANS = {
     "chown munge: /run/munge": ("reason", "tests/slurm_cluster.py does this for the Slurm tests and this one"),
     "runuser -u munge -- munged": ("reason", "tests/slurm_cluster.py does this for the Slurm tests and this one"),
     '.venv/bin/python -m pytest -q -m "not slow" tests': CI,
+    ".venv/bin/python -m pytest -q -m proof tests": ("reason", "the suite's proof, 25 minutes: test_suite.py's reference and wrong "
+                                                     "replays of every task stand for it in the test run"),
 }
 BASH = re.compile(r"^```(?:bash|sh)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 TRAILING_COMMENT = re.compile(r"\s+#\s.*$")

@@ -6,12 +6,10 @@ import json
 import os
 import subprocess
 import sys
-from collections import Counter
 
 import pytest
 
-from kit import harness
-from conftest import ROOT, code, read_results, write_jsonl
+from conftest import ROOT, code, part_of_suite, read_results, write_jsonl
 
 JAIL_PYTHON = ROOT / ".jail" / "suite" / "bin" / "python"
 FEATURES = ("from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__\n"
@@ -46,44 +44,13 @@ def test_the_jail_runs_numpy_at_the_baseline_when_asked(tmp_path):
 NUMPY_HEAVY = ("tables", "maths")  # the check modules whose verdicts rest on numpy's sorts, reductions and maths
 
 
-SOLUTIONS_KEPT = 4  # every 4th alternative solution of a task (its 1st, 5th, ...): the whole suite's validate runs them all
-
-
-def every_nth_of_each_task(records: list[dict], n: int) -> list[dict]:
-    """A task's 1st, (n+1)th, ... record, for each task, in their order."""
-    ordinal, kept = Counter(), []
-    for record in records:
-        if ordinal[record["id"]] % n == 0:
-            kept.append(record)
-        ordinal[record["id"]] += 1
-    return kept
-
-
-def numpy_heavy_suite(folder):
-    """The suite cut to the tasks whose checks are NUMPY_HEAVY, with their reference and wrong replays and every
-    SOLUTIONS_KEPT-th of their alternative solutions, in folder."""
-    tasks = [record for _, record in harness.jsonl_records(ROOT / "tasks.jsonl") if record["check"].split(":")[0] in NUMPY_HEAVY]
-    ids = {task["id"] for task in tasks}
-    (folder / "checks" / "solutions").mkdir(parents=True)
-    (folder / "files").symlink_to(ROOT / "files")
-    write_jsonl(folder / "tasks.jsonl", tasks)
-    for module in (ROOT / "checks").glob("*.py"):
-        (folder / "checks" / module.name).write_text(module.read_text())
-    for replays in [ROOT / "checks" / "reference.jsonl", ROOT / "checks" / "wrong.jsonl", *(ROOT / "checks" / "solutions").glob("*.jsonl")]:
-        kept = [record for _, record in harness.jsonl_records(replays) if record["id"] in ids]
-        if replays.parent.name == "solutions":
-            kept = every_nth_of_each_task(kept, SOLUTIONS_KEPT)
-        write_jsonl(folder / "checks" / replays.relative_to(ROOT / "checks"), kept)
-    return folder / "tasks.jsonl", len(ids)
-
-
 @pytest.mark.slow
 def test_validate_gives_the_same_verdicts_at_the_simd_baseline(tmp_path):
     """validate at the baseline, on the tasks whose checks rest on numpy (NUMPY_HEAVY: 37 tasks, their 74 reference and
-    wrong replays and 91 of their 269 alternative solutions): every one gets the verdict it expects, the verdicts test_suite.py holds the
-    whole suite to with numpy's dispatch as found, so each of these replays gets the same verdict on both CPUs' paths.
-    The whole suite at the baseline was run once, by hand (docs/checks.md: its figures)."""
-    tasks, count = numpy_heavy_suite(tmp_path / "suite")
+    wrong replays): every one gets the verdict it expects, the verdicts test_suite.py holds every task to with numpy's
+    dispatch as found, so each of these replays gets the same verdict on both CPUs' paths. The whole suite at the
+    baseline, every alternative solution with it, was run by hand (docs/checks.md: its figures)."""
+    tasks, count = part_of_suite(tmp_path / "suite", NUMPY_HEAVY)
     finished = subprocess.run([sys.executable, str(ROOT / "pybench.py"), "validate", str(tasks)], capture_output=True, text=True,
                               env=at_baseline(), cwd=ROOT, timeout=3600)
     failed = [line for line in finished.stdout.splitlines() if line.startswith("FAIL")]

@@ -1,13 +1,14 @@
-"""The suite proves itself, through `validate` (run once, on the whole suite): every reference solution passes its
-check, every near-miss wrong one fails it, and every solution in checks/solutions/<module>.jsonl gets the verdict it
-says it should ("expect": "pass" or "fail"), each replayed through the real jail and the real check. The coverage of
-those files is checked beforehand, in the fast tier, with the kit's own readers."""
+"""The suite proves itself, through `validate`: every reference solution passes its check, every near-miss wrong one
+fails it, and every solution in checks/solutions/<module>.jsonl gets the verdict it says it should ("expect": "pass"
+or "fail"), each replayed through the real jail and the real check. The test run proves every task with its
+reference and wrong replays; the proof (marker `proof`, `pytest -m proof tests`) replays every solution, 1,334 of them.
+The coverage of those files is checked beforehand, in the fast tier, with the kit's own readers."""
 from collections import defaultdict
 
 import pytest
 
 from kit import suite
-from conftest import ROOT, run_pybench
+from conftest import ROOT, part_of_suite, run_pybench
 
 TASKS = suite.load_tasks(ROOT / "tasks.jsonl")
 SOLUTION_FILES = sorted((ROOT / "checks" / "solutions").glob("*.jsonl"))
@@ -47,10 +48,23 @@ def test_the_validity_table_counts_the_solution_files():
     assert rows == counted
 
 
-@pytest.mark.slow
-def test_validate_proves_the_whole_suite(tmp_path):
-    finished = run_pybench("validate", "--keep", tmp_path / "proof", timeout=3600)
+def proven(*validate_arguments) -> None:
+    """validate, run as a user runs it, says every task of the suite it was given is proven."""
+    finished = run_pybench("validate", *validate_arguments, timeout=3600)
     assert finished.returncode == 0, finished.stdout[-5000:] + finished.stderr[-2000:]
     failing = [line for line in finished.stdout.splitlines() if line.startswith("FAIL")]
     assert not failing, "\n".join(failing)
     assert f"validate: {len(TASKS)} of {len(TASKS)} task(s) proven" in finished.stdout
+
+
+@pytest.mark.slow
+def test_validate_proves_every_task_with_its_reference_and_wrong_replays(tmp_path):
+    tasks, count = part_of_suite(tmp_path / "suite")
+    assert count == len(TASKS)
+    proven(tasks)
+
+
+@pytest.mark.slow
+@pytest.mark.proof
+def test_validate_proves_the_whole_suite(tmp_path):
+    proven("--keep", tmp_path / "proof")
