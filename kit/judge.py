@@ -20,7 +20,7 @@ from kit.report import JUDGE_FILE, read_judgements
 from kit.engine import LlamaModel, Model
 from kit.harness import (Result, ReplayModel, UsageError, append_line, drop_torn_line, file_kind, hold_lock, image_size,
                          run_attempts, sha256_of)
-from kit.sandbox import usable_cpus, walk_tree
+from kit.sandbox import model_threads, walk_tree
 from kit.settings import OneLineParser, add_flags, check
 from kit.untrusted import cut, for_prompt, for_record, for_terminal
 
@@ -338,7 +338,7 @@ def judge_command(argv: list[str], default_model_path, check_gguf) -> int:
         else:
             path = options.judge_model or run_model(manifest) or default_model_path()
             check_gguf(path, "--judge-model")
-            model = LlamaModel(path, options.n_gpu_layers, JUDGE_CTX, JUDGE_SEED, 0.0, 1.0, JUDGE_TOKENS, options.threads or usable_cpus()[0],
+            model = LlamaModel(path, options.n_gpu_layers, JUDGE_CTX, JUDGE_SEED, 0.0, 1.0, JUDGE_TOKENS, model_threads(options.threads)[0],
                                grammar=GRAMMAR)
             facts = {"file": path.name, "name": model.llm.metadata.get("general.name"), "sha256": sha256_of(path)}
         return judge_run(run_dir, results, model, facts, options.force, None if options.parallel == "auto" else int(options.parallel),

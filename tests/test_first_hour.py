@@ -361,6 +361,37 @@ def test_usable_cpus_follows_the_affinity_a_process_is_started_with():
     assert pinned.stdout.strip() == "1", pinned.stderr
 
 
+def test_llama_cpp_gets_fewer_threads_beside_a_process_that_keeps_one_of_its_cpus_busy():
+    """A spinning process pinned to one of this process's CPUs: model_threads leaves that CPU to it (llama.cpp's
+    threads wait for each other every step, so one that shares a CPU holds them all up); --threads stays as given."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from kit.sandbox import model_threads, usable_cpus
+
+    cpus = usable_cpus()[0]
+    if cpus < 2:
+        pytest.skip("one usable CPU: there is no thread to leave out")
+    spinner = subprocess.Popen([sys.executable, "-c", "while 1: pass"])
+    try:
+        os.sched_setaffinity(spinner.pid, {min(os.sched_getaffinity(0))})
+        time.sleep(0.2)
+        threads, why = model_threads(None)
+        assert threads <= cpus - 1 and "busy" in why and f"of {cpus} idle" in why, why
+        assert model_threads(3) == (3, "--threads")
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def test_an_unreadable_proc_stat_leaves_every_usable_cpu(tmp_path):
+    from kit.sandbox import model_threads, usable_cpus
+
+    assert model_threads(None, tmp_path / "no-stat", 0.01) == (usable_cpus()[0], f"the CPUs this process may use: {usable_cpus()[1]}")
+
+
 def test_threads_is_a_flag_of_at_least_one():
     import pybench
 
