@@ -179,7 +179,7 @@ def setup_done_hint(python: Path, for_tests: bool, pack=None) -> str:
     need; after `setup --from`, only where the pack carries it: offline, nothing else can)."""
     run, tests = untrusted.command(python=python), f"{untrusted.interpreter(python)} -m pytest -q {untrusted.shown(HERE / 'tests')}"
     if for_tests:
-        return f"Run the suite: {run}; the tests: {tests} (about 35 minutes; the fast tier: docs/tests.md)"
+        return f"Run the suite: {run}; the tests: {tests} (about 32 minutes; the fast tier: docs/tests.md)"
     if pack and not pack.manifest["flags"]["tests"]:
         return f"Run the suite: {run}; the tests need what only `pack --tests` carries: a pack made with it, then `setup --tests --from`"
     first = untrusted.command("setup", "--tests", *(["--from", untrusted.shown(pack.source)] if pack else []))

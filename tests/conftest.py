@@ -13,12 +13,13 @@ sys.path.insert(0, str(ROOT))  # tests that call the kit's functions directly im
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: starts jails, models or whole runs (the fast tier is `pytest -m \"not slow\"`)")
-    config.addinivalue_line("markers", "proof: the whole suite's proof, every solution replayed (`pytest -m proof tests`, 25 minutes)")
+    config.addinivalue_line("markers", "proof: the suite's proof, every solution replayed, and the SIMD baseline's (`pytest -m proof tests`)")
 
 
 def pytest_collection_modifyitems(config, items):
     """The proof runs only when a -m expression names it: the README's (and CI's) one line leaves it out, for CI's 40
-    minutes; it holds every alternative solution, which the test run proves only for their tasks' reference and wrong."""
+    minutes; it replays every alternative solution, and the numpy-heavy tasks' at numpy's SIMD baseline, where the test
+    run replays every task's reference and wrong solution with numpy's dispatch as found."""
     if "proof" in (config.getoption("markexpr") or ""):
         return
     proofs = [item for item in items if item.get_closest_marker("proof")]
