@@ -100,8 +100,8 @@ def model_threads(wanted: int | None, stat: Path = Path("/proc/stat"), seconds: 
     """llama.cpp's threads and why: --threads as given, else the CPUs this process may use, fewer when other
     processes keep some of them busy now. llama.cpp's threads wait for each other at every step of a token (ggml's
     barriers, spinning under OpenMP): a thread sharing its CPU with a busy process holds every step up, and a
-    2-task run of the embedded model on 2 cores took 307 s beside `while 1: pass` at 2 threads, 66 s at 1 (44 s
-    quiet). Busy is read off /proc/stat over `seconds`, while this process sleeps: the idle share of each CPU in its
+    2-task run of the embedded model on 2 cores took 307 s beside `while 1: pass` at 2 threads, 64 s at 1 (40 s
+    quiet: docs/parallel.md). Busy is read off /proc/stat over `seconds`, while this process sleeps: the idle share of each CPU in its
     affinity mask; a CPU counts as taken when more than half of one is."""
     if wanted:
         return wanted, "--threads"
