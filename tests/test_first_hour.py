@@ -381,6 +381,7 @@ def test_llama_cpp_gets_fewer_threads_beside_a_process_that_keeps_one_of_its_cpu
         threads, why = model_threads(None)
         assert threads <= cpus - 1 and "busy" in why and f"of {cpus} idle" in why, why
         assert model_threads(3) == (3, "--threads")
+        assert model_threads(None, model=False) == (cpus, f"the CPUs this process may use: {usable_cpus()[1]}")  # a replay's
     finally:
         spinner.kill()
         spinner.wait()
@@ -389,7 +390,7 @@ def test_llama_cpp_gets_fewer_threads_beside_a_process_that_keeps_one_of_its_cpu
 def test_an_unreadable_proc_stat_leaves_every_usable_cpu(tmp_path):
     from kit.sandbox import model_threads, usable_cpus
 
-    assert model_threads(None, tmp_path / "no-stat", 0.01) == (usable_cpus()[0], f"the CPUs this process may use: {usable_cpus()[1]}")
+    assert model_threads(None, stat=tmp_path / "no-stat", seconds=0.01) == (usable_cpus()[0], f"the CPUs this process may use: {usable_cpus()[1]}")
 
 
 def test_threads_is_a_flag_of_at_least_one():
