@@ -19,6 +19,18 @@ from figures import (Axes, Figure, alpha, close, is_date_axis, is_green, is_red,
 
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December"]
+# The same months as German, French and Spanish answers name them (accents optional).
+OTHER_MONTHS = ["Januar Jänner janvier enero", "Februar février fevrier febrero", "März Maerz mars marzo", "avril abril",
+                "Mai mayo", "Juni juin junio", "Juli juillet julio", "août aout agosto", "septembre septiembre setiembre",
+                "Oktober octobre octubre", "novembre noviembre", "Dezember décembre decembre diciembre"]
+
+
+def month_names(month: int) -> str:
+    """A regex alternation of the month's names: English (full and 3 letters) and OTHER_MONTHS, case-insensitive except
+    the English 'May', which is also a verb."""
+    english = [MONTHS[month - 1], MONTHS[month - 1][:3]]
+    other = "|".join(OTHER_MONTHS[month - 1].split())
+    return f"(?:May|(?i:{other}))" if month == 5 else f"(?i:{'|'.join(english)}|{other})"
 
 
 # ----------------------------------------------------------------------------------------------- image helpers
@@ -196,26 +208,24 @@ def assert_any_word(answer: str, *options: str, what: str = "the answer") -> Non
 
 def assert_date(answer: str, year: int, month: int, day: int) -> None:
     """The answer names the date (ISO, numeric, 'July 19', '19 July', '7月19日' ...)."""
-    full, abbr = MONTHS[month - 1], MONTHS[month - 1][:3]
+    names = month_names(month)
     d, m = str(day), str(month)
     nd = r"(?<!\d)"
     na = r"(?!\d)"
     pats = [
         rf"{nd}{year}[-/.]0?{m}[-/.]0?{d}{na}",
         rf"{nd}0?{m}/0?{d}/{year}{na}", rf"{nd}0?{d}[/.]0?{m}[/.]{year}{na}",
-        rf"\b(?:{full}|{abbr})\.?\s+0?{d}(?:st|nd|rd|th)?{na}",
-        rf"{nd}0?{d}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{full}|{abbr})\b",
+        rf"\b{names}\.?\s+0?{d}(?:st|nd|rd|th)?{na}",
+        rf"{nd}0?{d}(?:st|nd|rd|th)?\.?\s+(?:of\s+|de\s+)?{names}\b",
         rf"{nd}{m}\s*月\s*{d}\s*日",
     ]
     assert any(re.search(p, answer, re.IGNORECASE) for p in pats), f"the answer should name the date {year}-{month:02d}-{day:02d}"
 
 
 def assert_month(answer: str, year: int, month: int) -> None:
-    full, abbr = MONTHS[month - 1], MONTHS[month - 1][:3]
-    pats = [rf"\b{full}\b", rf"\b{abbr}\b\.?", rf"(?<!\d){year}[-/]0?{month}(?!\d)", rf"(?<!\d)0?{month}/{year}(?!\d)",
+    pats = [rf"\b{month_names(month)}\b\.?", rf"(?<!\d){year}[-/]0?{month}(?!\d)", rf"(?<!\d)0?{month}/{year}(?!\d)",
             rf"(?<!\d){month}\s*月"]
-    flags = 0 if month == 5 else re.IGNORECASE  # 'may' is also a verb
-    assert any(re.search(p, answer, flags) for p in pats), f"the answer should name the month {full} {year}"
+    assert any(re.search(p, answer) for p in pats), f"the answer should name the month {MONTHS[month - 1]} {year}"
 
 
 def assert_abs_number(answer: str, expected: float, abs_tol: float, what: str = "the answer") -> None:

@@ -154,3 +154,34 @@ def test_blind5_the_sweep_restated_in_a_bracket_after_its_bold_start():  # audio
     from common import stated_values
     said = [[q.value for q in group] for group in stated_values(BLIND5["audio-17"]) if all(q.unit == "Hz" for q in group)]
     assert all(255 <= v <= 345 for v in said[0]) and all(2550 <= v <= 3450 for v in said[1]), said
+
+
+@pytest.mark.parametrize("answer, month, passes", [
+    ("Le mois au chiffre d'affaires le plus élevé est **novembre 2023** (6 937,00 €).", 11, True),
+    ("Der umsatzstärkste Monat war der Dezember 2023.", 12, True),
+    ("El mes con más ingresos fue marzo de 2023.", 3, True),
+    ("Im Mai 2023 war der Umsatz am höchsten.", 5, True),
+    ("The best month was November 2023.", 11, True),
+    ("Le mois le plus fort est octobre 2023.", 11, False),  # another month, in French
+    ("You may see the highest revenue in the chart.", 5, False),  # 'may' the verb is no month
+])
+def test_a_month_named_in_german_french_or_spanish_is_that_month(answer, month, passes):  # charts-17's class
+    from charts import assert_month
+    if passes:
+        assert_month(answer, 2023, month)
+    else:
+        with pytest.raises(AssertionError):
+            assert_month(answer, 2023, month)
+
+
+@pytest.mark.parametrize("answer, passes", [
+    ("Le pic a eu lieu le 19 juillet 2023.", True), ("Der Höchstwert lag am 19. Juli 2023.", True),
+    ("El máximo fue el 19 de julio de 2023.", True), ("Le pic a eu lieu le 19 juin 2023.", False),
+])
+def test_a_date_with_a_german_french_or_spanish_month(answer, passes):
+    from charts import assert_date
+    if passes:
+        assert_date(answer, 2023, 7, 19)
+    else:
+        with pytest.raises(AssertionError):
+            assert_date(answer, 2023, 7, 19)

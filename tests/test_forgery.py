@@ -607,6 +607,13 @@ FORGED_AND_HONEST = {
         "ax.bar_label(bars, label_type='center', color='white', fontweight='bold', fontsize=14)\n"
         "ax.twinx().plot(names, [c / sum(counts) for c in counts], color='black', marker='o')\n"
         "fig.savefig('./output/log_levels.png', dpi=200, bbox_inches='tight')\n")),
+    "revenue_and_orders_on_a_twin": ("charts:monthly_revenue", "November 2023 had the highest revenue: 6 937,00 €.", "transactions.csv",
+                                     "import pandas as pd, matplotlib.pyplot as plt\n"
+                                     "df = pd.read_csv('./data/transactions.csv', parse_dates=['order_date'])\n"
+                                     "month = df['order_date'].dt.month; revenue = (df['quantity'] * df['unit_price']).groupby(month).sum()\n"
+                                     "fig, ax = plt.subplots(figsize=(10, 5)); ax.bar(revenue.index, revenue.values, color='steelblue')\n"
+                                     "ax.twinx().plot(revenue.index, df.groupby(month).size().values, color='tab:red', marker='o')\n"
+                                     "fig.savefig('./output/monthly_revenue.png')\n"),
     "dark_green": (*GREEN_QR[:3], GREEN_QR[3] + "qr.make_image(fill_color='#006400', back_color='white').save('./output/qr_green.png')\n"),
 }
 
@@ -618,7 +625,8 @@ def test_the_picture_checks_refuse_marks_past_the_record_and_accept_honest_panel
     recorder fails, and so do a second panel of the same chart
     over the counts misassigned and CSS green for #006400; a revenue panel beside the chart, a pandas stacked area plot
     (alpha 0.8, a pastel style), a seaborn box plot with jittered points over it, value labels, error bars, an
-    annotation, hatches and a twin axes pass."""
+    annotation, hatches and a twin axes pass, and so does charts-17's revenue with the order counts as a line
+    on a twin axes and its revenue written the continental way (issue 43's blind sample)."""
     verdicts = checked_in_suite(tmp_path, FORGED_AND_HONEST)
     refused = {
         "faint_reversed": "is drawn over by marks its figure record does not hold|where no element of its figure record is drawn",
