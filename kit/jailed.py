@@ -48,20 +48,16 @@ def frame(*fields: str) -> bytes:
 
 def main(arguments: str) -> None:
     """The worker's entry in a jail: arguments is JSON {"command_fd", "result_fd", "original_kernel", "notebook"}."""
+    import ctypes
+
     options = json.loads(arguments)
-    not_dumpable()
+    # prctl(PR_SET_DUMPABLE (4), 0): no other process of the jail (one a cell left running, say) may open this one's
+    # fds through /proc/<pid>/fd or read its memory. Its children are dumpable again once they exec, as usual.
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
     sys.path.remove(JAIL_FOLDER)
     del sys.modules[__name__]
     jail_worker(options["command_fd"], options["result_fd"], original_kernel() if options.get("original_kernel") else None,
                 as_in_a_notebook() if options.get("notebook") else None)
-
-
-def not_dumpable() -> None:
-    """prctl(PR_SET_DUMPABLE, 0): no other process of the jail (one a cell left running, say) may open this one's
-    fds through /proc/<pid>/fd or read its memory. Its children are dumpable again once they exec, as usual."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE is 4
 
 
 def patch_on_import(patches: dict) -> None:
@@ -145,8 +141,7 @@ def value_readers(max_points: int) -> dict:
     def colours(array, limit=64) -> list:
         return list(dict.fromkeys(map(colour, array[:4096])))[:limit]
 
-    def coarse(array, side=64) -> dict:
-        """A large value grid as block means, at most side x side (a spectrogram's shape, not its every cell)."""
+    def coarse(array, side=64) -> dict:  # at most side x side: a spectrogram's shape, not its every cell
         rows, columns = array.shape
         fy, fx = -(-rows // side), -(-columns // side)
         cut = array[:rows // fy * fy, :columns // fx * fx].astype(float)
@@ -271,11 +266,10 @@ def element_readers(max_points: int, values: dict) -> dict:
             pass
         array = item.get_array()
         if array is not None:
-            entry["array_shape"] = list(getattr(array, "shape", ()))
-            entry["array"] = numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else []
-            entry["cmap"] = item.get_cmap().name
-            entry["clim"], entry["norm"] = numbers(item.get_clim()), type(item.norm).__name__
-            entry["lut"] = lut_of(item)
+            entry |= {"array_shape": list(getattr(array, "shape", ())),
+                      "array": numbers(array.ravel(), 4 * max_points) if hasattr(array, "ravel") else [],
+                      "cmap": item.get_cmap().name, "clim": numbers(item.get_clim()), "norm": type(item.norm).__name__,
+                      "lut": lut_of(item)}
             if entry["kind"] == "QuadMesh" and array.ndim == 2:  # cell corners along each axis, and big grids coarsely
                 corners = item.get_coordinates()
                 entry["xcoords"], entry["ycoords"] = numbers(corners[0, :, 0]), numbers(corners[:, 0, 1])
@@ -405,29 +399,28 @@ def figure_reader(max_points: int):
             figure.dpi = float(dpi)
             figure.canvas.draw()
             renderer[0] = figure.canvas.get_renderer()
-            return describe(figure, name, kwargs, dpi, bbox, width, height)
+            crop = None
+            if bbox == "tight":  # the part of the canvas the file shows, inches from its bottom left (savefig pads it)
+                box = figure.get_tightbbox(renderer[0])
+                pad = kwargs.get("pad_inches")
+                pad = float(rcParams["savefig.pad_inches"] if pad in (None, "layout") else pad)
+                crop = numbers([box.x0 - pad, box.y0 - pad, box.x1 + pad, box.y1 + pad])
+            uncropped = (float(dpi), 0.0, float(height)) if bbox in (None, "standard") else None
+            place[0] = (float(dpi), crop[0], crop[3]) if crop else uncropped
+            legends, suptitle = figure.legends[:16], figure._suptitle
+            return {"file": name, "crop_inches": crop, "format": kwargs.get("format"), "dpi": float(dpi),
+                    "size_inches": numbers([width, height]),
+                    "bbox_inches": bbox if isinstance(bbox, str) or bbox is None else "custom",
+                    "pixels": [round(width * dpi), round(height * dpi)],
+                    "suptitle": suptitle.get_text() if suptitle else "",
+                    "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
+                    "legend_boxes": [box_of(legend) for legend in legends],
+                    "legend_frames": [frame_of(legend) for legend in legends],
+                    "suptitle_mark": marks_of([suptitle])[0] if suptitle else None,
+                    "legend_marks": [marks_of(legend.get_texts()) for legend in legends],
+                    "axes": [axes_of(ax) for ax in figure.axes[:64]]}
         finally:
             figure.dpi = shown_dpi
-
-    def describe(figure, name, kwargs, dpi, bbox, width, height) -> dict:
-        from matplotlib import rcParams
-
-        crop = None
-        if bbox == "tight":  # the part of the canvas the file shows, in inches from the bottom left (savefig's own padding)
-            box = figure.get_tightbbox(renderer[0])
-            pad = kwargs.get("pad_inches")
-            pad = float(rcParams["savefig.pad_inches"] if pad in (None, "layout") else pad)
-            crop = numbers([box.x0 - pad, box.y0 - pad, box.x1 + pad, box.y1 + pad])
-        place[0] = (float(dpi), crop[0], crop[3]) if crop else (float(dpi), 0.0, float(height)) if bbox in (None, "standard") else None
-        return {"file": name, "crop_inches": crop, "format": kwargs.get("format"), "dpi": float(dpi), "size_inches": numbers([width, height]),
-                "bbox_inches": bbox if isinstance(bbox, str) or bbox is None else "custom",
-                "pixels": [round(width * dpi), round(height * dpi)], "suptitle": figure._suptitle.get_text() if figure._suptitle else "",
-                "legends": [[text.get_text() for text in legend.get_texts()] for legend in figure.legends],
-                "legend_boxes": [box_of(legend) for legend in figure.legends[:16]],
-                "legend_frames": [frame_of(legend) for legend in figure.legends[:16]],
-                "suptitle_mark": marks_of([figure._suptitle])[0] if figure._suptitle else None,
-                "legend_marks": [marks_of(legend.get_texts()) for legend in figure.legends[:16]],
-                "axes": [axes_of(ax) for ax in figure.axes[:64]]}
 
     return record_of
 
@@ -495,10 +488,10 @@ def original_kernel():
     """Runs inside an original checkout's jail, before the worker: what the original's Jupyter kernel (Python 3.10)
     showed of a cell, as its saved trajectories show it (docs/original.md): the last value through IPython's pretty
     printer (nothing for None or a trailing ';') after the cell's streams (kernel_streams), pandas as in Python 3.10
-    (as_in_python310), display() silent, its warnings (original_warnings) and font cache (font_cache_found), the
-    kernel's cell file names (cell_name), an exception's whole message in numpy 1.24's words (original_error_words),
-    input() refused as the kernel had no stdin, and exit()/quit() as a request to shut the kernel down once the cell
-    is over (display.exit_asked(), read by Jail.run)."""
+    (as_in_python310), display() silent, its warnings and font cache (original_warnings), the kernel's cell file names
+    (cell_name), an exception's whole message in numpy 1.24's words (original_error_words), input() refused as the
+    kernel had no stdin, and exit()/quit() as a request to shut the kernel down once the cell is over
+    (display.exit_asked(), read by Jail.run)."""
     import builtins
 
     asked = []
@@ -523,7 +516,6 @@ def original_kernel():
 
     patch_on_import({"pandas": as_in_python310, "IPython.core.display_functions": lambda module: setattr(module, "display", no_display)})
     original_warnings()
-    font_cache_found()
     streams = kernel_streams()
 
     def display(value, code: str) -> None:
@@ -667,9 +659,13 @@ def original_paths(text: str) -> str:
 def original_warnings() -> None:
     """Warnings as the original's kernel printed them: 3.10's silence on invalid escapes, numpy 1.24's on a scalar taken
     from an array of one element (see original_error_words), and a library's file named where the original's
-    environment had it (original_paths). The line shown is read from our file."""
-    import warnings
+    environment had it (original_paths). The line shown is read from our file. The original's matplotlib found its
+    font cache (built once on its machine), so it never said it was building one; a jail builds it in its own /tmp,
+    and matplotlib says so when that takes over 5 s (a loaded machine): not shown."""
+    import logging
 
+    logging.getLogger("matplotlib.font_manager").addFilter(
+        lambda record: record.getMessage() != "Matplotlib is building the font cache; this may take a moment.")
     warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
     warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0 to a scalar", DeprecationWarning)  # new in numpy 1.25
     plain = warnings.formatwarning
@@ -680,15 +676,6 @@ def original_warnings() -> None:
         line = linecache.getline(filename, lineno) if line is None else line
         return plain(message, category, original_paths(filename), lineno, line)
     warnings.formatwarning = formatwarning
-
-
-def font_cache_found() -> None:
-    """The original's matplotlib found its font cache (built once on its machine), so it never said it was building
-    one; a jail builds it in its own /tmp, and matplotlib says so when that takes over 5 s (a loaded machine): not shown."""
-    import logging
-
-    logging.getLogger("matplotlib.font_manager").addFilter(
-        lambda record: record.getMessage() != "Matplotlib is building the font cache; this may take a moment.")
 
 
 def python310_size_change(value) -> int:
@@ -824,17 +811,13 @@ def notebook_display(picture_of) -> None:
 
 
 def jail_worker(command_fd: int, result_fd: int, display=None, end_of_cell=None) -> None:
-    """Executes cells in one namespace until its command pipe closes. Cells arrive on command_fd; results leave on
-    result_fd; stdout and stderr are one stream the harness reads separately, so nothing a cell prints can pass for
-    a result. Messages are frames (see frame). A command is (token, code, end-of-output marker, CPU seconds, call):
-    call is "" for a cell, else JSON {"function", "arguments"} naming one of KIT_CALLS, run in place of code. A
-    result is the cell's token, then name/value pairs (status, and for a failed cell type, message, trace): a new
-    field is one more pair here and one .get() in Jail.run. After the result the worker prints the marker, then
-    blocks reading the next command.
-
-    A cell runs in this very process, so it can read the token and the marker and write anything on result_fd:
-    Jail.run accepts exactly one message per cell, and only once the host has seen the marker and this thread back
-    reading command_fd. What that does and does not guarantee: docs/jail.md, "The channel".
+    """Executes cells in one namespace until its command pipe closes. Commands arrive on command_fd and results leave
+    on result_fd, as frames, apart from stdout and stderr (one stream), so nothing a cell prints can pass for a result.
+    A command is (token, code, end-of-output marker, CPU seconds, call): call is "" for a cell, else JSON {"function",
+    "arguments"} naming one of KIT_CALLS, run in place of code. A result is the cell's token, then name/value pairs
+    (status, and for a failed cell type, message, trace): a new field is one more pair here and one .get() in Jail.run.
+    Then the worker prints the marker and blocks reading the next command; what Jail.run makes of that (a cell can
+    write on result_fd too): docs/jail.md, "The channel".
 
     The worker imports only C modules at start (_ast and _signal are the C halves of ast and signal; the Python
     halves pull in enum and re, 15 ms of a 25 ms start); traceback and linecache load only when a cell fails."""
@@ -1108,9 +1091,7 @@ def constructs_data(cls: type, data_classes: set) -> bool:
     standard-library data class, a C or Cython class of the libraries (find_class admitted only theirs: numpy.dtype,
     scikit-learn's Tree), or a pandas dtype or block manager; never a Python class, whose constructor does what it likes
     (numpy's memmap opens a file)."""
-    if cls in data_classes:
-        return True
-    if not cls.__flags__ & (1 << 9):  # not a heap type: a C or Cython class
+    if cls in data_classes or not cls.__flags__ & (1 << 9):  # not a heap type: a C or Cython class
         return True
     pandas = resolved("pandas.core.dtypes.base.ExtensionDtype"), resolved("pandas.core.internals.managers.BaseBlockManager")
     return issubclass(cls, tuple(base for base in pandas if base))
@@ -1195,18 +1176,11 @@ def restrict_unpickling() -> None:
     def instantiate(self, klass, arguments):  # INST and OBJ, protocols 0 and 1
         self.append(call(klass, tuple(arguments)) if arguments or not isinstance(klass, type) else klass.__new__(klass))
 
-    def new(cls, arguments, keywords):
+    def load_newobj(self, with_keywords=False):  # NEWOBJ, and NEWOBJ_EX with its keywords
+        keywords = self.stack.pop() if with_keywords else {}
+        arguments, cls = self.stack.pop(), self.stack[-1]
         refuse(new_refusal(cls, arguments, keywords, data_classes))
-        return cls.__new__(cls, *arguments, **keywords)
-
-    def load_newobj(self):
-        arguments = self.stack.pop()
-        self.stack[-1] = new(self.stack[-1], arguments, {})
-
-    def load_newobj_ex(self):
-        keywords = self.stack.pop()
-        arguments = self.stack.pop()
-        self.stack[-1] = new(self.stack[-1], arguments, keywords)
+        self.stack[-1] = cls.__new__(cls, *arguments, **keywords)
 
     build = pickle._Unpickler.load_build
 
@@ -1222,7 +1196,7 @@ def restrict_unpickling() -> None:
     pickle._Unpickler.dispatch[pickle.REDUCE[0]] = load_reduce  # in place: joblib's unpickler copies this table when it loads
     pickle._Unpickler.dispatch[pickle.BUILD[0]] = load_build
     pickle._Unpickler.dispatch[pickle.NEWOBJ[0]] = load_newobj
-    pickle._Unpickler.dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
+    pickle._Unpickler.dispatch[pickle.NEWOBJ_EX[0]] = lambda self: load_newobj(self, True)
     pickle.Unpickler = Unpickler
     pickle.load = lambda file, **options: Unpickler(file, **options).load()
     pickle.loads = lambda data, /, **options: Unpickler(io.BytesIO(data), **options).load()
@@ -1246,10 +1220,7 @@ def check(path: str, module: str, function: str, answer: str | None = None, outp
         sys.path.insert(0, path)
     checked = getattr(__import__(module), function)
     try:
-        if trajectory is not None:
-            checked(trajectory)
-        else:
-            checked(answer, Path(output), Path(data))
+        checked(*([trajectory] if trajectory is not None else [answer, Path(output), Path(data)]))
     except AssertionError as failed:
         if not hasattr(failed, "parts"):
             raise
@@ -1324,10 +1295,9 @@ class Outcome(Exception):
 
 
 # Put first on PATH for the script that run_bash traces: each runs the real interpreter of its name (the next one on
-# PATH) and leaves, in a folder of the jail's /tmp outside the task's files, a record of its arguments, its folder and
-# exit status, and, from inside the interpreter, which script it started: a Python through our sitecustomize (first on
-# PYTHONPATH; it chains to the environment's own) whose audit hook sees CPython start a file (cpython.run_file: never
-# for -c, -m, stdin or PYTHONSTARTUP), a bash through BASH_ENV (not for -c), the system's sh by the wrapper itself.
+# PATH) and records, in the jail's /tmp, its arguments, folder, exit status and, from inside the interpreter, which
+# script it started (a Python through our sitecustomize's audit hook, a bash through BASH_ENV, the system's sh by the
+# wrapper itself): docs/mlbench.md, "The two executed columns".
 TRACED_INTERPRETERS = ("python", "python3", "bash", "sh")
 TRACING_WRAPPER = """#!/bin/bash
 name=${0##*/}
@@ -1430,12 +1400,10 @@ def script_argument(argv: list[str]) -> str | None:
 
 
 def task_runs(log_folder: str, values: list[str]) -> dict:
-    """What the tracing wrappers recorded, read for the task's own runs: an interpreter that ran a script (its
-    script_argument ends in .py or .sh) with arguments that, joined by spaces, hold every one of values, ignoring case
-    (the record's arguments, as ML-Bench's static check looks for them in the answer). Such a run succeeded when that
-    very script was seen starting from inside the interpreter and the interpreter exited 0. {"runs": n, "failed": n
-    (never started its script, exited other than 0, or still running when the script ended), "seen": n (all traced
-    runs), "shown": up to 4 of the task's runs}."""
+    """What the tracing wrappers recorded of the task's own runs (docs/mlbench.md, "The two executed columns"): those
+    whose script_argument ends in .py or .sh, with arguments that, joined by spaces, hold every one of values, ignoring
+    case. {"runs": n, "failed": n (never seen starting that very script, exited other than 0, or still running when
+    the script ended), "seen": n (all traced runs), "shown": up to 4 of the task's runs}."""
     runs, names = [], sorted(name for name in os.listdir(log_folder) if name.endswith(".argv"))
     for name in names:
         record = os.path.join(log_folder, name[:-5])
@@ -1559,12 +1527,11 @@ def offline_environment(path_first: str) -> dict:
 
 
 def run_as_mlbench(answer: str, cwd: str, path: str, seconds: float, path_first: str = "") -> None:
-    """One sample as ML-Bench's utils/exec.py runs it (execute_output): an answer holding '.sh ' or '.py ' is a bash
-    command line (run_bash_script), any other is written to temp.py in the task folder and run with `python temp.py`
-    (run_python_code); `cd PATH; ...` under `bash -c`, started from the ML-Bench root (cwd), stdout a pipe that is
-    never read (past 64 KiB of output the answer blocks), stderr inherited, prefix_code not run. After `seconds` only the
-    children of that bash are stopped (terminate_children) and the sample counts as a pass. The conda environment
-    (`source activate ENV`) is path_first, put first on PATH. Raises Outcome("exit N") or Outcome("timeout")."""
+    """One sample as ML-Bench's utils/exec.py runs it (execute_output; docs/mlbench.md, "The two executed columns"):
+    an answer holding '.sh ' or '.py ' is a bash command line, any other is written to temp.py in the task folder and
+    run with `python temp.py`; `cd PATH; ...` under `bash -c` from the ML-Bench root (cwd), stdout a pipe never read.
+    Past `seconds` only that bash's children are stopped (terminate_children). path_first is the conda environment
+    (`source activate ENV`), put first on PATH. Raises Outcome("exit N") or Outcome("timeout")."""
     import subprocess
 
     environment = offline_environment(path_first)

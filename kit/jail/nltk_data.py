@@ -42,8 +42,7 @@ def punkt_tokenizer(model: dict) -> PunktSentenceTokenizer:
     parameters.abbrev_types = set(model["ABBREV_TYPES"])
     parameters.collocations = {tuple(pair) for pair in model["COLLOCATIONS"]}
     parameters.sent_starters = set(model["SENT_STARTERS"])
-    for word, flags in model["ORTHO_CONTEXT"].items():
-        parameters.ortho_context[word] = flags
+    parameters.ortho_context.update(model["ORTHO_CONTEXT"])
     return PunktSentenceTokenizer(parameters)
 
 
