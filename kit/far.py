@@ -155,11 +155,6 @@ def unpack(data: bytes, into: Path) -> list[str]:
     return refused
 
 
-def output_budget(limits: JailLimits) -> int:
-    """Bytes a tar of output/ may take on the link: its cap, and room for every entry's headers."""
-    return limits.output_mib * 2**20 + (limits.output_files + 16) * 3 * 512
-
-
 # --- the host's side: one link per attempt thread, a FarJail per jail -----------------------------------------------
 
 class Link:
@@ -240,7 +235,9 @@ class FarJail:
         """End the far jail; its output/ comes back into output_dir, its log into log_dir."""
         if self.link is None:
             return
-        answer, payload = self.ask({"op": "close"}, payload_max=output_budget(self.limits) if self.output_dir else 0)
+        # a tar of output/ may take its cap, and room for every entry's headers
+        budget = self.limits.output_mib * 2**20 + (self.limits.output_files + 16) * 3 * 512 if self.output_dir else 0
+        answer, payload = self.ask({"op": "close"}, payload_max=budget)
         link, self.link = self.link, None
         with FarJail.lock:
             FarJail.idle.append(link)
@@ -250,14 +247,21 @@ class FarJail:
 
     def ask(self, header: dict, payload: bytes = b"", seconds: float = LINK_SLACK,
             payload_max: int = 0) -> tuple[dict, bytes]:
-        """A request to this jail's far side (opened first); a lost link is one line, JailError."""
+        """A request to this jail's far side (opened first). A lost link (closed; the run is resumable) or a refusal
+        (a jail that cannot start there, files it cannot unpack) ends the attempt with one line, JailError."""
         if self.link is None:
             self.open()
         try:
             answer, payload = self.link.ask(header, payload, seconds, payload_max)
         except LinkLost as lost:
-            self.lost(str(lost))
-        self.refuse(answer)
+            link, self.link = self.link, None
+            said = link.last_words()
+            link.close()
+            raise JailError(f"the far side ({shlex.join(self.command)}) was lost during {self.name}: {lost}"
+                            f"{f' ({said})' if said else ''}; finished attempts are kept and the same command "
+                            "resumes the run")
+        if "refused" in answer:
+            raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['refused']), 1000)}")
         return answer, payload
 
     def open(self) -> None:
@@ -267,25 +271,8 @@ class FarJail:
         readable = [Path(host) for host, _, writable in self.binds if not writable]
         header = {"op": "open", "name": self.name, "limits": vars(self.limits), "environment": self.environment,
                   "binds": [[inside, writable, host == str(self.output_dir)] for host, inside, writable in self.binds]}
-        self.ask(header, pack(readable, sum(map(bind_size, readable))), seconds=LINK_SLACK)
-
-    def refuse(self, answer: dict) -> None:
-        """What the far side refused (a jail that cannot start there, files it cannot unpack): one line, JailError."""
-        if "refused" in answer:
-            raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['refused']), 1000)}")
-
-    def lost(self, reason: str):
-        """The link is gone: close it, and end the attempt with one line (the run is resumable)."""
-        link, self.link = self.link, None
-        said = link.last_words()
-        link.close()
-        raise JailError(f"the far side ({shlex.join(self.command)}) was lost during {self.name}: {reason}"
-                        f"{f' ({said})' if said else ''}; finished attempts are kept and the same command resumes the run")
-
-
-def bind_size(path: Path) -> int:
-    """The bytes of data under a file or folder (no link followed): what its tar may carry."""
-    return path.stat().st_size if not path.is_dir() else sandbox.folder_usage(path, 10**9)[0]
+        size = sum(sandbox.folder_usage(path, 10**9)[0] if path.is_dir() else path.stat().st_size for path in readable)
+        self.ask(header, pack(readable, size), seconds=LINK_SLACK)
 
 
 def use(far: str | None) -> dict:
@@ -409,20 +396,16 @@ def serve(from_host: int, to_host: int) -> None:
     """Answer the host's frames until the link closes; then the open jail goes, with everything it started."""
     side = FarSide()
     try:
-        while True:
-            try:
-                header, payload = receive(from_host, 2**31)
-            except LinkLost:
-                return
+        while True:  # until the link is lost (receive, send)
+            header, payload = receive(from_host, 2**31)
             handler = getattr(side, str(header.get("op")), None) if header.get("op") in OPERATIONS else None
             try:
                 answer = handler(header, payload) if handler else ({"refused": f"no such request: {header.get('op')!r}"}, b"")
             except (JailError, OSError, KeyError, TypeError) as error:
                 answer = {"refused": f"{type(error).__name__}: {error}"}, b""
-            try:
-                send(to_host, *answer)
-            except LinkLost:
-                return
+            send(to_host, *answer)
+    except LinkLost:
+        return
     finally:
         side.close({}, b"")
 

