@@ -516,13 +516,11 @@ class Jail:
         time, {"status": "dead"} if the pipe closed, {"status": "garbled"} if what arrived cannot be a message."""
         messages = []
         while True:
-            message = parse_frame(self.result_buffer)
-            if message == "bad":
-                return {"status": "garbled"}
-            if message is not None:
+            while isinstance(message := parse_frame(self.result_buffer), tuple):
                 fields, self.result_buffer = message
                 messages.append(fields)
-                continue
+            if message == "bad":
+                return {"status": "garbled"}
             if messages:
                 return messages
             if not select.select([self.result_read], [], [], seconds)[0]:
@@ -879,7 +877,7 @@ def copy_tree(source: Path, target: Path, max_bytes: int) -> int:
                 up = os.open("..", DIRECTORY, dir_fd=into)
                 os.close(into)
                 into, depth = up, depth - 1
-            mode = stat.S_IMODE(info.st_mode) & 0o777
+            mode = info.st_mode & 0o777
             if stat.S_ISDIR(info.st_mode):
                 os.mkdir(name, mode | 0o700, dir_fd=into)
                 down = os.open(name, DIRECTORY, dir_fd=into)
