@@ -4,11 +4,10 @@ sandbox.Jail, unchanged, in a server (`pybench.py far-serve`, started by the hos
 attempt thread, for the whole run); the host's FarJail has Jail's interface and forwards each call. Every limit is
 enforced by the far side's jail; the host never runs a cell.
 
-The link is one byte stream each way: frames of a JSON header and a byte payload, each length-prefixed. The task's
-files go there in the payload of "open" (a tar of the jail's read-only binds: its inputs, and for a check the attempt's
-output/), and an attempt's output/ comes back in the payload of "close" (a tar, capped as the jail caps output/):
-never a shared mount. A far side that goes away, garbles a frame or stops answering ends the attempt with one line
-(a JailError); the run is resumable. Of the kit's own it imports sandbox (the jail, the output walks) and untrusted.
+The link is one byte stream each way, in frames; the jail's read-only binds go there as a tar in "open", its output/
+comes back as a tar in "close", never a shared mount (docs/jail.md, "On a far side"). A far side that goes away,
+garbles a frame or stops answering ends the attempt with one line (a JailError); the run is resumable. Of the kit's
+own it imports sandbox (the jail, the output walks), settings (the parser) and untrusted.
 """
 
 import atexit
@@ -18,6 +17,7 @@ import os
 import select
 import shlex
 import shutil
+import stat
 import subprocess
 import tarfile
 import tempfile
@@ -101,7 +101,7 @@ def pack(sources: list[Path], budget: int, names: list[str] | None = None) -> by
         for source, root in zip(sources, names or map(str, range(len(sources)))):
             if not source.is_dir():
                 with open(source, "rb") as handle:
-                    budget -= add_member(tar, root, os.fstat(handle.fileno()), handle, budget)
+                    budget -= add_member(tar, root, handle, budget)
                 continue
             if root != ".":
                 tar.addfile(directory_member(root))
@@ -118,8 +118,6 @@ def directory_member(name: str) -> tarfile.TarInfo:
 
 def add_entry(tar: tarfile.TarFile, fd: int, name: str, info: os.stat_result, path: str, budget: int) -> int:
     """One entry of a walked folder into tar: a folder, a link, a regular file (nothing else); the data bytes added."""
-    import stat
-
     if stat.S_ISDIR(info.st_mode):
         tar.addfile(directory_member(path))
     elif stat.S_ISLNK(info.st_mode):
@@ -132,12 +130,12 @@ def add_entry(tar: tarfile.TarFile, fd: int, name: str, info: os.stat_result, pa
         except OSError:
             return 0
         with handle:
-            return add_member(tar, path, os.fstat(handle.fileno()), handle, budget)
+            return add_member(tar, path, handle, budget)
     return 0
 
 
-def add_member(tar: tarfile.TarFile, path: str, info: os.stat_result, handle, budget: int) -> int:
-    member = tarfile.TarInfo(path)
+def add_member(tar: tarfile.TarFile, path: str, handle, budget: int) -> int:
+    member, info = tarfile.TarInfo(path), os.fstat(handle.fileno())
     member.size, member.mode, member.mtime = max(0, min(info.st_size, budget)), info.st_mode & 0o755, int(info.st_mtime)
     tar.addfile(member, handle)
     return member.size
@@ -155,11 +153,6 @@ def unpack(data: bytes, into: Path) -> list[str]:
             except (tarfile.TarError, OSError) as error:
                 refused.append(f"{for_record(member.name, 300)} ({type(error).__name__})")
     return refused
-
-
-def output_budget(limits: JailLimits) -> int:
-    """Bytes a tar of output/ may take on the link: its cap, and room for every entry's headers."""
-    return limits.output_mib * 2**20 + (limits.output_files + 16) * 3 * 512
 
 
 # --- the host's side: one link per attempt thread, a FarJail per jail -----------------------------------------------
@@ -242,7 +235,9 @@ class FarJail:
         """End the far jail; its output/ comes back into output_dir, its log into log_dir."""
         if self.link is None:
             return
-        answer, payload = self.ask({"op": "close"}, payload_max=output_budget(self.limits) if self.output_dir else 0)
+        # a tar of output/ may take its cap, and room for every entry's headers
+        budget = self.limits.output_mib * 2**20 + (self.limits.output_files + 16) * 3 * 512 if self.output_dir else 0
+        answer, payload = self.ask({"op": "close"}, payload_max=budget)
         link, self.link = self.link, None
         with FarJail.lock:
             FarJail.idle.append(link)
@@ -250,15 +245,23 @@ class FarJail:
         if self.output_dir and payload:
             unpack(payload, self.output_dir)
 
-    def ask(self, header: dict, seconds: float = LINK_SLACK, payload_max: int = 0) -> tuple[dict, bytes]:
-        """A request to this jail's far side (opened first); a lost link is one line, JailError."""
+    def ask(self, header: dict, payload: bytes = b"", seconds: float = LINK_SLACK,
+            payload_max: int = 0) -> tuple[dict, bytes]:
+        """A request to this jail's far side (opened first). A lost link (closed; the run is resumable) or a refusal
+        (a jail that cannot start there, files it cannot unpack) ends the attempt with one line, JailError."""
         if self.link is None:
             self.open()
         try:
-            answer, payload = self.link.ask(header, seconds=seconds, payload_max=payload_max)
+            answer, payload = self.link.ask(header, payload, seconds, payload_max)
         except LinkLost as lost:
-            self.lost(str(lost))
-        self.refuse(answer)
+            link, self.link = self.link, None
+            said = link.last_words()
+            link.close()
+            raise JailError(f"the far side ({shlex.join(self.command)}) was lost during {self.name}: {lost}"
+                            f"{f' ({said})' if said else ''}; finished attempts are kept and the same command "
+                            "resumes the run")
+        if "refused" in answer:
+            raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['refused']), 1000)}")
         return answer, payload
 
     def open(self) -> None:
@@ -268,29 +271,8 @@ class FarJail:
         readable = [Path(host) for host, _, writable in self.binds if not writable]
         header = {"op": "open", "name": self.name, "limits": vars(self.limits), "environment": self.environment,
                   "binds": [[inside, writable, host == str(self.output_dir)] for host, inside, writable in self.binds]}
-        try:
-            answer, _ = self.link.ask(header, pack(readable, sum(map(bind_size, readable))), seconds=LINK_SLACK)
-        except LinkLost as lost:
-            self.lost(str(lost))
-        self.refuse(answer)
-
-    def refuse(self, answer: dict) -> None:
-        """What the far side refused (a jail that cannot start there, files it cannot unpack): one line, JailError."""
-        if "refused" in answer:
-            raise JailError(f"on the far side ({shlex.join(self.command)}): {cut(str(answer['refused']), 1000)}")
-
-    def lost(self, reason: str):
-        """The link is gone: close it, and end the attempt with one line (the run is resumable)."""
-        link, self.link = self.link, None
-        said = link.last_words()
-        link.close()
-        raise JailError(f"the far side ({shlex.join(self.command)}) was lost during {self.name}: {reason}"
-                        f"{f' ({said})' if said else ''}; finished attempts are kept and the same command resumes the run")
-
-
-def bind_size(path: Path) -> int:
-    """The bytes of data under a file or folder (no link followed): what its tar may carry."""
-    return path.stat().st_size if not path.is_dir() else sandbox.folder_usage(path, 10**9)[0]
+        size = sum(sandbox.folder_usage(path, 10**9)[0] if path.is_dir() else path.stat().st_size for path in readable)
+        self.ask(header, pack(readable, size), seconds=LINK_SLACK)
 
 
 def use(far: str | None) -> dict:
@@ -372,18 +354,17 @@ class FarSide:
         if refused:
             shutil.rmtree(self.folder, ignore_errors=True)
             return {"refused": f"the task's files could not be unpacked: {', '.join(refused[:5])}"}, b""
-        binds, inputs = [], iter(range(len(header["binds"])))
+        binds, inputs, limits = [], iter(range(len(header["binds"]))), JailLimits(**header["limits"])
         for inside, writable, is_output in header["binds"]:
             if writable:
                 source = self.folder / ("output" if is_output else f"w{len(binds)}")
                 source.mkdir()
-                if os.geteuid() == 0 and not sandbox.mount_output(source, JailLimits(**header["limits"])):
+                if os.geteuid() == 0 and not sandbox.mount_output(source, limits):
                     os.chown(source, 65534, 65534)
                 self.output = source if is_output else self.output
             else:
                 source = self.folder / "in" / str(next(inputs))
             binds.append((str(source), inside, writable))
-        limits = JailLimits(**header["limits"])
         self.jail = Jail(header["name"], binds, limits, self.folder / "logs", self.output, header["environment"])
         return {}, b""
 
@@ -400,10 +381,8 @@ class FarSide:
             return {}, b""
         jail, self.jail = self.jail, None
         jail.kill()
-        answer, data = {"log": ""}, b""
-        with_log = self.folder / "logs" / f"{jail.name}.log"
-        if with_log.is_file():
-            answer["log"] = cut(with_log.read_text(errors="replace"), 100_000)
+        log, data = self.folder / "logs" / f"{jail.name}.log", b""
+        answer = {"log": cut(log.read_text(errors="replace"), 100_000) if log.is_file() else ""}
         if self.output is not None:
             sandbox.tidy_output(self.output)
             data = pack([self.output], jail.limits.output_mib * 2**20, ["."])
@@ -417,20 +396,16 @@ def serve(from_host: int, to_host: int) -> None:
     """Answer the host's frames until the link closes; then the open jail goes, with everything it started."""
     side = FarSide()
     try:
-        while True:
-            try:
-                header, payload = receive(from_host, 2**31)
-            except LinkLost:
-                return
+        while True:  # until the link is lost (receive, send)
+            header, payload = receive(from_host, 2**31)
             handler = getattr(side, str(header.get("op")), None) if header.get("op") in OPERATIONS else None
             try:
                 answer = handler(header, payload) if handler else ({"refused": f"no such request: {header.get('op')!r}"}, b"")
             except (JailError, OSError, KeyError, TypeError) as error:
                 answer = {"refused": f"{type(error).__name__}: {error}"}, b""
-            try:
-                send(to_host, *answer)
-            except LinkLost:
-                return
+            send(to_host, *answer)
+    except LinkLost:
+        return
     finally:
         side.close({}, b"")
 

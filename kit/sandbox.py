@@ -80,10 +80,9 @@ def jail_environment(name: str) -> JailEnvironment:
 
 def usable_cpus(proc_cgroup: Path = Path("/proc/self/cgroup"), cgroup_root: Path = Path("/sys/fs/cgroup"),
                 environ=os.environ) -> tuple[int, str]:
-    """How many CPUs this process may use, and which limit said so: its affinity mask (taskset, a container's or a
-    Slurm job's cpuset), capped by its cgroup's CPU quota (whole CPUs, at least one) and by a Slurm job's
-    allocation (SLURM_CPUS_PER_TASK, SLURM_CPUS_ON_NODE, SLURM_JOB_CPUS_PER_NODE: a site whose task plugin sets no
-    cpuset still says how many CPUs the job has). os.cpu_count() counts every core of the machine instead."""
+    """How many CPUs this process may use, and which limit said so: its affinity mask (taskset, a cpuset), capped by
+    its cgroup's CPU quota (whole CPUs, at least one) and by a Slurm job's allocation (a site whose task plugin sets
+    no cpuset still says how many CPUs the job has); os.cpu_count() counts every core of the machine instead."""
     limits = [(len(os.sched_getaffinity(0)), "its affinity mask")]
     quota = cgroup_cpu_quota(proc_cgroup, cgroup_root)
     if quota is not None:
@@ -98,11 +97,9 @@ def usable_cpus(proc_cgroup: Path = Path("/proc/self/cgroup"), cgroup_root: Path
 
 def model_threads(wanted: int | None, model: bool = True, stat: Path = Path("/proc/stat"), seconds: float = 0.5) -> tuple[int, str]:
     """A run's threads and why: --threads as given, else the CPUs this process may use, fewer, when it loads a model,
-    where other processes keep some of them busy now (a replay's jails need no reading of the load). llama.cpp's threads wait for each other at every step of a token (ggml's
-    barriers, spinning under OpenMP): a thread sharing its CPU with a busy process holds every step up, and a
-    2-task run of the embedded model on 2 cores took 307 s beside `while 1: pass` at 2 threads, 64 s at 1 (40 s
-    quiet: docs/parallel.md). Busy is read off /proc/stat over `seconds`, while this process sleeps: the idle share of each CPU in its
-    affinity mask; a CPU counts as taken when more than half of one is."""
+    where other processes keep some of them busy now (a replay's jails need no reading of the load): llama.cpp's
+    threads wait for each other at every step of a token, so one sharing its CPU holds every step up
+    (docs/parallel.md). A CPU counts as taken when more than half of it was busy over `seconds` (idle_cpus)."""
     if wanted:
         return wanted, "--threads"
     cpus, why = usable_cpus()
@@ -146,12 +143,8 @@ def cgroup_cpu_quota(proc_cgroup: Path, cgroup_root: Path) -> float | None:
     except OSError:
         return None
     for controllers, path in own.items():
-        if controllers == "":
-            hierarchies = [(cgroup_root, "cpu.max")]
-        elif "cpu" in controllers.split(","):
-            hierarchies = [(cgroup_root / name, "cpu.cfs_quota_us") for name in ("cpu", "cpu,cpuacct", "cpuacct,cpu")]
-        else:
-            continue
+        v1 = [(cgroup_root / name, "cpu.cfs_quota_us") for name in ("cpu", "cpu,cpuacct", "cpuacct,cpu")]
+        hierarchies = [(cgroup_root, "cpu.max")] if controllers == "" else v1 if "cpu" in controllers.split(",") else []
         for base, name in hierarchies:
             cgroup = base / path
             # in a container the path may name a cgroup outside its view: the folders that exist are read, up to base
@@ -222,9 +215,8 @@ def repository_limits(limits: JailLimits, wall_seconds: float, tmp_mib: int = RE
     """The limits of a jail running a repository's code for at most wall_seconds a call: Debian's /etc files, a /tmp of
     tmp_mib, and a CPU-time limit of the wall limit times the CPUs this process may use (a process whose threads keep
     every CPU busy meets the wall limit first, not SIGXCPU)."""
-    cpus = usable_cpus()[0]
     return replace(limits, cell_timeout=max(limits.cell_timeout, wall_seconds + 30.0), tmp_mib=tmp_mib,
-                   cpu_seconds=int(wall_seconds * cpus) + 1, system_etc=True)
+                   cpu_seconds=int(wall_seconds * usable_cpus()[0]) + 1, system_etc=True)
 
 
 OUTPUT_POLL = 0.25                  # seconds between two looks at ./output/'s size
@@ -509,35 +501,26 @@ class Jail:
         self.result_buffer = b""
         if self.output_dir:
             self.stop_watching = threading.Event()
-            self.watcher = threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True)
-            self.watcher.start()
-        if not self.worker_ready():
-            self.kill()
-            lines = [line for line in log_path.read_text(errors="replace").splitlines() if "[E]" in line or "[F]" in line or "error" in line.lower()]
-            raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
-
-    def worker_ready(self) -> bool:
-        """Whether a new worker said it is ready within WORKER_START seconds (not once it is gone or garbled its channel)."""
-        deadline = time.monotonic() + WORKER_START
-        while True:
-            messages = self.read_messages(max(0.0, deadline - time.monotonic()))
-            if not isinstance(messages, list):
-                return False
+            threading.Thread(target=self.watch_output, args=(self.process, self.stop_watching), daemon=True).start()
+        deadline = time.monotonic() + WORKER_START  # for the worker to say it is ready (not once it is gone or garbled)
+        while isinstance(messages := self.read_messages(max(0.0, deadline - time.monotonic())), list):
             if ["ready", "status", "ready"] in messages:
-                return True
+                return
+        self.kill()
+        lines = [line for line in log_path.read_text(errors="replace").splitlines()
+                 if "[E]" in line or "[F]" in line or "error" in line.lower()]
+        raise JailError(f"the jail did not start ({'; '.join(lines[-3:]) or 'no log'}); see {log_path}")
 
     def read_messages(self, seconds: float):
         """The whole messages on the result pipe within seconds: a list (possibly empty), None if nothing came in
         time, {"status": "dead"} if the pipe closed, {"status": "garbled"} if what arrived cannot be a message."""
         messages = []
         while True:
-            message = parse_frame(self.result_buffer)
-            if message == "bad":
-                return {"status": "garbled"}
-            if message is not None:
+            while isinstance(message := parse_frame(self.result_buffer), tuple):
                 fields, self.result_buffer = message
                 messages.append(fields)
-                continue
+            if message == "bad":
+                return {"status": "garbled"}
             if messages:
                 return messages
             if not select.select([self.result_read], [], [], seconds)[0]:
@@ -616,11 +599,9 @@ class Jail:
 
     def run(self, code: str, timeout: float | None = None, call: str = "") -> CellResult:
         """Run one cell (or, with call, one of the kit's own functions); its output, error, and what it took to stop it.
-        A cell is over when three things have happened: its result came, its end-of-output marker came after it, and
-        the host sees the worker's main thread blocked reading its next command (worker_waiting). Exactly one message
-        may come for a cell in that time: a second one, or one with another token, was written by the cell or by
-        something it left running, so none is accepted and the worker is restarted. What this does not catch (a cell
-        that takes the worker's place, or the cell's own word on its status) is in docs/jail.md, "The channel"."""
+        A cell is over when its result came, its end-of-output marker came after it, and the worker's main thread is
+        blocked reading its next command (worker_waiting); a second message, or one with another token, restarts the
+        worker: what that catches and what it does not is in docs/jail.md, "The channel"."""
         if self.kernel_died:
             return self.kernel_death()
         if self.process is None:
@@ -638,8 +619,8 @@ class Jail:
         deadline, interrupted, result, ended, forged = time.monotonic() + timeout, False, None, False, False
         watched = [self.output_fd, self.result_read]
         while not (result is not None and ended and self.worker_waiting()):
-            wait = max(0.0, deadline - time.monotonic()) if result is None or not ended else min(0.0002, max(0.0, deadline - time.monotonic()))
-            readable = select.select(watched, [], [], wait)[0]
+            left = max(0.0, deadline - time.monotonic())
+            readable = select.select(watched, [], [], left if result is None or not ended else min(0.0002, left))[0]
             if self.output_fd in readable:
                 chunk = os.read(self.output_fd, 65536)
                 if chunk:
@@ -819,8 +800,7 @@ def walk_tree(root: Path, remove: bool = False):
                 up = os.open("..", DIRECTORY, dir_fd=fd)
                 os.close(fd)
                 fd = up
-                info = os.fstat(fd)
-                if (info.st_dev, info.st_ino) != (stack[-1][0].st_dev, stack[-1][0].st_ino):
+                if not os.path.samestat(os.fstat(fd), stack[-1][0]):
                     return  # the tree moved under us
                 left = parts.pop()
                 if remove:
@@ -853,7 +833,7 @@ def walk_tree(root: Path, remove: bool = False):
             except OSError:
                 continue
             opened = os.fstat(down)
-            if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+            if not os.path.samestat(opened, info):
                 os.close(down)
                 continue
             try:
@@ -897,7 +877,7 @@ def copy_tree(source: Path, target: Path, max_bytes: int) -> int:
                 up = os.open("..", DIRECTORY, dir_fd=into)
                 os.close(into)
                 into, depth = up, depth - 1
-            mode = stat.S_IMODE(info.st_mode) & 0o777
+            mode = info.st_mode & 0o777
             if stat.S_ISDIR(info.st_mode):
                 os.mkdir(name, mode | 0o700, dir_fd=into)
                 down = os.open(name, DIRECTORY, dir_fd=into)
@@ -1017,11 +997,9 @@ class BoundedOutput:
         self.keep, self.head, self.tail, self.dropped = keep, bytearray(), bytearray(), 0
 
     def add(self, chunk: bytes) -> None:
-        if len(self.head) < self.keep:
-            room = self.keep - len(self.head)
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail += chunk
+        room = self.keep - len(self.head)  # never below 0: head grows only up to keep
+        self.head += chunk[:room]
+        self.tail += chunk[room:]
         if len(self.tail) > self.keep + 4096:
             cut = len(self.tail) - self.keep
             self.dropped += cut
