@@ -332,10 +332,6 @@ class TaskRun:
         """The final assistant reply (the last one, if the turn limit ended the task)."""
         return next((message["content"] for message in reversed(self.messages) if message["role"] == "assistant"), "")
 
-    @property
-    def cells(self) -> int:
-        return sum(code is not None for code in self.code)
-
     def take(self, reply: Reply) -> None:
         """Add the model's reply; run its code and add the interpreter's answer, or end the task."""
         self.prompt_tokens += reply.prompt_tokens
@@ -561,8 +557,9 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
         if agent_done is not None:
             agent_done.set()
     verdict = score(task, run, log_dir) if score else Verdict(*run_check(task, run, log_dir))
+    cells = sum(code is not None for code in run.code)
     return Result(task.id, task.category, sample, seed, verdict.passed, for_record(verdict.reason, 2000), task.caveats + verdict.caveats,
-                  run.turns, run.ended_by, run.cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
+                  run.turns, run.ended_by, cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
                   run.completion_tokens, str(output), removed, run.messages, run.code, run.printed,
                   own=({"parts": run.parts} if run.parts else {}) | verdict.own, prompt_tokens_evaluated=run.prompt_evaluated or None,
                   prompt_tokens_shared=run.prompt_shared if run.prompt_evaluated else None)
