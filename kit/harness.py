@@ -478,12 +478,10 @@ class Verdict:
 
 @dataclass
 class Result:
-    """One finished attempt: one line of results.jsonl, written by every benchmark and read by the report and grade.
-    Fields an older or hand-made line lacks take their defaults; the optional fields at the end are written only
-    when set. A benchmark's own fields live in `own`, written as keys of the same line after the core's and read back
-    into `own` (every key the core does not name): the original PyBench's "corrected" (our corrected check's verdict)
-    and "own_output" (its test seeing only the attempt's own ./output/), ML-Bench's "mlbench" (its answer, static
-    verdict, outcome and its own verdict), grade's "task" and "submission" (id is then the submission's label)."""
+    """One finished attempt: one line of results.jsonl, written by every benchmark and read by the report and grade
+    (docs/runs.md names its fields). Fields an older or hand-made line lacks take their defaults; the optional fields
+    at the end are written only when set; a benchmark's own fields, keys of the same line after the core's, are read
+    back into `own` (every key the core does not name)."""
     id: str
     category: str = ""                # absent in the oldest runs: counted overall, in a column of its own
     sample: int = 0
@@ -780,12 +778,9 @@ class Progress:
     speed: float = 0.0        # tokens/s generating `parallel` attempts at once, as a probe measured it before the first
 
     def eta(self) -> float | None:
-        """Seconds left, or None before anything can be measured. An attempt is expected to take the mean of the
-        finished attempts' tokens and the prior (which counts as one attempt, so it fades as attempts end), and at
-        least what the attempts in flight have generated on average. What is left: that many tokens for each waiting
-        attempt and, for those in flight, what they have not generated yet; at tokens_per_second, which is `parallel`
-        attempts' together (before the first tokens, the probe's speed): when fewer attempts are left than run at
-        once, the time stretches by the slots left idle. A replay: the seconds per finished attempt so far."""
+        """Seconds left, or None before anything can be measured: docs/runs.md's estimate (its progress line and ETA),
+        from the tokens each attempt left is expected to take, at tokens_per_second (before the first tokens, the
+        probe's speed); a replay: the seconds per finished attempt so far."""
         left = self.in_flight + self.waiting
         if left == 0:
             return 0.0
