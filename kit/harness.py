@@ -633,8 +633,7 @@ def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     hold_lock(run_dir / "lock", lambda pid: f"--out {run_dir} is in use by another pybench run (pid {pid}); wait for it to "
               "end, or choose another --out")  # held until the run's process ends
-    earlier = read_manifest(run_dir)
-    if earlier:
+    if earlier := read_manifest(run_dir):
         changed = [key for key in manifest["resume_keys"] if earlier.get(key) != manifest.get(key)]
         if changed and not force:
             raise UsageError(f"--out {run_dir} holds a run with different {', '.join(changed)}: choose another --out, "

@@ -99,8 +99,7 @@ def read_replays(path: Path, expect: str | None, task_id: str | None = None) -> 
             raise UsageError(f"{where}: a replay for task {record['id']!r}, not for {task_id!r}")
         if not is_replay_line(record):
             raise UsageError(f"{where}: expected {ReplayModel.EXPECTED}")
-        record.setdefault("expect", expect)
-        if record["expect"] not in ("pass", "fail"):
+        if record.setdefault("expect", expect) not in ("pass", "fail"):
             raise UsageError(f"{where}: field 'expect' must be \"pass\" or \"fail\"")
         records.append(record | {"source": f"{path.parent.name}/{path.name}:{number}", "kind": str(record.get("kind") or path.stem)})
     return records
