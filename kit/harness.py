@@ -885,8 +885,9 @@ RIFF_KINDS = {b"WAVE": "wav", b"WEBP": "webp", b"AVI ": "avi"}  # a RIFF contain
 
 
 def file_kind(head: bytes) -> str:
-    """What a file is by its first bytes (the first 12 tell every kind here), "" for none of the kinds here. Nothing
-    past these bytes is parsed: a file an agent wrote is never handed to an image or table library on the host."""
+    """What a file is by its first bytes (the first 12 tell every kind here): png, jpeg, gif, webp, pdf, zip, mp3,
+    matroska, wav, avi, mp4, gguf or pickle; "" for none of them. Nothing past these bytes is parsed: a file an agent
+    wrote is never handed to an image or table library on the host."""
     if kind := next((kind for magic, kind in MAGIC if head.startswith(magic)), ""):
         return kind
     if head[:4] == b"RIFF" and head[8:12] in RIFF_KINDS:
