@@ -2,18 +2,22 @@
 jail), checks in a jail of their own, one result record per attempt, the run directory and its resume, the
 scheduler that keeps several attempts in flight on one model, and the Benchmark record through which pybench.py
 runs each benchmark (one module per benchmark beside this one, each ending in its BENCHMARK).
-
-It imports the engine only for the model seam (engine.Model, engine.Reply), the sandbox for the jails, settings for
-what a benchmark is given (Settings) and untrusted for what an attempt writes into records.
 """
 
 import ast
 import difflib
+import fcntl
 import functools
+import hashlib
+import importlib.metadata
 import json
 import math
 import os
+import platform
+import queue
 import re
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -78,11 +82,10 @@ def jsonl_records(path: Path, finished_only: bool = False, advice: str = "") -> 
     lines = path.read_text(encoding="utf-8").split("\n")
     records = []
     for number, line in enumerate(lines[:-1] if finished_only else lines, 1):
-        if not line.strip():
-            continue
         where = f"{path}, line {number}"
         try:
-            records.append((where, json.loads(line)))
+            if line.strip():
+                records.append((where, json.loads(line)))
         except json.JSONDecodeError as error:
             raise UsageError(f"{where}: not valid JSON: {json_error_place(error, 'column', error.colno)}{advice}") from None
     return records
@@ -114,8 +117,7 @@ def select_tasks(tasks: list[Task], only: str | None, category: str | None, limi
     if only:
         wanted = [part.strip() for part in only.split(",") if part.strip()]
         known = {task.id for task in tasks}
-        unknown = [task_id for task_id in wanted if task_id not in known]
-        if unknown:
+        if unknown := [task_id for task_id in wanted if task_id not in known]:
             near = sorted({close for task_id in unknown for close in [known_id for known_id in known if numbered(known_id) == numbered(task_id)]
                            or difflib.get_close_matches(task_id, known, n=3)})
             raise UsageError(f"--only: no task with id {', '.join(unknown)} in the tasks file"
@@ -283,9 +285,7 @@ class Conversation:
         return self.answer_to(self.printed(cell))
 
     def answer_to(self, printed: str) -> str:
-        if not printed and not self.code_start:
-            return NO_OUTPUT
-        return self.interpreter_prefix + printed
+        return NO_OUTPUT if not printed and not self.code_start else self.interpreter_prefix + printed
 
 
 def newest_figures(records: list[dict]) -> list[dict]:
@@ -332,10 +332,6 @@ class TaskRun:
         """The final assistant reply (the last one, if the turn limit ended the task)."""
         return next((message["content"] for message in reversed(self.messages) if message["role"] == "assistant"), "")
 
-    @property
-    def cells(self) -> int:
-        return sum(code is not None for code in self.code)
-
     def take(self, reply: Reply) -> None:
         """Add the model's reply; run its code and add the interpreter's answer, or end the task."""
         self.prompt_tokens += reply.prompt_tokens
@@ -348,19 +344,17 @@ class TaskRun:
         self.messages.append({"role": "assistant", "content": reply.text})
         code = self.conversation.code_in(reply.text)
         self.code.append(code)
-        if code is None:
-            self.printed.append(None)
-            going_on = self.conversation.go_on(reply.text)
-            if going_on is None:
-                self.ended_by = "final answer"
-                return
-            self.messages.append({"role": "user", "content": going_on})
+        if code is None:  # the user's answer: go_on's, or none (the reply is the final answer)
+            printed, answer = None, self.conversation.go_on(reply.text)
         else:
             cell, printed, answer = self.conversation.turn(self.jail, code)
             self.restarts += cell.status == "restarted"
             self.figures = newest_figures(self.figures + cell.figures)
-            self.printed.append(printed)
-            self.messages.append({"role": "user", "content": answer})
+        self.printed.append(printed)
+        if answer is None:
+            self.ended_by = "final answer"
+            return
+        self.messages.append({"role": "user", "content": answer})
         if self.turns >= self.max_turns:
             self.ended_by = "turn limit"
 
@@ -484,12 +478,10 @@ class Verdict:
 
 @dataclass
 class Result:
-    """One finished attempt: one line of results.jsonl, written by every benchmark and read by the report and grade.
-    Fields an older or hand-made line lacks take their defaults; the optional fields at the end are written only
-    when set. A benchmark's own fields live in `own`, written as keys of the same line after the core's and read back
-    into `own` (every key the core does not name): the original PyBench's "corrected" (our corrected check's verdict)
-    and "own_output" (its test seeing only the attempt's own ./output/), ML-Bench's "mlbench" (its answer, static
-    verdict, outcome and its own verdict), grade's "task" and "submission" (id is then the submission's label)."""
+    """One finished attempt: one line of results.jsonl, written by every benchmark and read by the report and grade
+    (docs/runs.md names its fields). Fields an older or hand-made line lacks take their defaults; the optional fields
+    at the end are written only when set; a benchmark's own fields, keys of the same line after the core's, are read
+    back into `own` (every key the core does not name)."""
     id: str
     category: str = ""                # absent in the oldest runs: counted overall, in a column of its own
     sample: int = 0
@@ -563,8 +555,9 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
         if agent_done is not None:
             agent_done.set()
     verdict = score(task, run, log_dir) if score else Verdict(*run_check(task, run, log_dir))
+    cells = sum(code is not None for code in run.code)
     return Result(task.id, task.category, sample, seed, verdict.passed, for_record(verdict.reason, 2000), task.caveats + verdict.caveats,
-                  run.turns, run.ended_by, run.cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
+                  run.turns, run.ended_by, cells, run.restarts, round(time.monotonic() - run.started, 3), run.prompt_tokens,
                   run.completion_tokens, str(output), removed, run.messages, run.code, run.printed,
                   own=({"parts": run.parts} if run.parts else {}) | verdict.own, prompt_tokens_evaluated=run.prompt_evaluated or None,
                   prompt_tokens_shared=run.prompt_shared if run.prompt_evaluated else None)
@@ -600,8 +593,6 @@ def drop_torn_line(path: Path) -> None:
 
 
 def sha256_of(path: Path) -> str:
-    import hashlib
-
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
@@ -609,8 +600,6 @@ def sha256_of(path: Path) -> str:
 def suite_digest(root: Path, listed: list[Path], tasks: list[Task]) -> str:
     """sha256 over the files that define a suite (listed: its tasks file, or an original checkout's task.json and
     config), every input file the tasks use, and every check module; paths relative to the suite's root."""
-    import hashlib
-
     inputs = sorted({path for task in tasks for path in task.inputs.values()})
     checks = sorted({path for task in tasks for path in task.checks_dir.glob("*.py")})
     digest = hashlib.sha256()
@@ -620,12 +609,9 @@ def suite_digest(root: Path, listed: list[Path], tasks: list[Task]) -> str:
 
 
 def check_output_folder(folder: Path, flag: str) -> None:
-    """Refuse, before anything is loaded or written, an output folder (named by flag: --out, report --out, ...) that
-    cannot be made or written to: a file, a link to nothing, a path below a file, a place where no folder can be made
-    (/proc, a read-only disk, no permission). The nearest folder that exists is tried by making a folder in it and
-    removing it again. A UsageError: one line naming the folder and what to do."""
-    import tempfile
-
+    """Refuse (a UsageError naming the folder and what to do), before anything is loaded or written, an output folder
+    (named by flag: --out, report --out, ...) that cannot be made or written to: a file, a link to nothing, a path
+    below a file, a place where no folder can be made (/proc, a read-only disk, no permission; tried in the nearest)."""
     folder = Path(os.path.abspath(folder))
     existing = next(path for path in (folder, *folder.parents) if os.path.lexists(path))
     if existing.is_symlink() and not existing.exists():
@@ -647,8 +633,7 @@ def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     hold_lock(run_dir / "lock", lambda pid: f"--out {run_dir} is in use by another pybench run (pid {pid}); wait for it to "
               "end, or choose another --out")  # held until the run's process ends
-    earlier = read_manifest(run_dir)
-    if earlier:
+    if earlier := read_manifest(run_dir):
         changed = [key for key in manifest["resume_keys"] if earlier.get(key) != manifest.get(key)]
         if changed and not force:
             raise UsageError(f"--out {run_dir} holds a run with different {', '.join(changed)}: choose another --out, "
@@ -662,8 +647,6 @@ def open_run_dir(run_dir: Path, manifest: dict, force: bool) -> None:
 def hold_lock(path: Path, busy: Callable[[str], str]) -> int:
     """The one file lock: an flock on path, held until its descriptor (returned) is closed or this process ends (kill -9
     included, so a restart after a crash finds it free). A second holder stops with busy(the holder's pid)."""
-    import fcntl
-
     lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -695,10 +678,6 @@ def make_manifest(benchmark: str, tasks_path: Path, suite_sha256: str, tasks: li
                   **facts) -> dict:
     """Everything a run (or a class's grading) depends on, so that a result can be traced to its suite, settings, jail,
     installed packages and machine; facts: what the caller adds (the model and its device, slurm's job)."""
-    import importlib.metadata
-    import platform
-    import sys
-
     packages = {}
     for name in requirement_pins():
         try:
@@ -741,8 +720,6 @@ def run_attempts(attempts: list, parallel: int, model, attempt, tick):
     attempt runs a cell or its check, the others go on generating. tick(in_flight) is called twice a second. Ctrl-C (or
     an error in an attempt) ends the replies in progress, kills the cells running, and drops the unfinished attempts:
     they are run again on resume."""
-    import queue
-
     todo, finished, stopping = queue.SimpleQueue(), queue.SimpleQueue(), threading.Event()
     for item in attempts:
         todo.put(item)
@@ -800,13 +777,9 @@ class Progress:
     speed: float = 0.0        # tokens/s generating `parallel` attempts at once, as a probe measured it before the first
 
     def eta(self) -> float | None:
-        """Seconds left, or None before anything can be measured. An attempt is expected to take the mean of the
-        finished attempts' tokens and the prior (which counts as one attempt, so it fades as attempts end), and at
-        least what the attempts in flight have generated on average. What is left: that many tokens for each waiting
-        attempt and, for those in flight, what they have not generated yet; at tokens_per_second, which is `parallel`
-        attempts' together: when fewer attempts are left than run at once, the time stretches by the slots left
-        idle. Before the first tokens' pace is known: the probe's speed. A model that counts no tokens (a replay): the
-        seconds per finished attempt so far."""
+        """Seconds left, or None before anything can be measured: docs/runs.md's estimate (its progress line and ETA),
+        from the tokens each attempt left is expected to take, at tokens_per_second (before the first tokens, the
+        probe's speed); a replay: the seconds per finished attempt so far."""
         left = self.in_flight + self.waiting
         if left == 0:
             return 0.0
@@ -915,9 +888,8 @@ def file_kind(head: bytes) -> str:
     """What a file is by its first bytes (the first 12 tell every kind here): png, jpeg, gif, webp, pdf, zip, mp3,
     matroska, wav, avi, mp4, gguf or pickle; "" for none of them. Nothing past these bytes is parsed: a file an agent
     wrote is never handed to an image or table library on the host."""
-    for magic, kind in MAGIC:
-        if head.startswith(magic):
-            return kind
+    if kind := next((kind for magic, kind in MAGIC if head.startswith(magic)), ""):
+        return kind
     if head[:4] == b"RIFF" and head[8:12] in RIFF_KINDS:
         return RIFF_KINDS[head[8:12]]
     if head[4:8] == b"ftyp":

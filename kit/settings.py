@@ -138,9 +138,9 @@ def add_flags(parser: argparse.ArgumentParser, *names: str, container=None) -> N
                                            **item.metadata["argparse"])
 
 
-def run_parser(prog: str = "pybench.py", **options) -> OneLineParser:
+def run_parser(**options) -> OneLineParser:
     """The run's parser, a flag per field of Settings, in their order; the source flags exclusive, ML-Bench's grouped."""
-    parser = OneLineParser(prog=prog, **options)
+    parser = OneLineParser(prog="pybench.py", **options)
     source, groups = parser.add_mutually_exclusive_group(), {}
     for item in dataclasses.fields(Settings):
         group = item.metadata["group"]
@@ -149,9 +149,8 @@ def run_parser(prog: str = "pybench.py", **options) -> OneLineParser:
     return parser
 
 
-def parse(argv: list[str], parser: argparse.ArgumentParser | None = None) -> Settings:
+def parse(argv: list[str], parser: argparse.ArgumentParser) -> Settings:
     """The command line as Settings, each value checked (one line, exit 2, if wrong)."""
-    parser = parser or run_parser()
     values = vars(parser.parse_args(argv))
     check(parser, values)
     values["repo_python"] = tuple(values["repo_python"]) if values["repo_python"] else None

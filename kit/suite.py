@@ -23,21 +23,19 @@ from kit.untrusted import for_terminal
 __all__ = ["BENCHMARK", "load_tasks", "task_from_record", "read_replays", "solution_rounds", "validate"]
 
 
-
 # --- the suite: a tasks.jsonl, its files/ and checks/ --------------------------------------------------------------
 
 def load_tasks(tasks_path: Path) -> list[Task]:
     """Read and validate a tasks.jsonl; its files/ and checks/ folders sit beside it."""
-    tasks, seen, defined = [], set(), {}
+    tasks, defined = {}, {}
     for where, record in task_records(tasks_path):
         task = task_from_record(record, where, tasks_path, defined)
-        if task.id in seen:
+        if task.id in tasks:
             raise UsageError(f"{where}: field 'id' {task.id!r} is used twice")
-        seen.add(task.id)
-        tasks.append(task)
+        tasks[task.id] = task
     if not tasks:
         raise UsageError(f"tasks file {tasks_path} holds no tasks")
-    return tasks
+    return list(tasks.values())
 
 
 def task_records(tasks_path: Path, advice: str = "give --tasks a tasks.jsonl") -> list[tuple[str, object]]:
@@ -101,8 +99,7 @@ def read_replays(path: Path, expect: str | None, task_id: str | None = None) -> 
             raise UsageError(f"{where}: a replay for task {record['id']!r}, not for {task_id!r}")
         if not is_replay_line(record):
             raise UsageError(f"{where}: expected {ReplayModel.EXPECTED}")
-        record.setdefault("expect", expect)
-        if record["expect"] not in ("pass", "fail"):
+        if record.setdefault("expect", expect) not in ("pass", "fail"):
             raise UsageError(f"{where}: field 'expect' must be \"pass\" or \"fail\"")
         records.append(record | {"source": f"{path.parent.name}/{path.name}:{number}", "kind": str(record.get("kind") or path.stem)})
     return records
@@ -193,8 +190,7 @@ def validate(tasks_path: Path, keep: Path | None, only: set[str] | None = None) 
         found += unimportable_in(task.checks_dir, task.check_module, task.environment)
         tasks[task.id] = task
     records = read_replays(checks_dir / "reference.jsonl", "pass") + read_replays(checks_dir / "wrong.jsonl", "fail")
-    for path in sorted((checks_dir / "solutions").glob("*.jsonl")):
-        records += read_replays(path, None)
+    records += [r for path in sorted((checks_dir / "solutions").glob("*.jsonl")) for r in read_replays(path, None)]
     if only:
         if unknown := sorted(only - set(problems)):
             raise UsageError(f"validate --only: no task {', '.join(map(repr, unknown))} in {tasks_path}")

@@ -27,6 +27,7 @@ page needs them.
 """
 
 import base64
+import csv
 import hashlib
 import os
 import re
@@ -162,14 +163,11 @@ def data_uri(kind: str, data: bytes):
 
 # --- a model's prompt ----------------------------------------------------------------------------------------------
 
-QUOTE_INDENT = "    "
-
-
 def for_prompt(text: str, keep: int) -> str:
     """Material quoted in a prompt: stripped, cut to `keep` characters, made visible, and every line indented by four
     spaces, so that no line of it can start like a line of the prompt's own (a heading, `Verdict:`, a fence)."""
     lines = visible(cut(str(text).strip(), keep)).split("\n")
-    return "\n".join(QUOTE_INDENT + line if line.strip() else "" for line in lines)
+    return "\n".join(f"    {line}" if line.strip() else "" for line in lines)
 
 
 # --- spreadsheets --------------------------------------------------------------------------------------------------
@@ -187,8 +185,6 @@ def for_csv(text: str, reveal: bool = True) -> str:
 
 def write_csv(path, rows, reveal: bool = True) -> None:
     """A CSV file (UTF-8) of rows, every cell through for_csv."""
-    import csv
-
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         for row in rows:
