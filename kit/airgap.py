@@ -325,8 +325,7 @@ def user_file_sources(options: argparse.Namespace) -> list[tuple[str, Path]]:
             raise UsageError(f"{USER_FILES[folder]} {path}: no such {kind}")
     if options.original and not (options.original / original_pybench.ORIGINAL_TASKS).is_file():
         raise UsageError(f"--original {options.original}: no {original_pybench.ORIGINAL_TASKS} in it (not a checkout of the original PyBench)")
-    names = [path.name for folder, path in sources if folder == "models"]
-    if len(set(names)) < len(names):
+    if len({path.name for path in options.model}) < len(options.model):
         raise UsageError("--model: two files with the same name")
     return sources
 
@@ -423,7 +422,7 @@ def deb_installed(package: str) -> bool:
     return ran.returncode == 0 and ran.stdout.endswith("install ok installed")
 
 
-def open_pack(source: Path, for_tests: bool, expect: str | None = None) -> Pack:
+def open_pack(source: Path, for_tests: bool, expect: str | None) -> Pack:
     """Check the pack (verified_pack, against the sha256 of PACK.json the user carried apart, expect), then what the
     system packages need; refuse it with one line (UsageError) before anything is installed. Then pip, in this process
     and its children, reads the pack alone."""
