@@ -357,8 +357,7 @@ class Pack:
         """files, once each passed deb_refusal; else UsageError, before any reaches dpkg."""
         architecture = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip()
         for path in files:
-            refusal = deb_refusal(path, self.manifest["files"][f"debs/{path.name}"], architecture)
-            if refusal:
+            if refusal := deb_refusal(path, self.manifest["files"][f"debs/{path.name}"], architecture):
                 raise UsageError(f"{self.source}: {refusal}; nothing was given to dpkg: copy the pack again from its maker")
         return files
 
@@ -482,8 +481,7 @@ def verified_pack(root: Path, source: Path, for_tests: bool, expect: str | None 
         raise UsageError(f"{manifest_path}: not a PACK.json this kit reads ({type(error).__name__}: {error}): the pack is damaged") from None
     if refusal:
         raise UsageError(f"{source}: {refusal}")
-    links = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_symlink())
-    if links:
+    if links := sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_symlink()):
         raise UsageError(f"{source}: {for_terminal(links[0])} is a link: a pack holds only files and folders; copy the pack again from its maker")
     for name in listed:
         if not (root / name).is_file():
@@ -493,9 +491,8 @@ def verified_pack(root: Path, source: Path, for_tests: bool, expect: str | None 
         if path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
             raise UsageError(f"{source}: {for_terminal(name)} has changed since it was packed (its size or sha256 differs from PACK.json): "
                              "copy the pack again")
-    extra = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file() and path != manifest_path
-                   and path.relative_to(root).as_posix() not in listed)
-    if extra:
+    if extra := sorted(path.relative_to(root).as_posix() for path in root.rglob("*")
+                       if path.is_file() and path != manifest_path and path.relative_to(root).as_posix() not in listed):
         raise UsageError(f"{source}: {for_terminal(extra[0])} is not listed in PACK.json" + (f" (nor {len(extra) - 1} more)" if len(extra) > 1 else "")
                          + ": remove it, or copy the pack again")
     return manifest
