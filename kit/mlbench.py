@@ -1,15 +1,10 @@
 """mlbench: ML-Bench (arXiv 2311.09835) in pybench, from the user's own split file and repository checkouts.
 
 A record holds an instruction and a repository; the model must answer with the command or script, with the right
-arguments, that runs the repository's code. Three ways to score it, all through pybench's tasks, jail, results,
-manifest, resume and report:
-
-    static (ML-LLM-Bench's checks)  every value of `arguments` occurs in the answer (case-insensitive), and its type
-                                    matches (a Bash Script answer holds '.sh ' or '.py ', a Python Code answer neither)
-    --execute                       a statically passing answer then runs in a jail over the user's checkout (ours),
-                                    and again as ML-Bench's utils/exec.py runs it (ML-Bench's count: SharedPass)
-    --mlbench-agent                 ML-Agent-Bench: the agent works in a private copy of the task folder with python and
-                                    bash, then `bash run.sh` runs in a fresh jail (120 s)
+arguments, that runs the repository's code. It is scored through pybench's tasks, jail, results, manifest, resume and
+report: statically (ML-LLM-Bench's checks, static_verdict); with --execute a passing answer then runs in a jail over the
+user's checkout (ours) and as ML-Bench's utils/exec.py runs it (SharedPass); with --mlbench-agent (ML-Agent-Bench) the
+agent works in a private copy of the task folder, then `bash run.sh` runs in a fresh jail (docs/mlbench.md).
 
 Nothing of ML-Bench is copied here: the split, the repositories and (with --mlbench-checkout) ML-Bench's own prompt
 templates are read from the user's disk at run time.
@@ -31,6 +26,7 @@ from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun,
                      UsageError, attempts_by_task, converse, jsonl_records, pass_at_k)
+from kit.engine import Reply
 from kit.settings import Settings
 from kit.sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, new_jail, remove_tree, repository_limits, tidy_output
 from kit.untrusted import cut, for_terminal
@@ -66,21 +62,16 @@ class MLBenchTask(Task):
 
 def is_split(path: Path) -> bool:
     """An ML-Bench split: a .parquet file, or a JSONL whose first record has ML-Bench's fields."""
-    if path.suffix == ".parquet":
-        return True
-    record = first_record(path)
-    return isinstance(record, dict) and {"github_id", "arguments", "instruction", "type"} <= record.keys()
+    return path.suffix == ".parquet" or (isinstance(record := first_record(path), dict)
+                                         and {"github_id", "arguments", "instruction", "type"} <= record.keys())
 
 
 def first_record(path: Path) -> object:
     """The first line of a JSONL file, read as JSON (None where there is no file, no line or no JSON): a look at the
     file's kind, never an error (unlike jsonl_records, which reads every line and refuses one that is not JSON)."""
-    if not path.is_file():
-        return None
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        first = next((line for line in handle if line.strip()), "")
-    with contextlib.suppress(json.JSONDecodeError):
-        return json.loads(first)
+    if path.is_file():
+        with open(path, encoding="utf-8", errors="replace") as handle, contextlib.suppress(json.JSONDecodeError):
+            return json.loads(next((line for line in handle if line.strip()), ""))
     return None
 
 
@@ -115,15 +106,14 @@ def parse_arguments(text: str, where: str) -> dict:
 def load_split(path: Path) -> list[MLBenchTask]:
     """Every record as a task. A record whose own reference output fails ML-Bench's static check gets a caveat:
     it is set aside in the honest figure, as the original PyBench's defective tests are."""
-    tasks, seen = [], set()
+    tasks: dict[str, MLBenchTask] = {}
     for where, record in read_records(path):
         if not isinstance(record, dict):
             raise UsageError(f"{where}: expected an object with ML-Bench's fields")
+        if record.get("prefix_code") is None:
+            record["prefix_code"] = ""
         for name, kind in FIELDS.items():
-            value = record.get(name)
-            if name == "prefix_code" and value is None:
-                record[name] = value = ""
-            if not isinstance(value, kind) or isinstance(value, bool):
+            if not isinstance(record.get(name), kind) or isinstance(record.get(name), bool):
                 raise UsageError(f"{where}: field '{name}' is missing or not a{'n' if kind is int else ''} {kind.__name__}")
         if record["type"] not in TYPES:
             raise UsageError(f"{where}: field 'type' is {record['type']!r}, not one of {', '.join(map(repr, TYPES))}")
@@ -134,17 +124,16 @@ def load_split(path: Path) -> list[MLBenchTask]:
             raise UsageError(f"{where}: field '{'github' if not TASK_ID.fullmatch(repo) else 'path'}' does not name a "
                              "folder inside a repository checkout")
         task_id = f"{record['github_id']}-{record['id']}"
-        if task_id in seen:
+        if task_id in tasks:
             raise UsageError(f"{where}: (github_id, id) = ({record['github_id']}, {record['id']}) is used twice")
-        seen.add(task_id)
         caveats = [] if static_verdict(record["output"], arguments, record["type"])[0] else [
             "its reference output fails ML-Bench's own static check"]
         # checks_dir is the split file itself: it holds no check modules, so the suite's digest is the split's alone
-        tasks.append(MLBenchTask(task_id, repo, record["instruction"], {}, [], "mlbench", "static_verdict", path,
-                                 caveats=caveats, record=record, arguments=arguments, repo=repo, folder=folder))
+        tasks[task_id] = MLBenchTask(task_id, repo, record["instruction"], {}, [], "mlbench", "static_verdict", path,
+                                     caveats=caveats, record=record, arguments=arguments, repo=repo, folder=folder)
     if not tasks:
         raise UsageError(f"{path} holds no ML-Bench records")
-    return tasks
+    return list(tasks.values())
 
 
 # --- the static checks, as ML-LLM-Bench's utils/exec.py makes them ----------------------------------------------
@@ -166,16 +155,12 @@ def static_verdict(answer: str, arguments: dict, kind: str) -> tuple[bool, str]:
     return True, ""
 
 
-FENCE_TAGS = ("python", "bash", "script", "")
-
-
 def extract_answer(reply: str) -> str:
     """The answer in a live model's reply, as ML-Bench's generation scripts cut it (postprocess_output): the first
     ```python block, else the first ```bash, else ```script, else bare ``` block, without the newlines around it;
     a reply with none is an empty answer."""
-    for tag in FENCE_TAGS:
-        match = re.search(rf"```{tag}\n*(.*?)\n*```", reply, re.DOTALL)
-        if match:
+    for tag in ("python", "bash", "script", ""):
+        if match := re.search(rf"```{tag}\n*(.*?)\n*```", reply, re.DOTALL):
             return match.group(1)
     return ""
 
@@ -197,10 +182,7 @@ OUR_TEMPLATES = {  # our wording: the instruction, then the setting's part of th
 
 def checkout_templates(checkout: Path) -> dict[str, str]:
     """ML-Bench's prompt templates, read (not run) from its scripts: the string constants TASK1..4_PROMPT."""
-    for relative in TEMPLATE_FILES:
-        path = checkout / relative
-        if not path.is_file():
-            continue
+    for path in filter(Path.is_file, (checkout / relative for relative in TEMPLATE_FILES)):
         constants = {node.targets[0].id: node.value.value for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body
                      if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                      and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
@@ -269,12 +251,11 @@ class Setup:
         return str(python.parent) if python else ""
 
 
-def setup_from(settings: Settings, tasks: list[MLBenchTask]) -> Setup:
-    """The ML-Bench flags, checked against the records they will meet: one sentence per mistake."""
+def setup_from(settings: Settings) -> Setup:
+    """The ML-Bench flags, checked: one sentence per mistake."""
     if settings.execute and settings.mlbench_agent:
         raise UsageError("--execute and --mlbench-agent are two different benchmarks: give one of them")
-    needs_repos = settings.execute or settings.mlbench_agent or settings.mlbench_setting in ("bm25", "readme")
-    if needs_repos and not settings.repos:
+    if not settings.repos and (settings.execute or settings.mlbench_agent or settings.mlbench_setting in ("bm25", "readme")):
         why = "--execute" if settings.execute else "--mlbench-agent" if settings.mlbench_agent else f"--mlbench-setting {settings.mlbench_setting}"
         raise UsageError(f"{why} needs --repos DIR, the folder holding your checkouts of the repositories (ML-Bench's repos/)")
     repos = settings.repos.resolve() if settings.repos else None
@@ -317,9 +298,8 @@ class OutputReplay(ReplayModel):
                     and isinstance(record.get("output"), list) and all(isinstance(text, str) for text in record["output"])):
                 raise UsageError(f"{where}: expected ML-Bench's output format {{\"github_id\": N, \"id\": M, \"output\": [\"...\", ...]}}")
             task_id = f"{record['github_id']}-{record['id']}"
-            if task_id not in task_ids:
-                unknown += 1
-            else:
+            unknown += task_id not in task_ids
+            if task_id in task_ids:
                 self.answers.setdefault(task_id, record["output"])
         if unknown:
             print(f"note: {unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
@@ -377,21 +357,17 @@ def copy_for_jail(source: Path, target: Path) -> Path:
     def place(source: str, target: str) -> str:
         info = os.stat(source)
         if info.st_size >= LINK_BYTES and info.st_mode & 0o004 and not info.st_mode & 0o022:
-            try:
+            with contextlib.suppress(OSError):  # another file system, or links forbidden: copy it
                 os.link(source, target)
                 linked.add(target)
                 return target
-            except OSError:  # another file system, or links forbidden: copy it
-                pass
         return shutil.copy2(source, target)
 
     shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(".git"), copy_function=place)
     if os.geteuid() == 0:
         for parent, directories, files in os.walk(target):
-            for name in [".", *directories, *files]:
-                path = os.path.join(parent, name)
-                if path not in linked:
-                    os.lchown(path, 65534, 65534)
+            for path in {os.path.join(parent, name) for name in [".", *directories, *files]} - linked:
+                os.lchown(path, 65534, 65534)
     return target
 
 
@@ -421,9 +397,7 @@ def environment_binds(setup: Setup, repos: list[str]) -> list[tuple[str, str, bo
 
 def outcome_of(cell: CellResult) -> str:
     """'exit N' or 'timeout' from jailed.run_bash, or what stopped the cell itself."""
-    if cell.error_type == "Outcome":
-        return cell.error_message
-    return f"not run: {cell.error_type}: {cell.error_message}".strip()
+    return cell.error_message if cell.error_type == "Outcome" else f"not run: {cell.error_type}: {cell.error_message}".strip()
 
 
 def traced_run(name: str, binds: list, limits: JailLimits, seconds: int, setup: Setup, log_dir: Path,
@@ -484,12 +458,10 @@ CLEANUP_SECONDS = 5             # ML-Bench's terminate_process_tree waits this l
 
 
 class SharedPass:
-    """ML-Bench's own execution of a run's samples, beside ours: one writable copy of the repositories the run needs,
-    <run>/mlbench-tree/repos/<name>, shared by every sample, with one jail over it for the whole run; samples run one at
-    a time in ML-Bench's order (the records as its evaluator meets them: the replay file's order, else the split's;
-    samples 1 to 5 of a record in turn: the attempts are queued so, each waiting for the ones before it). A sample sees
-    what earlier ones left (files, temp.py, processes that outlived their timeout). A resumed run goes on over the tree
-    as it was left."""
+    """ML-Bench's own execution of a run's samples, beside ours (docs/mlbench.md): one writable copy of the run's
+    repositories, <run>/mlbench-tree/repos/<name>, and one jail over it for the whole run; samples run one at a time in
+    ML-Bench's order (the attempts are queued so, each waiting for the ones before it), each seeing what earlier ones
+    left. A resumed run goes on over the tree as it was left."""
 
     def __init__(self, setup: Setup, run_dir: Path, limits: JailLimits, todo: list):
         self.order = [(task.id, sample) for task, sample in todo]  # in ML-Bench's order: tasks_to_run put the tasks so
@@ -517,19 +489,17 @@ class SharedPass:
         with self.turns:
             while self.next < len(self.order) and self.order[self.next] != key and key in self.order:
                 self.turns.wait()
-        outcome = None
         try:
-            if answer is not None:
-                if self.jail is None:
-                    self.jail = self.start()
-                seconds = exec_seconds(task, answer)
-                cell = self.jail.call("run_as_mlbench", timeout=seconds + CLEANUP_SECONDS + 30, answer=answer, cwd=MLBENCH_ROOT,
-                                      path=f"./repos/{task.repo}{task.record['path'][1:]}", seconds=seconds,
-                                      path_first=self.setup.path_first(task.repo))
-                outcome = outcome_of(cell)
+            if answer is None:
+                return None
+            if self.jail is None:
+                self.jail = self.start()
+            seconds = exec_seconds(task, answer)
+            return outcome_of(self.jail.call("run_as_mlbench", timeout=seconds + CLEANUP_SECONDS + 30, answer=answer, cwd=MLBENCH_ROOT,
+                                             path=f"./repos/{task.repo}{task.record['path'][1:]}", seconds=seconds,
+                                             path_first=self.setup.path_first(task.repo)))
         finally:
             self.release(key)
-        return outcome
 
     def release(self, key: tuple[str, int]) -> None:
         """This sample is done (or will not come): the next ones may run; after the last one the jail is stopped."""
@@ -666,13 +636,12 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     work = run_dir / output
     log_dir = run_dir / "jails"
     facts: dict = {"setting": setup.setting, "type": task.record["type"], "repo": task.repo}
-    prompt_tokens = completion_tokens = restarts = evaluated = shared = 0
+    usage, restarts = Reply(None), 0  # what the tokens are read from: the agent's run, or the model's one reply
     printed = None
     if setup.agent:
         run, outcome, runs, run_output = run_agent(task, model, setup, work, limits, max_turns, log_dir, seed, name)
         messages, code, printed, ended_by = run.messages, run.code, run.printed, run.ended_by
-        prompt_tokens, completion_tokens, restarts = run.prompt_tokens, run.completion_tokens, run.restarts
-        evaluated, shared = run.prompt_evaluated, run.prompt_shared
+        usage, restarts = run, run.restarts
         passed, ours_reason = honest_verdict(outcome, runs, "bash run.sh")
         mlbench_passed = outcome in AGENT_PASSES_OPENHANDS
         facts |= {"outcome": outcome, "task_runs": runs, "run_output": run_output}
@@ -683,15 +652,12 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
             answer = answer or ""
             facts["samples_in_file"] = len(setup.output_replay.answers[task.id])
         else:
-            prompt = setup.prompt(task)
-            messages = [{"role": "user", "content": prompt}]
+            messages = [{"role": "user", "content": setup.prompt(task)}]
             with contextlib.closing(model.attempt(task.id, seed)) as session:
-                reply = session.reply(messages)
-            prompt_tokens, completion_tokens = reply.prompt_tokens, reply.completion_tokens
-            evaluated, shared = reply.prompt_evaluated, reply.prompt_shared
-            if reply.text is not None:
-                messages.append({"role": "assistant", "content": reply.text})
-            answer, ended_by = extract_answer(reply.text or ""), reply.stop or "reply"
+                usage = session.reply(messages)
+            if usage.text is not None:
+                messages.append({"role": "assistant", "content": usage.text})
+            answer, ended_by = extract_answer(usage.text or ""), usage.stop or "reply"
         code = [answer]
         static, ours_reason = static_verdict(answer, task.arguments, task.record["type"])
         facts |= {"answer": answer, "static": static}
@@ -708,22 +674,20 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     removed = tidy_output(work) if work.is_dir() else []
     return Result(task.id, task.category, sample, seed, passed, ours_reason, task.caveats,
                   sum(message["role"] == "assistant" for message in messages) or 1, ended_by, sum(piece is not None for piece in code),
-                  restarts, round(time.monotonic() - started, 3), prompt_tokens, completion_tokens, str(output), removed, messages, code,
-                  printed, prompt_tokens_evaluated=evaluated or None, prompt_tokens_shared=shared if evaluated else None,
-                  own={"mlbench": facts})
+                  restarts, round(time.monotonic() - started, 3), usage.prompt_tokens, usage.completion_tokens, str(output), removed,
+                  messages, code, printed, prompt_tokens_evaluated=usage.prompt_evaluated or None,
+                  prompt_tokens_shared=usage.prompt_shared if usage.prompt_evaluated else None, own={"mlbench": facts})
 
 
 # --- tables: ML-Bench's pass@1/2/5 and the unbiased pass@k, per repository and overall ---------------------------
 
-def figures(attempts: list[list[Result]], key) -> list[float | None]:
+def figures(attempts: list[list[Result]], key) -> list[str]:
     """For tasks given as lists of their attempts: ML-Bench's pass@1/2/5 (any of the first k samples passes) and the
-    unbiased pass@1/2/5 (1 - C(n-c, k)/C(n, k), over the tasks with at least k samples), in %."""
-    row = [100 * sum(any(key(r) for r in task if r.sample < k) for task in attempts) / len(attempts) if attempts else None
-           for k in PASS_AT]
-    for k in PASS_AT:
-        scored = [pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]
-        row.append(100 * sum(scored) / len(scored) if scored else None)
-    return row
+    unbiased pass@1/2/5 (1 - C(n-c, k)/C(n, k), over the tasks with at least k samples), in % ("-" for no tasks)."""
+    def percent(values: list) -> str:
+        return f"{100 * sum(values) / len(values):.1f}" if values else "-"
+    return ([percent([any(key(r) for r in task if r.sample < k) for task in attempts]) for k in PASS_AT]
+            + [percent([pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]) for k in PASS_AT])
 
 
 def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list[tuple[str, list[str]]]]], list[str]]:
@@ -731,11 +695,6 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     and the notes beneath."""
     tasks = attempts_by_task(results)
     executed = any("outcome" in result.own.get("mlbench", {}) for result in results)
-    verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
-                 lambda r: bool(r.own.get("mlbench", {}).get("mlbench_passed", r.passed)))]
-    if executed:
-        verdicts.append(("ours (exit 0, and the task's own script traced exiting 0)", lambda r: bool(r.passed)))
-    columns = ["tasks"] + [f"pass@{k}" for k in PASS_AT] + [f"unbiased@{k}" for k in PASS_AT]
     groups = {}
     for attempts in tasks.values():
         groups.setdefault(attempts[0].category, []).append(attempts)
@@ -743,21 +702,20 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     chosen = [*sorted(groups.items()), ("overall", list(tasks.values())), ("overall, honest", fair)]
     # ML-Bench's evaluator drops a record of its output format that holds other than 5 samples: so does its count here
     counted = lambda attempts: attempts[0].own.get("mlbench", {}).get("samples_in_file", SAMPLES) == SAMPLES  # noqa: E731
-    blocks = []
-    for number, (title, key) in enumerate(verdicts):
-        rows = []
-        for label, group in chosen:
-            group = [attempts for attempts in group if counted(attempts)] if number == 0 else group
-            rows.append((label, [str(len(group))] + ["-" if value is None else f"{value:.1f}" for value in figures(group, key)]))
-        blocks.append((title, columns, rows))
+    verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
+                 lambda r: bool(r.own.get("mlbench", {}).get("mlbench_passed", r.passed)),
+                 [(label, [attempts for attempts in group if counted(attempts)]) for label, group in chosen])]
+    if executed:
+        verdicts.append(("ours (exit 0, and the task's own script traced exiting 0)", lambda r: bool(r.passed), chosen))
+    columns = ["tasks"] + [f"pass@{k}" for k in PASS_AT] + [f"unbiased@{k}" for k in PASS_AT]
+    blocks = [(title, columns, [(label, [str(len(group)), *figures(group, key)]) for label, group in rows])
+              for title, key, rows in verdicts]
     notes = [f"pass@k: any of the first k samples passes, as ML-Bench counts it; unbiased@k: 1 - C(n-c,k)/C(n,k) over the tasks "
              f"with at least k samples. {max(map(len, tasks.values()), default=0)} sample(s) per task."]
-    dropped = sum(not counted(attempts) for attempts in tasks.values())
-    if dropped:
+    if dropped := sum(not counted(attempts) for attempts in tasks.values()):
         notes.append(f"{dropped} record(s) of the replay hold other than {SAMPLES} samples: ML-Bench's evaluator drops them, so its "
                      "count leaves them out" + ("; ours scores the samples they have (a missing one fails)." if len(verdicts) > 1 else "."))
-    aside = len(tasks) - len(fair)
-    if aside:
+    if aside := len(tasks) - len(fair):
         notes.append(f"overall, honest: {aside} task(s) set aside whose reference output fails ML-Bench's own static check.")
     if executed:
         outcomes = Counter(result.own.get("mlbench", {}).get("outcome", "not run (static check failed)") for result in results)
@@ -788,7 +746,7 @@ def tables(results: list[Result], manifests: list[dict]) -> Tables:
 
 def prepare(settings: Settings, split: Path) -> Prepared:
     tasks = load_split(split)
-    setup = setup_from(settings, tasks)
+    setup = setup_from(settings)
     defaults = {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1000, "samples": 1 if setup.agent else SAMPLES, "max_turns": 10}
 
     def attempts(settings: Settings, model, run_dir: Path, limits: JailLimits, todo: list):
