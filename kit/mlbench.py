@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -42,7 +43,6 @@ TYPES = ("Bash Script", "Python Code")
 SAMPLES = 5                     # ML-LLM-Bench's n: pass@1, pass@2 and pass@5 come from the first 1, 2, 5 samples
 PASS_AT = (1, 2, 5)
 # ML-LLM-Bench's execution limits (utils/exec.py): seconds before a still-running answer counts as a pass, by github_id
-# (vid2vid 4 s; pytorch-image-models 7 s for Python Code; 10 s otherwise).
 EXEC_SECONDS = 10
 EXEC_SECONDS_BY_REPO = {("Bash Script", 5): 4, ("Python Code", 5): 4, ("Python Code", 11): 7}
 AGENT_SECONDS = 120             # ML-Agent-Bench: `bash run.sh` must exit 0 within this (a timeout counts there too)
@@ -67,8 +67,7 @@ def is_split(path: Path) -> bool:
 
 
 def first_record(path: Path) -> object:
-    """The first line of a JSONL file, read as JSON (None where there is no file, no line or no JSON): a look at the
-    file's kind, never an error (unlike jsonl_records, which reads every line and refuses one that is not JSON)."""
+    """The first line of a JSONL file as JSON, a look at its kind: None (never an error) for no file, line or JSON."""
     if path.is_file():
         with open(path, encoding="utf-8", errors="replace") as handle, contextlib.suppress(json.JSONDecodeError):
             return json.loads(next((line for line in handle if line.strip()), ""))
@@ -92,8 +91,7 @@ def read_records(path: Path) -> list[tuple[str, dict]]:
 
 
 def parse_arguments(text: str, where: str) -> dict:
-    """The `arguments` field: a Python dict literal (ML-Bench eval()s it; a literal is all it ever holds, so we
-    read it with ast.literal_eval and run nothing)."""
+    """The `arguments` field, a dict literal (ML-Bench eval()s it; here ast.literal_eval reads it and runs nothing)."""
     try:
         arguments = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -156,9 +154,8 @@ def static_verdict(answer: str, arguments: dict, kind: str) -> tuple[bool, str]:
 
 
 def extract_answer(reply: str) -> str:
-    """The answer in a live model's reply, as ML-Bench's generation scripts cut it (postprocess_output): the first
-    ```python block, else the first ```bash, else ```script, else bare ``` block, without the newlines around it;
-    a reply with none is an empty answer."""
+    """The answer in a live model's reply, as ML-Bench's postprocess_output cuts it: the first ```python block, else
+    ```bash, else ```script, else bare ``` block, without the newlines around it ("" for none)."""
     for tag in ("python", "bash", "script", ""):
         if match := re.search(rf"```{tag}\n*(.*?)\n*```", reply, re.DOTALL):
             return match.group(1)
@@ -206,20 +203,16 @@ def readme_of(repo_dir: Path) -> str:
 
 
 @functools.cache
-def bm25_index(repo_dir: Path):
-    """BM25 (Okapi, rank-bm25, as ML-Bench uses) over windows of 10 consecutive sentences of the README, each window a
-    whitespace-split document. Sentences are cut at ., ! or ? before white space (ML-Bench uses nltk's punkt model,
-    which needs a download; the windows may therefore differ a little at abbreviations)."""
+def bm25_passage(repo_dir: Path):
+    """passage(instruction): the README window that BM25 (Okapi, rank-bm25, as ML-Bench uses) ranks first, over windows
+    of 10 consecutive sentences, each a whitespace-split document. Sentences are cut at ., ! or ? before white space
+    (ML-Bench uses nltk's punkt model, which needs a download; the windows may differ a little at abbreviations)."""
     from rank_bm25 import BM25Okapi
 
     sentences = [part for part in re.split(r"(?<=[.!?])\s+", readme_of(repo_dir).strip()) if part][:BM25_MAX_SENTENCES]
     documents = [" ".join(sentences[start:start + BM25_WINDOW]).split() for start in range(len(sentences))] or [[]]
-    return BM25Okapi(documents), documents
-
-
-def bm25_passage(repo_dir: Path, instruction: str) -> str:
-    index, documents = bm25_index(repo_dir)
-    return " ".join(index.get_top_n(instruction.split(), documents, n=1)[0])
+    index = BM25Okapi(documents)
+    return lambda instruction: " ".join(index.get_top_n(instruction.split(), documents, n=1)[0])
 
 
 # --- the run's setup: what pybench's run_suite carries through as the protocol ----------------------------------
@@ -241,7 +234,7 @@ class Setup:
 
     def prompt(self, task: MLBenchTask) -> str:
         context = {"oracle": lambda: [task.record["oracle"]], "instruction": list,
-                   "bm25": lambda: [bm25_passage(self.repos / task.repo, task.query)],
+                   "bm25": lambda: [bm25_passage(self.repos / task.repo)(task.query)],
                    "readme": lambda: [readme_of(self.repos / task.repo)]}
         return self.templates[self.setting].format(task.query, *context[self.setting]())
 
@@ -255,7 +248,8 @@ def setup_from(settings: Settings) -> Setup:
     """The ML-Bench flags, checked: one sentence per mistake."""
     if settings.execute and settings.mlbench_agent:
         raise UsageError("--execute and --mlbench-agent are two different benchmarks: give one of them")
-    if not settings.repos and (settings.execute or settings.mlbench_agent or settings.mlbench_setting in ("bm25", "readme")):
+    needs_repos = settings.execute or settings.mlbench_agent or settings.mlbench_setting in ("bm25", "readme")
+    if needs_repos and not settings.repos:
         why = "--execute" if settings.execute else "--mlbench-agent" if settings.mlbench_agent else f"--mlbench-setting {settings.mlbench_setting}"
         raise UsageError(f"{why} needs --repos DIR, the folder holding your checkouts of the repositories (ML-Bench's repos/)")
     repos = settings.repos.resolve() if settings.repos else None
@@ -285,10 +279,8 @@ def setup_from(settings: Settings) -> Setup:
 
 class OutputReplay(ReplayModel):
     """A file in ML-Bench's output format, lines {"github_id": N, "id": M, "output": ["sample 1", ...]}: sample k is
-    output[k], taken as it stands (ML-Bench's generation scripts cut the code block out before they write the file,
-    and its evaluator does not cut again). As ML-Bench's evaluator aligns such a file with the split, the first line
-    for a record wins and lines for records not in the split are left out. It is scheduled as pybench's replays are
-    (open, stop, close), but it has no replies to play: run_one reads answer() through Setup.output_replay."""
+    output[k], as it stands; as in ML-Bench's evaluator, a record's first line wins and lines for no record of the split
+    are left out. Scheduled as pybench's replays are, it plays no replies: run_one reads answer() through Setup."""
 
     def __init__(self, path: Path, task_ids: set[str]):
         self.answers: dict[str, list[str]] = {}
@@ -313,8 +305,7 @@ class OutputReplay(ReplayModel):
 
 
 def replay_model(path: Path, task_ids: set[str], setup: "Setup") -> ReplayModel:
-    """ML-Bench's output format (kept as the setup's output_replay), or pybench's own replay format ({"id", "replies"}:
-    played as the model's replies)."""
+    """ML-Bench's output format (kept as setup.output_replay), or pybench's own, played as the model's replies."""
     record = first_record(path)  # None where there is no file: ReplayModel says so
     if isinstance(record, dict) and "github_id" in record and "output" in record:
         setup.output_replay = OutputReplay(path, task_ids)
@@ -327,9 +318,8 @@ def tasks_to_run(tasks: list[MLBenchTask], setup: Setup) -> list[MLBenchTask]:
     ML-Bench's evaluator does. Where the repositories are needed, each of them must be there."""
     replay = setup.output_replay
     if replay:
-        left = [task for task in tasks if task.id not in replay.answers]
-        if left:
-            print(f"note: {len(left)} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
+        if left := sum(task.id not in replay.answers for task in tasks):
+            print(f"note: {left} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
         position = {task_id: number for number, task_id in enumerate(replay.answers)}  # ML-Bench's evaluator takes them so
         tasks = sorted((task for task in tasks if task.id in replay.answers), key=lambda task: position[task.id])
         if not tasks:
@@ -349,9 +339,8 @@ LINK_BYTES = 1 << 20            # files this large (weights, data) are hard-link
 
 def copy_for_jail(source: Path, target: Path) -> Path:
     """A copy of source at target owned by the jail's user (symlinks kept as links, .git left out). A file of
-    LINK_BYTES or more that everyone may read and nobody else may write is a hard link where target shares the
-    checkout's file system: the jail can read it and replace it, never change it (it stays the user's file); this keeps
-    a repository with gigabytes of weights from being copied once per sample."""
+    LINK_BYTES or more that everyone may read and nobody else may write is a hard link where the file system allows:
+    the jail can replace it, never change it (it stays the user's file), and weights are not copied once per sample."""
     linked = set()
 
     def place(source: str, target: str) -> str:
@@ -397,7 +386,9 @@ def environment_binds(setup: Setup, repos: list[str]) -> list[tuple[str, str, bo
 
 def outcome_of(cell: CellResult) -> str:
     """'exit N' or 'timeout' from jailed.run_bash, or what stopped the cell itself."""
-    return cell.error_message if cell.error_type == "Outcome" else f"not run: {cell.error_type}: {cell.error_message}".strip()
+    if cell.error_type == "Outcome":
+        return cell.error_message
+    return f"not run: {cell.error_type}: {cell.error_message}".strip()
 
 
 def traced_run(name: str, binds: list, limits: JailLimits, seconds: int, setup: Setup, log_dir: Path,
@@ -437,10 +428,9 @@ def exec_seconds(task: MLBenchTask, answer: str) -> int:
 
 
 def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: JailLimits, log_dir: Path,
-            name: str) -> tuple[str, str, dict | None]:
-    """Run one answer as ML-LLM-Bench does (an answer calling '.sh ' or '.py ' is a bash command line; any other is
-    written to temp.py in the task folder and run with `python temp.py`), prefix_code first, the interpreters it
-    starts traced, each to hold the record's argument values. (outcome, the task's runs: jailed.task_runs, output)."""
+            name: str) -> tuple[str, dict | None, str]:
+    """Run one answer as ML-LLM-Bench does (a script call as a bash command line, any other as temp.py), prefix_code
+    first, the interpreters it starts traced for the record's argument values: traced_run's (outcome, runs, output)."""
     binds, folder = private_tree(task, setup, work)
     if is_script_call(answer):
         script, values = answer, [str(value) for value in task.arguments.values()]
@@ -468,7 +458,6 @@ class SharedPass:
         self.repos = sorted({task.repo for task, _ in todo})
         self.setup, self.tree, self.limits, self.log_dir = setup, run_dir / "mlbench-tree", limits, run_dir / "jails"
         self.done: set = set()
-        self.next = 0
         self.turns = threading.Condition()
         self.jail: Jail | None = None
 
@@ -487,17 +476,17 @@ class SharedPass:
         ML-Bench does; its outcome ('exit N', 'timeout', or what kept it from running)."""
         key = (task.id, sample)
         with self.turns:
-            while self.next < len(self.order) and self.order[self.next] != key and key in self.order:
-                self.turns.wait()
+            self.turns.wait_for(lambda: key not in self.order or set(self.order[:self.order.index(key)]) <= self.done)
         try:
             if answer is None:
                 return None
             if self.jail is None:
                 self.jail = self.start()
             seconds = exec_seconds(task, answer)
-            return outcome_of(self.jail.call("run_as_mlbench", timeout=seconds + CLEANUP_SECONDS + 30, answer=answer, cwd=MLBENCH_ROOT,
-                                             path=f"./repos/{task.repo}{task.record['path'][1:]}", seconds=seconds,
-                                             path_first=self.setup.path_first(task.repo)))
+            cell = self.jail.call("run_as_mlbench", timeout=seconds + CLEANUP_SECONDS + 30, answer=answer,
+                                  cwd=MLBENCH_ROOT, path=f"./repos/{task.repo}{task.record['path'][1:]}",
+                                  seconds=seconds, path_first=self.setup.path_first(task.repo))
+            return outcome_of(cell)
         finally:
             self.release(key)
 
@@ -505,10 +494,8 @@ class SharedPass:
         """This sample is done (or will not come): the next ones may run; after the last one the jail is stopped."""
         with self.turns:
             self.done.add(key)
-            while self.next < len(self.order) and self.order[self.next] in self.done:
-                self.next += 1
             self.turns.notify_all()
-            if self.next == len(self.order) and self.jail is not None:
+            if self.done >= set(self.order) and self.jail is not None:
                 self.jail.kill()
                 self.jail = None
 
@@ -542,8 +529,6 @@ WORKER_PYTHON = (3, 10)          # the oldest Python that runs jailed.py, the ja
 def hosts_worker(python: Path) -> bool:
     """Whether this interpreter is recent enough to run the jail's worker (an older one, e.g. a repository's conda
     environment of Python 3.8, leaves the agent's python turns in the kit's interpreter, with a note)."""
-    import subprocess
-
     try:
         found = subprocess.run([str(python), "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True,
                                timeout=60).stdout.split()
@@ -568,9 +553,8 @@ AGENT_BLOCK = re.compile(r"```(python|py|python3|bash|sh|shell)[ \t]*\r?\n(.*?)(
 
 @dataclass
 class AgentConversation(Conversation):
-    """ML-Bench's agent mode on the kit's agent loop: a reply's first python or bash block runs (python in the jail's
-    worker, bash through run_bash, its exit status told when not 0); with OpenHands' protocol, a reply without an
-    action is answered by its fake user until the model says it has finished."""
+    """ML-Bench's agent mode on the kit's agent loop: a reply's first python or bash block runs (bash through run_bash,
+    its exit status told when not 0); as OpenHands, a reply without code is answered by its fake user until it ends."""
     opening_messages: list[dict] = field(default_factory=list)
     bash_seconds: float = 0.0
     openhands: bool = False
@@ -615,13 +599,11 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
     jail = new_jail(name, binds, repository_limits(limits, AGENT_SECONDS, setup.tmp_mib), log_dir,
                 environment=str(python) if python and hosts_worker(python) else "suite")
     run = converse(TaskRun(task, work, max_turns, jail, conversation), model, seed)
-    if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():
-        outcome, runs, output = traced_run(f"{name}.run", binds, limits, AGENT_SECONDS, setup, log_dir, timeout=AGENT_SECONDS + 60,
-                                           script="/bin/bash run.sh", cwd=folder, path_first=path_first,
-                                           trace_values=[str(value) for value in task.arguments.values()])
-    else:
-        outcome, runs, output = "no run.sh", None, ""
-    return run, outcome, runs, output
+    if not (work / "run.sh").is_file() or (work / "run.sh").is_symlink():
+        return run, "no run.sh", None, ""
+    return run, *traced_run(f"{name}.run", binds, limits, AGENT_SECONDS, setup, log_dir, timeout=AGENT_SECONDS + 60,
+                            script="/bin/bash run.sh", cwd=folder, path_first=path_first,
+                            trace_values=[str(value) for value in task.arguments.values()])
 
 
 # --- one attempt: asked (or replayed), checked statically, executed where asked; one results line ---------------
@@ -674,8 +656,8 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     removed = tidy_output(work) if work.is_dir() else []
     return Result(task.id, task.category, sample, seed, passed, ours_reason, task.caveats,
                   sum(message["role"] == "assistant" for message in messages) or 1, ended_by, sum(piece is not None for piece in code),
-                  restarts, round(time.monotonic() - started, 3), usage.prompt_tokens, usage.completion_tokens, str(output), removed,
-                  messages, code, printed, prompt_tokens_evaluated=usage.prompt_evaluated or None,
+                  restarts, round(time.monotonic() - started, 3), usage.prompt_tokens, usage.completion_tokens,
+                  str(output), removed, messages, code, printed, prompt_tokens_evaluated=usage.prompt_evaluated or None,
                   prompt_tokens_shared=usage.prompt_shared if usage.prompt_evaluated else None, own={"mlbench": facts})
 
 
@@ -687,12 +669,12 @@ def figures(attempts: list[list[Result]], key) -> list[str]:
     def percent(values: list) -> str:
         return f"{100 * sum(values) / len(values):.1f}" if values else "-"
     return ([percent([any(key(r) for r in task if r.sample < k) for task in attempts]) for k in PASS_AT]
-            + [percent([pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]) for k in PASS_AT])
+            + [percent([pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k])
+               for k in PASS_AT])
 
 
 def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list[tuple[str, list[str]]]]], list[str]]:
-    """The ML-Bench tables, one per verdict (ML-Bench's; and ours, where answers were executed): (title, columns, rows),
-    and the notes beneath."""
+    """The ML-Bench tables, one per verdict (ML-Bench's; ours where answers ran): (title, columns, rows); the notes."""
     tasks = attempts_by_task(results)
     executed = any("outcome" in result.own.get("mlbench", {}) for result in results)
     groups = {}
@@ -723,23 +705,19 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     return blocks, notes
 
 
-def table_text(blocks: list, notes: list[str]) -> str:
-    lines = []
-    for title, columns, rows in blocks:
-        width = max(len(name) for name, _ in rows)
-        widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(columns)]
-        lines += [f"{title}:", "  ".join([" " * width, *(column.rjust(w) for column, w in zip(columns, widths))])]
-        lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
-    return "\n".join(lines + notes)
-
-
 def tables(results: list[Result], manifests: list[dict]) -> Tables:
     """ML-Bench's tables replace the paper's Table 3 in the report and on the terminal."""
     blocks, notes = table_blocks(results)
     sections = [{"heading": f"ML-Bench: pass@k (%) per repository, {heading}", "corner": "repository", "columns": columns,
                  "rows": [(name, cells, name.startswith("overall")) for name, cells in rows], "notes": []} for heading, columns, rows in blocks]
     sections[-1]["notes"] = notes
-    return Tables(table_text(blocks, notes), sections, replaces_table3=True, title="ML-Bench")
+    lines = []
+    for title, columns, rows in blocks:
+        width = max(len(name) for name, _ in rows)
+        widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(columns)]
+        lines += [f"{title}:", "  ".join([" " * width, *(column.rjust(w) for column, w in zip(columns, widths))])]
+        lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
+    return Tables("\n".join(lines + notes), sections, replaces_table3=True, title="ML-Bench")
 
 
 # --- the benchmark record --------------------------------------------------------------------------------------------
@@ -763,7 +741,6 @@ def prepare(settings: Settings, split: Path) -> Prepared:
                     to_run=lambda selected, model: tasks_to_run(selected, setup))
 
 
-# ML-Agent-Bench makes one attempt per task (samples 1); ML-LLM-Bench five (pass@1/2/5).
 BENCHMARK = Benchmark("mlbench", claims=is_split, prepare=prepare, tables=tables,
                       made=lambda results, manifests: any("mlbench" in result.own for result in results),
                       flags=("mlbench_checkout", "repos", "repo_python", "model_cache", "execute", "mlbench_agent", "mlbench_setting",
