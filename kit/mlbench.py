@@ -83,8 +83,7 @@ def read_records(path: Path) -> list[tuple[str, dict]]:
             table = pyarrow.parquet.read_table(path)
         except Exception as error:  # pyarrow raises its own kinds for a damaged or foreign file
             raise UsageError(f"{path}: not a readable parquet file ({str(error).splitlines()[0]})") from None
-        missing = [name for name in FIELDS if name not in table.column_names]
-        if missing:
+        if missing := [name for name in FIELDS if name not in table.column_names]:
             raise UsageError(f"{path}: the parquet has no column {', '.join(missing)}; an ML-Bench split has {', '.join(FIELDS)}")
         return [(f"{path}, row {number}", record) for number, record in enumerate(table.select(list(FIELDS)).to_pylist(), 1)]
     return jsonl_records(path)
@@ -144,8 +143,7 @@ def is_script_call(answer: str) -> bool:
 def static_verdict(answer: str, arguments: dict, kind: str) -> tuple[bool, str]:
     """(passed, reason) as ML-Bench checks: every argument's value, as str() writes it, occurs in the answer (ignoring
     case); then a Bash Script answer is a script call and a Python Code answer is not."""
-    missing = [str(value) for value in arguments.values() if str(value).lower() not in answer.lower()]
-    if missing:
+    if missing := [str(value) for value in arguments.values() if str(value).lower() not in answer.lower()]:
         return False, f"arguments missing from the answer: {', '.join(map(repr, missing))}"
     if is_script_call(answer) != (kind == "Bash Script"):
         return False, ("a Bash Script answer must call a .sh or .py file ('.sh ' or '.py ')" if kind == "Bash Script" else
@@ -316,8 +314,7 @@ def replay_model(path: Path, task_ids: set[str], setup: "Setup") -> ReplayModel:
 def tasks_to_run(tasks: list[MLBenchTask], setup: Setup) -> list[MLBenchTask]:
     """The selected records that this run scores: a replay in ML-Bench's output format scores those it holds, as
     ML-Bench's evaluator does. Where the repositories are needed, each of them must be there."""
-    replay = setup.output_replay
-    if replay:
+    if replay := setup.output_replay:
         if left := sum(task.id not in replay.answers for task in tasks):
             print(f"note: {left} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
         position = {task_id: number for number, task_id in enumerate(replay.answers)}  # ML-Bench's evaluator takes them so
