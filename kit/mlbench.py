@@ -1,15 +1,10 @@
 """mlbench: ML-Bench (arXiv 2311.09835) in pybench, from the user's own split file and repository checkouts.
 
 A record holds an instruction and a repository; the model must answer with the command or script, with the right
-arguments, that runs the repository's code. Three ways to score it, all through pybench's tasks, jail, results,
-manifest, resume and report:
-
-    static (ML-LLM-Bench's checks)  every value of `arguments` occurs in the answer (case-insensitive), and its type
-                                    matches (a Bash Script answer holds '.sh ' or '.py ', a Python Code answer neither)
-    --execute                       a statically passing answer then runs in a jail over the user's checkout (ours),
-                                    and again as ML-Bench's utils/exec.py runs it (ML-Bench's count: SharedPass)
-    --mlbench-agent                 ML-Agent-Bench: the agent works in a private copy of the task folder with python and
-                                    bash, then `bash run.sh` runs in a fresh jail (120 s)
+arguments, that runs the repository's code. It is scored through pybench's tasks, jail, results, manifest, resume and
+report: statically (ML-LLM-Bench's checks, static_verdict); with --execute a passing answer then runs in a jail over the
+user's checkout (ours) and as ML-Bench's utils/exec.py runs it (SharedPass); with --mlbench-agent (ML-Agent-Bench) the
+agent works in a private copy of the task folder, then `bash run.sh` runs in a fresh jail (docs/mlbench.md).
 
 Nothing of ML-Bench is copied here: the split, the repositories and (with --mlbench-checkout) ML-Bench's own prompt
 templates are read from the user's disk at run time.
@@ -22,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -31,6 +27,7 @@ from pathlib import Path
 
 from kit.harness import (NO_OUTPUT, TASK_ID, Benchmark, Conversation, Prepared, ReplayModel, Result, Tables, Task, TaskRun,
                      UsageError, attempts_by_task, converse, jsonl_records, pass_at_k)
+from kit.engine import Reply
 from kit.settings import Settings
 from kit.sandbox import REPOSITORY_TMP_MIB, CellResult, Jail, JailLimits, new_jail, remove_tree, repository_limits, tidy_output
 from kit.untrusted import cut, for_terminal
@@ -46,7 +43,6 @@ TYPES = ("Bash Script", "Python Code")
 SAMPLES = 5                     # ML-LLM-Bench's n: pass@1, pass@2 and pass@5 come from the first 1, 2, 5 samples
 PASS_AT = (1, 2, 5)
 # ML-LLM-Bench's execution limits (utils/exec.py): seconds before a still-running answer counts as a pass, by github_id
-# (vid2vid 4 s; pytorch-image-models 7 s for Python Code; 10 s otherwise).
 EXEC_SECONDS = 10
 EXEC_SECONDS_BY_REPO = {("Bash Script", 5): 4, ("Python Code", 5): 4, ("Python Code", 11): 7}
 AGENT_SECONDS = 120             # ML-Agent-Bench: `bash run.sh` must exit 0 within this (a timeout counts there too)
@@ -66,21 +62,15 @@ class MLBenchTask(Task):
 
 def is_split(path: Path) -> bool:
     """An ML-Bench split: a .parquet file, or a JSONL whose first record has ML-Bench's fields."""
-    if path.suffix == ".parquet":
-        return True
-    record = first_record(path)
-    return isinstance(record, dict) and {"github_id", "arguments", "instruction", "type"} <= record.keys()
+    return path.suffix == ".parquet" or (isinstance(record := first_record(path), dict)
+                                         and {"github_id", "arguments", "instruction", "type"} <= record.keys())
 
 
 def first_record(path: Path) -> object:
-    """The first line of a JSONL file, read as JSON (None where there is no file, no line or no JSON): a look at the
-    file's kind, never an error (unlike jsonl_records, which reads every line and refuses one that is not JSON)."""
-    if not path.is_file():
-        return None
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        first = next((line for line in handle if line.strip()), "")
-    with contextlib.suppress(json.JSONDecodeError):
-        return json.loads(first)
+    """The first line of a JSONL file as JSON, a look at its kind: None (never an error) for no file, line or JSON."""
+    if path.is_file():
+        with open(path, encoding="utf-8", errors="replace") as handle, contextlib.suppress(json.JSONDecodeError):
+            return json.loads(next((line for line in handle if line.strip()), ""))
     return None
 
 
@@ -93,16 +83,14 @@ def read_records(path: Path) -> list[tuple[str, dict]]:
             table = pyarrow.parquet.read_table(path)
         except Exception as error:  # pyarrow raises its own kinds for a damaged or foreign file
             raise UsageError(f"{path}: not a readable parquet file ({str(error).splitlines()[0]})") from None
-        missing = [name for name in FIELDS if name not in table.column_names]
-        if missing:
+        if missing := [name for name in FIELDS if name not in table.column_names]:
             raise UsageError(f"{path}: the parquet has no column {', '.join(missing)}; an ML-Bench split has {', '.join(FIELDS)}")
         return [(f"{path}, row {number}", record) for number, record in enumerate(table.select(list(FIELDS)).to_pylist(), 1)]
     return jsonl_records(path)
 
 
 def parse_arguments(text: str, where: str) -> dict:
-    """The `arguments` field: a Python dict literal (ML-Bench eval()s it; a literal is all it ever holds, so we
-    read it with ast.literal_eval and run nothing)."""
+    """The `arguments` field, a dict literal (ML-Bench eval()s it; here ast.literal_eval reads it and runs nothing)."""
     try:
         arguments = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -115,15 +103,14 @@ def parse_arguments(text: str, where: str) -> dict:
 def load_split(path: Path) -> list[MLBenchTask]:
     """Every record as a task. A record whose own reference output fails ML-Bench's static check gets a caveat:
     it is set aside in the honest figure, as the original PyBench's defective tests are."""
-    tasks, seen = [], set()
+    tasks: dict[str, MLBenchTask] = {}
     for where, record in read_records(path):
         if not isinstance(record, dict):
             raise UsageError(f"{where}: expected an object with ML-Bench's fields")
+        if record.get("prefix_code") is None:
+            record["prefix_code"] = ""
         for name, kind in FIELDS.items():
-            value = record.get(name)
-            if name == "prefix_code" and value is None:
-                record[name] = value = ""
-            if not isinstance(value, kind) or isinstance(value, bool):
+            if not isinstance(record.get(name), kind) or isinstance(record.get(name), bool):
                 raise UsageError(f"{where}: field '{name}' is missing or not a{'n' if kind is int else ''} {kind.__name__}")
         if record["type"] not in TYPES:
             raise UsageError(f"{where}: field 'type' is {record['type']!r}, not one of {', '.join(map(repr, TYPES))}")
@@ -134,17 +121,16 @@ def load_split(path: Path) -> list[MLBenchTask]:
             raise UsageError(f"{where}: field '{'github' if not TASK_ID.fullmatch(repo) else 'path'}' does not name a "
                              "folder inside a repository checkout")
         task_id = f"{record['github_id']}-{record['id']}"
-        if task_id in seen:
+        if task_id in tasks:
             raise UsageError(f"{where}: (github_id, id) = ({record['github_id']}, {record['id']}) is used twice")
-        seen.add(task_id)
         caveats = [] if static_verdict(record["output"], arguments, record["type"])[0] else [
             "its reference output fails ML-Bench's own static check"]
         # checks_dir is the split file itself: it holds no check modules, so the suite's digest is the split's alone
-        tasks.append(MLBenchTask(task_id, repo, record["instruction"], {}, [], "mlbench", "static_verdict", path,
-                                 caveats=caveats, record=record, arguments=arguments, repo=repo, folder=folder))
+        tasks[task_id] = MLBenchTask(task_id, repo, record["instruction"], {}, [], "mlbench", "static_verdict", path,
+                                     caveats=caveats, record=record, arguments=arguments, repo=repo, folder=folder)
     if not tasks:
         raise UsageError(f"{path} holds no ML-Bench records")
-    return tasks
+    return list(tasks.values())
 
 
 # --- the static checks, as ML-LLM-Bench's utils/exec.py makes them ----------------------------------------------
@@ -157,8 +143,7 @@ def is_script_call(answer: str) -> bool:
 def static_verdict(answer: str, arguments: dict, kind: str) -> tuple[bool, str]:
     """(passed, reason) as ML-Bench checks: every argument's value, as str() writes it, occurs in the answer (ignoring
     case); then a Bash Script answer is a script call and a Python Code answer is not."""
-    missing = [str(value) for value in arguments.values() if str(value).lower() not in answer.lower()]
-    if missing:
+    if missing := [str(value) for value in arguments.values() if str(value).lower() not in answer.lower()]:
         return False, f"arguments missing from the answer: {', '.join(map(repr, missing))}"
     if is_script_call(answer) != (kind == "Bash Script"):
         return False, ("a Bash Script answer must call a .sh or .py file ('.sh ' or '.py ')" if kind == "Bash Script" else
@@ -166,16 +151,11 @@ def static_verdict(answer: str, arguments: dict, kind: str) -> tuple[bool, str]:
     return True, ""
 
 
-FENCE_TAGS = ("python", "bash", "script", "")
-
-
 def extract_answer(reply: str) -> str:
-    """The answer in a live model's reply, as ML-Bench's generation scripts cut it (postprocess_output): the first
-    ```python block, else the first ```bash, else ```script, else bare ``` block, without the newlines around it;
-    a reply with none is an empty answer."""
-    for tag in FENCE_TAGS:
-        match = re.search(rf"```{tag}\n*(.*?)\n*```", reply, re.DOTALL)
-        if match:
+    """The answer in a live model's reply, as ML-Bench's postprocess_output cuts it: the first ```python block, else
+    ```bash, else ```script, else bare ``` block, without the newlines around it ("" for none)."""
+    for tag in ("python", "bash", "script", ""):
+        if match := re.search(rf"```{tag}\n*(.*?)\n*```", reply, re.DOTALL):
             return match.group(1)
     return ""
 
@@ -197,10 +177,7 @@ OUR_TEMPLATES = {  # our wording: the instruction, then the setting's part of th
 
 def checkout_templates(checkout: Path) -> dict[str, str]:
     """ML-Bench's prompt templates, read (not run) from its scripts: the string constants TASK1..4_PROMPT."""
-    for relative in TEMPLATE_FILES:
-        path = checkout / relative
-        if not path.is_file():
-            continue
+    for path in filter(Path.is_file, (checkout / relative for relative in TEMPLATE_FILES)):
         constants = {node.targets[0].id: node.value.value for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body
                      if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                      and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
@@ -224,20 +201,16 @@ def readme_of(repo_dir: Path) -> str:
 
 
 @functools.cache
-def bm25_index(repo_dir: Path):
-    """BM25 (Okapi, rank-bm25, as ML-Bench uses) over windows of 10 consecutive sentences of the README, each window a
-    whitespace-split document. Sentences are cut at ., ! or ? before white space (ML-Bench uses nltk's punkt model,
-    which needs a download; the windows may therefore differ a little at abbreviations)."""
+def bm25_passage(repo_dir: Path):
+    """passage(instruction): the README window that BM25 (Okapi, rank-bm25, as ML-Bench uses) ranks first, over windows
+    of 10 consecutive sentences, each a whitespace-split document. Sentences are cut at ., ! or ? before white space
+    (ML-Bench uses nltk's punkt model, which needs a download; the windows may differ a little at abbreviations)."""
     from rank_bm25 import BM25Okapi
 
     sentences = [part for part in re.split(r"(?<=[.!?])\s+", readme_of(repo_dir).strip()) if part][:BM25_MAX_SENTENCES]
     documents = [" ".join(sentences[start:start + BM25_WINDOW]).split() for start in range(len(sentences))] or [[]]
-    return BM25Okapi(documents), documents
-
-
-def bm25_passage(repo_dir: Path, instruction: str) -> str:
-    index, documents = bm25_index(repo_dir)
-    return " ".join(index.get_top_n(instruction.split(), documents, n=1)[0])
+    index = BM25Okapi(documents)
+    return lambda instruction: " ".join(index.get_top_n(instruction.split(), documents, n=1)[0])
 
 
 # --- the run's setup: what pybench's run_suite carries through as the protocol ----------------------------------
@@ -259,7 +232,7 @@ class Setup:
 
     def prompt(self, task: MLBenchTask) -> str:
         context = {"oracle": lambda: [task.record["oracle"]], "instruction": list,
-                   "bm25": lambda: [bm25_passage(self.repos / task.repo, task.query)],
+                   "bm25": lambda: [bm25_passage(self.repos / task.repo)(task.query)],
                    "readme": lambda: [readme_of(self.repos / task.repo)]}
         return self.templates[self.setting].format(task.query, *context[self.setting]())
 
@@ -269,8 +242,8 @@ class Setup:
         return str(python.parent) if python else ""
 
 
-def setup_from(settings: Settings, tasks: list[MLBenchTask]) -> Setup:
-    """The ML-Bench flags, checked against the records they will meet: one sentence per mistake."""
+def setup_from(settings: Settings) -> Setup:
+    """The ML-Bench flags, checked: one sentence per mistake."""
     if settings.execute and settings.mlbench_agent:
         raise UsageError("--execute and --mlbench-agent are two different benchmarks: give one of them")
     needs_repos = settings.execute or settings.mlbench_agent or settings.mlbench_setting in ("bm25", "readme")
@@ -304,10 +277,8 @@ def setup_from(settings: Settings, tasks: list[MLBenchTask]) -> Setup:
 
 class OutputReplay(ReplayModel):
     """A file in ML-Bench's output format, lines {"github_id": N, "id": M, "output": ["sample 1", ...]}: sample k is
-    output[k], taken as it stands (ML-Bench's generation scripts cut the code block out before they write the file,
-    and its evaluator does not cut again). As ML-Bench's evaluator aligns such a file with the split, the first line
-    for a record wins and lines for records not in the split are left out. It is scheduled as pybench's replays are
-    (open, stop, close), but it has no replies to play: run_one reads answer() through Setup.output_replay."""
+    output[k], as it stands; as in ML-Bench's evaluator, a record's first line wins and lines for no record of the split
+    are left out. Scheduled as pybench's replays are, it plays no replies: run_one reads answer() through Setup."""
 
     def __init__(self, path: Path, task_ids: set[str]):
         self.answers: dict[str, list[str]] = {}
@@ -317,9 +288,8 @@ class OutputReplay(ReplayModel):
                     and isinstance(record.get("output"), list) and all(isinstance(text, str) for text in record["output"])):
                 raise UsageError(f"{where}: expected ML-Bench's output format {{\"github_id\": N, \"id\": M, \"output\": [\"...\", ...]}}")
             task_id = f"{record['github_id']}-{record['id']}"
-            if task_id not in task_ids:
-                unknown += 1
-            else:
+            unknown += task_id not in task_ids
+            if task_id in task_ids:
                 self.answers.setdefault(task_id, record["output"])
         if unknown:
             print(f"note: {unknown} line(s) of {path} name no record of the split; left out, as ML-Bench's evaluator does",
@@ -333,8 +303,7 @@ class OutputReplay(ReplayModel):
 
 
 def replay_model(path: Path, task_ids: set[str], setup: "Setup") -> ReplayModel:
-    """ML-Bench's output format (kept as the setup's output_replay), or pybench's own replay format ({"id", "replies"}:
-    played as the model's replies)."""
+    """ML-Bench's output format (kept as setup.output_replay), or pybench's own, played as the model's replies."""
     record = first_record(path)  # None where there is no file: ReplayModel says so
     if isinstance(record, dict) and "github_id" in record and "output" in record:
         setup.output_replay = OutputReplay(path, task_ids)
@@ -345,11 +314,9 @@ def replay_model(path: Path, task_ids: set[str], setup: "Setup") -> ReplayModel:
 def tasks_to_run(tasks: list[MLBenchTask], setup: Setup) -> list[MLBenchTask]:
     """The selected records that this run scores: a replay in ML-Bench's output format scores those it holds, as
     ML-Bench's evaluator does. Where the repositories are needed, each of them must be there."""
-    replay = setup.output_replay
-    if replay:
-        left = [task for task in tasks if task.id not in replay.answers]
-        if left:
-            print(f"note: {len(left)} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
+    if replay := setup.output_replay:
+        if left := sum(task.id not in replay.answers for task in tasks):
+            print(f"note: {left} selected record(s) have no line in the replay; they are not scored", file=sys.stderr)
         position = {task_id: number for number, task_id in enumerate(replay.answers)}  # ML-Bench's evaluator takes them so
         tasks = sorted((task for task in tasks if task.id in replay.answers), key=lambda task: position[task.id])
         if not tasks:
@@ -369,29 +336,24 @@ LINK_BYTES = 1 << 20            # files this large (weights, data) are hard-link
 
 def copy_for_jail(source: Path, target: Path) -> Path:
     """A copy of source at target owned by the jail's user (symlinks kept as links, .git left out). A file of
-    LINK_BYTES or more that everyone may read and nobody else may write is a hard link where target shares the
-    checkout's file system: the jail can read it and replace it, never change it (it stays the user's file); this keeps
-    a repository with gigabytes of weights from being copied once per sample."""
+    LINK_BYTES or more that everyone may read and nobody else may write is a hard link where the file system allows:
+    the jail can replace it, never change it (it stays the user's file), and weights are not copied once per sample."""
     linked = set()
 
     def place(source: str, target: str) -> str:
         info = os.stat(source)
         if info.st_size >= LINK_BYTES and info.st_mode & 0o004 and not info.st_mode & 0o022:
-            try:
+            with contextlib.suppress(OSError):  # another file system, or links forbidden: copy it
                 os.link(source, target)
                 linked.add(target)
                 return target
-            except OSError:  # another file system, or links forbidden: copy it
-                pass
         return shutil.copy2(source, target)
 
     shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(".git"), copy_function=place)
     if os.geteuid() == 0:
         for parent, directories, files in os.walk(target):
-            for name in [".", *directories, *files]:
-                path = os.path.join(parent, name)
-                if path not in linked:
-                    os.lchown(path, 65534, 65534)
+            for path in {os.path.join(parent, name) for name in [".", *directories, *files]} - linked:
+                os.lchown(path, 65534, 65534)
     return target
 
 
@@ -463,10 +425,9 @@ def exec_seconds(task: MLBenchTask, answer: str) -> int:
 
 
 def execute(task: MLBenchTask, answer: str, setup: Setup, work: Path, limits: JailLimits, log_dir: Path,
-            name: str) -> tuple[str, str, dict | None]:
-    """Run one answer as ML-LLM-Bench does (an answer calling '.sh ' or '.py ' is a bash command line; any other is
-    written to temp.py in the task folder and run with `python temp.py`), prefix_code first, the interpreters it
-    starts traced, each to hold the record's argument values. (outcome, the task's runs: jailed.task_runs, output)."""
+            name: str) -> tuple[str, dict | None, str]:
+    """Run one answer as ML-LLM-Bench does (a script call as a bash command line, any other as temp.py), prefix_code
+    first, the interpreters it starts traced for the record's argument values: traced_run's (outcome, runs, output)."""
     binds, folder = private_tree(task, setup, work)
     if is_script_call(answer):
         script, values = answer, [str(value) for value in task.arguments.values()]
@@ -484,19 +445,16 @@ CLEANUP_SECONDS = 5             # ML-Bench's terminate_process_tree waits this l
 
 
 class SharedPass:
-    """ML-Bench's own execution of a run's samples, beside ours: one writable copy of the repositories the run needs,
-    <run>/mlbench-tree/repos/<name>, shared by every sample, with one jail over it for the whole run; samples run one at
-    a time in ML-Bench's order (the records as its evaluator meets them: the replay file's order, else the split's;
-    samples 1 to 5 of a record in turn: the attempts are queued so, each waiting for the ones before it). A sample sees
-    what earlier ones left (files, temp.py, processes that outlived their timeout). A resumed run goes on over the tree
-    as it was left."""
+    """ML-Bench's own execution of a run's samples, beside ours (docs/mlbench.md): one writable copy of the run's
+    repositories, <run>/mlbench-tree/repos/<name>, and one jail over it for the whole run; samples run one at a time in
+    ML-Bench's order (the attempts are queued so, each waiting for the ones before it), each seeing what earlier ones
+    left. A resumed run goes on over the tree as it was left."""
 
     def __init__(self, setup: Setup, run_dir: Path, limits: JailLimits, todo: list):
         self.order = [(task.id, sample) for task, sample in todo]  # in ML-Bench's order: tasks_to_run put the tasks so
         self.repos = sorted({task.repo for task, _ in todo})
         self.setup, self.tree, self.limits, self.log_dir = setup, run_dir / "mlbench-tree", limits, run_dir / "jails"
         self.done: set = set()
-        self.next = 0
         self.turns = threading.Condition()
         self.jail: Jail | None = None
 
@@ -515,30 +473,26 @@ class SharedPass:
         ML-Bench does; its outcome ('exit N', 'timeout', or what kept it from running)."""
         key = (task.id, sample)
         with self.turns:
-            while self.next < len(self.order) and self.order[self.next] != key and key in self.order:
-                self.turns.wait()
-        outcome = None
+            self.turns.wait_for(lambda: key not in self.order or set(self.order[:self.order.index(key)]) <= self.done)
         try:
-            if answer is not None:
-                if self.jail is None:
-                    self.jail = self.start()
-                seconds = exec_seconds(task, answer)
-                cell = self.jail.call("run_as_mlbench", timeout=seconds + CLEANUP_SECONDS + 30, answer=answer, cwd=MLBENCH_ROOT,
-                                      path=f"./repos/{task.repo}{task.record['path'][1:]}", seconds=seconds,
-                                      path_first=self.setup.path_first(task.repo))
-                outcome = outcome_of(cell)
+            if answer is None:
+                return None
+            if self.jail is None:
+                self.jail = self.start()
+            seconds = exec_seconds(task, answer)
+            cell = self.jail.call("run_as_mlbench", timeout=seconds + CLEANUP_SECONDS + 30, answer=answer,
+                                  cwd=MLBENCH_ROOT, path=f"./repos/{task.repo}{task.record['path'][1:]}",
+                                  seconds=seconds, path_first=self.setup.path_first(task.repo))
+            return outcome_of(cell)
         finally:
             self.release(key)
-        return outcome
 
     def release(self, key: tuple[str, int]) -> None:
         """This sample is done (or will not come): the next ones may run; after the last one the jail is stopped."""
         with self.turns:
             self.done.add(key)
-            while self.next < len(self.order) and self.order[self.next] in self.done:
-                self.next += 1
             self.turns.notify_all()
-            if self.next == len(self.order) and self.jail is not None:
+            if self.done >= set(self.order) and self.jail is not None:
                 self.jail.kill()
                 self.jail = None
 
@@ -572,8 +526,6 @@ WORKER_PYTHON = (3, 10)          # the oldest Python that runs jailed.py, the ja
 def hosts_worker(python: Path) -> bool:
     """Whether this interpreter is recent enough to run the jail's worker (an older one, e.g. a repository's conda
     environment of Python 3.8, leaves the agent's python turns in the kit's interpreter, with a note)."""
-    import subprocess
-
     try:
         found = subprocess.run([str(python), "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True,
                                timeout=60).stdout.split()
@@ -598,9 +550,8 @@ AGENT_BLOCK = re.compile(r"```(python|py|python3|bash|sh|shell)[ \t]*\r?\n(.*?)(
 
 @dataclass
 class AgentConversation(Conversation):
-    """ML-Bench's agent mode on the kit's agent loop: a reply's first python or bash block runs (python in the jail's
-    worker, bash through run_bash, its exit status told when not 0); with OpenHands' protocol, a reply without an
-    action is answered by its fake user until the model says it has finished."""
+    """ML-Bench's agent mode on the kit's agent loop: a reply's first python or bash block runs (bash through run_bash,
+    its exit status told when not 0); as OpenHands, a reply without code is answered by its fake user until it ends."""
     opening_messages: list[dict] = field(default_factory=list)
     bash_seconds: float = 0.0
     openhands: bool = False
@@ -645,13 +596,11 @@ def run_agent(task: MLBenchTask, model, setup: Setup, work: Path, limits: JailLi
     jail = new_jail(name, binds, repository_limits(limits, AGENT_SECONDS, setup.tmp_mib), log_dir,
                 environment=str(python) if python and hosts_worker(python) else "suite")
     run = converse(TaskRun(task, work, max_turns, jail, conversation), model, seed)
-    if (work / "run.sh").is_file() and not (work / "run.sh").is_symlink():
-        outcome, runs, output = traced_run(f"{name}.run", binds, limits, AGENT_SECONDS, setup, log_dir, timeout=AGENT_SECONDS + 60,
-                                           script="/bin/bash run.sh", cwd=folder, path_first=path_first,
-                                           trace_values=[str(value) for value in task.arguments.values()])
-    else:
-        outcome, runs, output = "no run.sh", None, ""
-    return run, outcome, runs, output
+    if not (work / "run.sh").is_file() or (work / "run.sh").is_symlink():
+        return run, "no run.sh", None, ""
+    return run, *traced_run(f"{name}.run", binds, limits, AGENT_SECONDS, setup, log_dir, timeout=AGENT_SECONDS + 60,
+                            script="/bin/bash run.sh", cwd=folder, path_first=path_first,
+                            trace_values=[str(value) for value in task.arguments.values()])
 
 
 # --- one attempt: asked (or replayed), checked statically, executed where asked; one results line ---------------
@@ -666,13 +615,12 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     work = run_dir / output
     log_dir = run_dir / "jails"
     facts: dict = {"setting": setup.setting, "type": task.record["type"], "repo": task.repo}
-    prompt_tokens = completion_tokens = restarts = evaluated = shared = 0
+    usage, restarts = Reply(None), 0  # what the tokens are read from: the agent's run, or the model's one reply
     printed = None
     if setup.agent:
         run, outcome, runs, run_output = run_agent(task, model, setup, work, limits, max_turns, log_dir, seed, name)
         messages, code, printed, ended_by = run.messages, run.code, run.printed, run.ended_by
-        prompt_tokens, completion_tokens, restarts = run.prompt_tokens, run.completion_tokens, run.restarts
-        evaluated, shared = run.prompt_evaluated, run.prompt_shared
+        usage, restarts = run, run.restarts
         passed, ours_reason = honest_verdict(outcome, runs, "bash run.sh")
         mlbench_passed = outcome in AGENT_PASSES_OPENHANDS
         facts |= {"outcome": outcome, "task_runs": runs, "run_output": run_output}
@@ -683,15 +631,12 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
             answer = answer or ""
             facts["samples_in_file"] = len(setup.output_replay.answers[task.id])
         else:
-            prompt = setup.prompt(task)
-            messages = [{"role": "user", "content": prompt}]
+            messages = [{"role": "user", "content": setup.prompt(task)}]
             with contextlib.closing(model.attempt(task.id, seed)) as session:
-                reply = session.reply(messages)
-            prompt_tokens, completion_tokens = reply.prompt_tokens, reply.completion_tokens
-            evaluated, shared = reply.prompt_evaluated, reply.prompt_shared
-            if reply.text is not None:
-                messages.append({"role": "assistant", "content": reply.text})
-            answer, ended_by = extract_answer(reply.text or ""), reply.stop or "reply"
+                usage = session.reply(messages)
+            if usage.text is not None:
+                messages.append({"role": "assistant", "content": usage.text})
+            answer, ended_by = extract_answer(usage.text or ""), usage.stop or "reply"
         code = [answer]
         static, ours_reason = static_verdict(answer, task.arguments, task.record["type"])
         facts |= {"answer": answer, "static": static}
@@ -708,34 +653,27 @@ def run_one(task: MLBenchTask, sample: int, samples: int, seed: int, model, setu
     removed = tidy_output(work) if work.is_dir() else []
     return Result(task.id, task.category, sample, seed, passed, ours_reason, task.caveats,
                   sum(message["role"] == "assistant" for message in messages) or 1, ended_by, sum(piece is not None for piece in code),
-                  restarts, round(time.monotonic() - started, 3), prompt_tokens, completion_tokens, str(output), removed, messages, code,
-                  printed, prompt_tokens_evaluated=evaluated or None, prompt_tokens_shared=shared if evaluated else None,
-                  own={"mlbench": facts})
+                  restarts, round(time.monotonic() - started, 3), usage.prompt_tokens, usage.completion_tokens,
+                  str(output), removed, messages, code, printed, prompt_tokens_evaluated=usage.prompt_evaluated or None,
+                  prompt_tokens_shared=usage.prompt_shared if usage.prompt_evaluated else None, own={"mlbench": facts})
 
 
 # --- tables: ML-Bench's pass@1/2/5 and the unbiased pass@k, per repository and overall ---------------------------
 
-def figures(attempts: list[list[Result]], key) -> list[float | None]:
+def figures(attempts: list[list[Result]], key) -> list[str]:
     """For tasks given as lists of their attempts: ML-Bench's pass@1/2/5 (any of the first k samples passes) and the
-    unbiased pass@1/2/5 (1 - C(n-c, k)/C(n, k), over the tasks with at least k samples), in %."""
-    row = [100 * sum(any(key(r) for r in task if r.sample < k) for task in attempts) / len(attempts) if attempts else None
-           for k in PASS_AT]
-    for k in PASS_AT:
-        scored = [pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k]
-        row.append(100 * sum(scored) / len(scored) if scored else None)
-    return row
+    unbiased pass@1/2/5 (1 - C(n-c, k)/C(n, k), over the tasks with at least k samples), in % ("-" for no tasks)."""
+    def percent(values: list) -> str:
+        return f"{100 * sum(values) / len(values):.1f}" if values else "-"
+    return ([percent([any(key(r) for r in task if r.sample < k) for task in attempts]) for k in PASS_AT]
+            + [percent([pass_at_k(len(task), sum(map(key, task)), k) for task in attempts if len(task) >= k])
+               for k in PASS_AT])
 
 
 def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list[tuple[str, list[str]]]]], list[str]]:
-    """The ML-Bench tables, one per verdict (ML-Bench's; and ours, where answers were executed): (title, columns, rows),
-    and the notes beneath."""
+    """The ML-Bench tables, one per verdict (ML-Bench's; ours where answers ran): (title, columns, rows); the notes."""
     tasks = attempts_by_task(results)
     executed = any("outcome" in result.own.get("mlbench", {}) for result in results)
-    verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
-                 lambda r: bool(r.own.get("mlbench", {}).get("mlbench_passed", r.passed)))]
-    if executed:
-        verdicts.append(("ours (exit 0, and the task's own script traced exiting 0)", lambda r: bool(r.passed)))
-    columns = ["tasks"] + [f"pass@{k}" for k in PASS_AT] + [f"unbiased@{k}" for k in PASS_AT]
     groups = {}
     for attempts in tasks.values():
         groups.setdefault(attempts[0].category, []).append(attempts)
@@ -743,36 +681,25 @@ def table_blocks(results: list[Result]) -> tuple[list[tuple[str, list[str], list
     chosen = [*sorted(groups.items()), ("overall", list(tasks.values())), ("overall, honest", fair)]
     # ML-Bench's evaluator drops a record of its output format that holds other than 5 samples: so does its count here
     counted = lambda attempts: attempts[0].own.get("mlbench", {}).get("samples_in_file", SAMPLES) == SAMPLES  # noqa: E731
-    blocks = []
-    for number, (title, key) in enumerate(verdicts):
-        rows = []
-        for label, group in chosen:
-            group = [attempts for attempts in group if counted(attempts)] if number == 0 else group
-            rows.append((label, [str(len(group))] + ["-" if value is None else f"{value:.1f}" for value in figures(group, key)]))
-        blocks.append((title, columns, rows))
+    verdicts = [("ML-Bench's count" + (" (a timeout counts as a pass)" if executed else ""),
+                 lambda r: bool(r.own.get("mlbench", {}).get("mlbench_passed", r.passed)),
+                 [(label, [attempts for attempts in group if counted(attempts)]) for label, group in chosen])]
+    if executed:
+        verdicts.append(("ours (exit 0, and the task's own script traced exiting 0)", lambda r: bool(r.passed), chosen))
+    columns = ["tasks"] + [f"pass@{k}" for k in PASS_AT] + [f"unbiased@{k}" for k in PASS_AT]
+    blocks = [(title, columns, [(label, [str(len(group)), *figures(group, key)]) for label, group in rows])
+              for title, key, rows in verdicts]
     notes = [f"pass@k: any of the first k samples passes, as ML-Bench counts it; unbiased@k: 1 - C(n-c,k)/C(n,k) over the tasks "
              f"with at least k samples. {max(map(len, tasks.values()), default=0)} sample(s) per task."]
-    dropped = sum(not counted(attempts) for attempts in tasks.values())
-    if dropped:
+    if dropped := sum(not counted(attempts) for attempts in tasks.values()):
         notes.append(f"{dropped} record(s) of the replay hold other than {SAMPLES} samples: ML-Bench's evaluator drops them, so its "
                      "count leaves them out" + ("; ours scores the samples they have (a missing one fails)." if len(verdicts) > 1 else "."))
-    aside = len(tasks) - len(fair)
-    if aside:
+    if aside := len(tasks) - len(fair):
         notes.append(f"overall, honest: {aside} task(s) set aside whose reference output fails ML-Bench's own static check.")
     if executed:
         outcomes = Counter(result.own.get("mlbench", {}).get("outcome", "not run (static check failed)") for result in results)
         notes.append("Outcomes of the samples: " + ", ".join(f"{name} {count}" for name, count in outcomes.most_common()))
     return blocks, notes
-
-
-def table_text(blocks: list, notes: list[str]) -> str:
-    lines = []
-    for title, columns, rows in blocks:
-        width = max(len(name) for name, _ in rows)
-        widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(columns)]
-        lines += [f"{title}:", "  ".join([" " * width, *(column.rjust(w) for column, w in zip(columns, widths))])]
-        lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
-    return "\n".join(lines + notes)
 
 
 def tables(results: list[Result], manifests: list[dict]) -> Tables:
@@ -781,14 +708,20 @@ def tables(results: list[Result], manifests: list[dict]) -> Tables:
     sections = [{"heading": f"ML-Bench: pass@k (%) per repository, {heading}", "corner": "repository", "columns": columns,
                  "rows": [(name, cells, name.startswith("overall")) for name, cells in rows], "notes": []} for heading, columns, rows in blocks]
     sections[-1]["notes"] = notes
-    return Tables(table_text(blocks, notes), sections, replaces_table3=True, title="ML-Bench")
+    lines = []
+    for title, columns, rows in blocks:
+        width = max(len(name) for name, _ in rows)
+        widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(columns)]
+        lines += [f"{title}:", "  ".join([" " * width, *(column.rjust(w) for column, w in zip(columns, widths))])]
+        lines += ["  ".join([name.ljust(width), *(cell.rjust(w) for cell, w in zip(cells, widths))]) for name, cells in rows]
+    return Tables("\n".join(lines + notes), sections, replaces_table3=True, title="ML-Bench")
 
 
 # --- the benchmark record --------------------------------------------------------------------------------------------
 
 def prepare(settings: Settings, split: Path) -> Prepared:
     tasks = load_split(split)
-    setup = setup_from(settings, tasks)
+    setup = setup_from(settings)
     defaults = {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1000, "samples": 1 if setup.agent else SAMPLES, "max_turns": 10}
 
     def attempts(settings: Settings, model, run_dir: Path, limits: JailLimits, todo: list):
@@ -805,7 +738,6 @@ def prepare(settings: Settings, split: Path) -> Prepared:
                     to_run=lambda selected, model: tasks_to_run(selected, setup))
 
 
-# ML-Agent-Bench makes one attempt per task (samples 1); ML-LLM-Bench five (pass@1/2/5).
 BENCHMARK = Benchmark("mlbench", claims=is_split, prepare=prepare, tables=tables,
                       made=lambda results, manifests: any("mlbench" in result.own for result in results),
                       flags=("mlbench_checkout", "repos", "repo_python", "model_cache", "execute", "mlbench_agent", "mlbench_setting",

@@ -59,8 +59,7 @@ def original_category(index: str) -> str | None:
 
 def load_original(checkout: Path) -> list[Task]:
     """Every record of the checkout's task.json as a Task: id = its index, inputs at the same relative paths, scored by
-    test_task_<index> of its tests.py. Missing inputs are not an error: the task runs (as the original would) and is
-    marked, so that it is left out of the honest figure."""
+    test_task_<index> of its tests.py. A task missing an input runs, as in the original; the honest figure drops it."""
     path = checkout / ORIGINAL_TASKS
     if not path.is_file():
         raise UsageError(f"--tasks {checkout} is a folder but not a PyBench checkout (it has no {ORIGINAL_TASKS})")
@@ -79,8 +78,7 @@ def load_original(checkout: Path) -> list[Task]:
         if not isinstance(record, dict) or not isinstance(record.get("index"), str) or not isinstance(record.get("user"), str):
             raise UsageError(f"{where}: expected an object with string fields 'index' and 'user'")
         index = record["index"]
-        category = original_category(index)
-        if not TASK_ID.fullmatch(index) or category is None:
+        if not TASK_ID.fullmatch(index) or (category := original_category(index)) is None:
             raise UsageError(f"{where}: index {index!r} is not a PyBench task index (2..152)")
         paths = record.get("file_paths", record.get("file_path", []))
         paths = [paths] if isinstance(paths, str) else paths
@@ -140,9 +138,8 @@ ORIGINAL_STAND_IN = [{"role": "", "content": "error"}]  # the one message the or
 
 
 class SavedRun(ReplayModel):
-    """A replay for an original checkout: {"id", "replies"} lines, or an original PyBench trajectory file (lines with
-    "index" and "messages"), whose assistant messages are replayed, so that a saved run is re-executed cell by cell
-    in the jail and scored again. What a saved record holds beyond its replies is kept in `saved`."""
+    """A replay for an original checkout: {"id", "replies"} lines, or an original PyBench trajectory file whose
+    assistant messages are replayed, re-executed and scored again. What a record holds beyond replies is in `saved`."""
 
     EXPECTED = ('{"id": TASK_ID, "replies": ["...", ...]} or an original PyBench trajectory line with "index" and "messages"')
 
@@ -204,9 +201,8 @@ def shared_output(own: Path, into: Path, only: set[str] | None = None) -> Path:
 
 
 def run_test(task: Task, run: TaskRun, log_dir: Path, trajectory: list | None, output_dir: Path) -> tuple[bool, str]:
-    """(passed, reason) of the checkout's test_task_<index>(trajectory), run as its tests.py expects: the checkout's
-    data/, ref/ and gpt4_output/ and output_dir as ./output/ in the cwd, all read-only, the trajectory the run's
-    messages unless a saved run's stand-in is given; any exception fails it, named with its message."""
+    """(passed, reason) of the checkout's test_task_<index>(trajectory; None: the run's messages), run as its tests.py
+    expects: the checkout's data/, ref/, gpt4_output/ and output_dir as ./output/, read-only; an exception fails it."""
     binds = task.own["test_binds"] + [(str(output_dir), f"{JAIL_ROOT}/output", False)]
     cell = check_in_jail(task, run, log_dir, binds, path=f"{JAIL_ROOT}/data/unit_test",
                          trajectory=run.messages if trajectory is None else trajectory)
@@ -286,10 +282,9 @@ def own(result: Result) -> bool:
 
 
 def figures(results: list[Result], suite_size: int) -> list[dict]:
-    """An original checkout's score three ways, each with a Wilson interval: as published (its tests' verdicts over all
-    its tasks); honestly (tasks whose test is defective, that need the internet or miss an input set aside: not model
-    failures); and corrected (our own checks, checks/original.py, in place of the defective tests, so that only the
-    tasks nobody can score fairly are set aside). With several samples, each task's first attempt counts."""
+    """An original checkout's score three ways, each with a Wilson interval: published, honest (the tasks with caveats
+    set aside) and corrected (checks/original.py for the defective tests), as docs/original.md tells; each task's first
+    attempt counts."""
     results = list(first_attempts(results).values())
     passed = sum(result.passed for result in results)
     fair = [result for result in results if not result.caveats]
