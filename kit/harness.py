@@ -669,8 +669,9 @@ PACK_STAMP = "pybench-pack.json"  # in .venv after `setup --from PACK`: which pa
 
 
 def requirement_pins() -> dict[str, str]:
-    """requirements.txt as name: version (its one reader: setup, pack and a run's manifest)."""
-    requirements = (line.split("#")[0] for line in (ROOT / "requirements.txt").read_text().splitlines())
+    """requirements.txt as name: version (its one reader: setup, pack and a run's manifest); a pin's platform marker
+    (`; sys_platform == "linux"`) is not read."""
+    requirements = (line.split("#")[0].split(";")[0] for line in (ROOT / "requirements.txt").read_text().splitlines())
     return {name.strip(): version.strip() for name, version in (line.split("==") for line in requirements if line.strip())}
 
 

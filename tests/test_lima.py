@@ -1,0 +1,128 @@
+"""The Mac's far side as far as Linux can prove it (kit/lima.py, docs/macos.md): the Lima template pinned to a packed
+image, a pack's image found and held to its digest, the kit sent through a real link (a local shell) with this
+machine's own folders left out, and `setup --far lima`'s order of limactl commands against a stand-in limactl (a
+script that answers `list --json`, records every call and runs nothing of the kit: Lima itself needs a Mac). Fast."""
+import hashlib
+import json
+import os
+import subprocess
+
+import pytest
+import yaml
+
+from kit import lima
+from kit.harness import UsageError
+
+
+def test_the_template_keeps_the_mac_apart_and_pins_a_packed_image(tmp_path):
+    image = tmp_path / "ubuntu 24.04.img"
+    pinned = yaml.safe_load(lima.pinned_template(image, "ab" * 32))
+    assert pinned["images"] == [{"location": str(image), "arch": pinned["images"][0]["arch"], "digest": "sha256:" + "ab" * 32}]
+    assert pinned["images"][0]["arch"] in ("aarch64", "x86_64")
+    unpinned = yaml.safe_load(lima.pinned_template())
+    assert unpinned["images"][0]["location"].startswith("https://")  # Lima downloads it: the online Mac's way
+    for template in (pinned, unpinned):
+        assert template["vmType"] == "vz" and template["mounts"] == []
+        assert all(rule["ignore"] for rule in template["portForwards"]) and not template["ssh"]["forwardAgent"]
+        assert {key: template[key] for key in ("provision", "memory", "cpus")} == {key: unpinned[key] for key in ("provision", "memory", "cpus")}
+
+
+def make_pack(folder, image_bytes=b"disk image"):
+    (folder / "vm").mkdir(parents=True)
+    (folder / "vm" / "ubuntu.img").write_bytes(image_bytes)
+    files = {"vm/ubuntu.img": {"size": len(image_bytes), "sha256": hashlib.sha256(image_bytes).hexdigest()}}
+    (folder / "PACK.json").write_text(json.dumps({"files": files}))
+    return hashlib.sha256((folder / "PACK.json").read_bytes()).hexdigest()
+
+
+def test_a_packs_image_is_found_with_its_digest_and_a_pack_not_vouched_for_is_refused(tmp_path):
+    digest = make_pack(tmp_path / "pack")
+    image, sha = lima.packed_image(tmp_path / "pack", digest)
+    assert image == tmp_path / "pack" / "vm" / "ubuntu.img" and sha == hashlib.sha256(b"disk image").hexdigest()
+    with pytest.raises(UsageError, match="not the one --expect vouches for"):
+        lima.packed_image(tmp_path / "pack", "0" * 64)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "PACK.json").write_text(json.dumps({"files": {}}))
+    with pytest.raises(UsageError, match="carries no VM image"):
+        lima.packed_image(tmp_path / "empty", None)
+    with pytest.raises(UsageError, match="tar -xf"):
+        lima.packed_image(tmp_path / "nowhere", None)
+
+
+def test_the_kit_goes_through_the_link_without_this_machines_own_folders(tmp_path):
+    kit = tmp_path / "kit"
+    for name in ["pybench.py", "kit/sandbox.py", "tests/fixtures/runs/kept.txt", ".venv/bin/python", ".venv-vulkan/x",
+                 ".jail/suite/x", "runs/run-1/results.jsonl", ".git/HEAD", "kit/__pycache__/sandbox.pyc"]:
+        (kit / name).parent.mkdir(parents=True, exist_ok=True)
+        (kit / name).write_text(name)
+    (kit / "link").symlink_to("pybench.py")
+    there = tmp_path / "far side" / "kit"
+    assert lima.send_folder(["env"], kit, there) == f"to {there}"  # `env sh -c ...`: a link that is a local shell
+    sent = sorted(str(path.relative_to(there)) for path in there.rglob("*") if not path.is_dir())
+    assert sent == ["kit/sandbox.py", "link", "pybench.py", "tests/fixtures/runs/kept.txt"]
+    assert (there / "link").is_symlink() and (there / "pybench.py").read_text() == "pybench.py"
+    with pytest.raises(subprocess.CalledProcessError):
+        lima.send_folder(["false"], kit, there)  # a link that fails is a failed stage, never a half-copy said done
+    with pytest.raises(subprocess.CalledProcessError):
+        lima.send_folder(["true"], kit, there)  # nor one that ends well without reading the tar
+
+
+STAND_IN = """#!/bin/sh
+# limactl, as far as setup --far lima uses it: list --json from a state file, create and start change it, shell
+# records the command (and the tar it is sent) and runs nothing
+echo "$*" >> "$LIMA_CALLS"
+case "$1" in
+  list) [ -f "$LIMA_STATE" ] && printf '{"name":"pybench","status":"%s"}\\n' "$(cat "$LIMA_STATE")"; exit 0 ;;
+  create) cp "$(eval echo \\${$#})" "$LIMA_STATE.yaml"; echo Stopped > "$LIMA_STATE" ;;
+  start) echo Running > "$LIMA_STATE" ;;
+  shell) shift 2; if [ "$1" = sh ]; then tar -t >> "$LIMA_CALLS.tar" && echo pybench-received; fi ;;
+esac
+"""
+
+
+@pytest.fixture
+def limactl(tmp_path, monkeypatch):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "limactl").write_text(STAND_IN)
+    (tmp_path / "bin" / "limactl").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("LIMA_CALLS", str(tmp_path / "calls"))
+    monkeypatch.setenv("LIMA_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def test_setup_far_lima_makes_the_vm_from_the_packs_image_sends_kit_and_pack_then_runs_setup_and_doctor(limactl):
+    digest = make_pack(limactl / "pack")
+    stages = []
+    link = lima.setup_far("lima", lambda what, work: stages.append((what, work())), ["--tests"], limactl / "pack", digest)
+    assert link == ["limactl", "shell", "pybench"]
+    calls = (limactl / "calls").read_text().splitlines()
+    kit, pack = str(lima.ROOT), str(limactl / "pack")
+    assert [call.split(" ")[0] for call in calls] == ["list", "create", "start", "shell", "shell", "shell", "shell"]
+    assert calls[3].startswith(f"shell pybench sh -c {{ mkdir -p {kit} ") and calls[4].startswith(f"shell pybench sh -c {{ mkdir -p {pack} ")
+    assert calls[5:] == [f"shell pybench python3.12 {kit}/pybench.py setup --tests --from {pack} --expect {digest}",
+                         f"shell pybench python3.12 {kit}/pybench.py doctor"]
+    created = yaml.safe_load((limactl / "state.yaml").read_text())
+    assert created["images"][0]["location"] == f"{pack}/vm/ubuntu.img" and created["mounts"] == []
+    sent = (limactl / "calls.tar").read_text().splitlines()
+    assert "pybench.py" in sent and "kit/lima.py" in sent and "vm/ubuntu.img" in sent and "PACK.json" in sent
+    assert not [name for name in sent if name.split("/")[0] in (".venv", ".jail", "runs", ".git") or "__pycache__" in name]
+    assert [what.split(" (")[0] for what, _ in stages] == ["the Linux VM pybench", "this kit to the far side", "the pack to the far side",
+                                                           "setup on the far side: its jails' environments and nsjail's libraries",
+                                                           "doctor on the far side"]
+    assert stages[0][1] == "made and started"
+
+
+def test_a_running_vm_is_used_as_it_is_and_a_stopped_one_started(limactl):
+    (limactl / "state").write_text("Running\n")
+    assert lima.ensure_vm() == "running already"
+    (limactl / "state").write_text("Stopped\n")
+    assert lima.ensure_vm() == "started"
+    assert (limactl / "calls").read_text().splitlines() == ["list --json", "list --json", "start --tty=false pybench"]
+
+
+def test_without_lima_setup_far_lima_says_how_to_get_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UsageError, match="brew install lima"):
+        lima.ensure_vm()
