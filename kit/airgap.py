@@ -48,7 +48,8 @@ SYSTEM_PACKAGES = ((("libnl-3-200", "libnl-route-3-200"), False, "nsjail links t
                     lambda: shutil.which("sshd") or os.path.exists("/usr/sbin/sshd")))
 # The instruction-set extensions that a -march=native build of llama.cpp may use (the CPU flags that matter here).
 ISA_FLAGS = re.compile(r"(sse\d?|sse4_[12]|ssse3|avx\w*|fma|f16c|bmi[12]|amx\w*|popcnt|lzcnt|abm|movbe|adx|sha_ni|vaes|vpclmulqdq|gfni)")
-USER_FILES = {"models": "--model", "pybench": "--original", "mlbench": "--mlbench", "repos": "--repos"}  # pack's flag per folder
+USER_FILES = {"models": "--model", "pybench": "--original", "mlbench": "--mlbench", "repos": "--repos",  # pack's flag per folder
+              "vm": "--vm-image"}  # the folder kit/lima.py reads a Mac's VM image from (IMAGE_FOLDER)
 USED_WITH = {"models": "--model", "pybench": "--tasks", "mlbench": "--tasks", "repos": "--repos"}  # a run's flag per folder
 
 
@@ -115,6 +116,8 @@ def pack_command(argv: list[str]) -> int:
     parser.add_argument("--original", type=Path, metavar="CHECKOUT", help="your checkout of the original PyBench (without .git)")
     parser.add_argument("--mlbench", type=Path, metavar="SPLIT", help="an ML-Bench split (.parquet or .jsonl)")
     parser.add_argument("--repos", type=Path, metavar="DIR", help="your checkouts of ML-Bench's repositories (without .git)")
+    parser.add_argument("--vm-image", type=Path, metavar="FILE", help="a Mac's far side: the Linux VM disk image docs/lima-pybench.yaml "
+                        "names, downloaded, for `setup --far lima --from` without network (pack in such a VM: docs/macos.md)")
     pack(parser.parse_args(argv))
     return 0
 
@@ -316,10 +319,10 @@ def fetch_debs(debs: Path, for_tests: bool, log: Path) -> tuple[list[dict], str]
 
 def user_file_sources(options: argparse.Namespace) -> list[tuple[str, Path]]:
     sources = [("models", path) for path in options.model]
-    sources += [(folder, path) for folder, path in (("pybench", options.original), ("mlbench", options.mlbench), ("repos", options.repos))
-                if path]
+    sources += [(folder, path) for folder, path in (("pybench", options.original), ("mlbench", options.mlbench), ("repos", options.repos),
+                                                   ("vm", options.vm_image)) if path]
     for folder, path in sources:
-        kind = "file" if folder in ("models", "mlbench") else "folder"
+        kind = "file" if folder in ("models", "mlbench", "vm") else "folder"
         if not (path.is_file() if kind == "file" else path.is_dir()):
             raise UsageError(f"{USER_FILES[folder]} {path}: no such {kind}")
     if options.original and not (options.original / original_pybench.ORIGINAL_TASKS).is_file():
@@ -374,6 +377,8 @@ class Pack:
     def finish(self, venv: Path) -> None:
         """The stamp make_manifest reads, the user's files beside the kit (carried/), the unpacked archive removed."""
         for folder, names in self.manifest["carried"].items():
+            if folder == "vm":  # the Mac made its VM from it (kit/lima.py); the VM itself has no use for it
+                continue
             target = ROOT / "carried" / folder
             shutil.rmtree(target, ignore_errors=True)
             target.parent.mkdir(exist_ok=True)

@@ -126,3 +126,18 @@ def test_without_lima_setup_far_lima_says_how_to_get_it(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UsageError, match="brew install lima"):
         lima.ensure_vm()
+
+
+def test_pack_carries_a_vm_image_as_one_of_the_users_files(tmp_path):
+    """`pack --vm-image FILE` puts the image in the pack's vm/ folder (lima.IMAGE_FOLDER), where packed_image finds it;
+    a path that is no file is refused with its flag."""
+    import argparse
+
+    from kit import airgap
+
+    (tmp_path / "ubuntu.img").write_bytes(b"disk")
+    options = argparse.Namespace(model=[], original=None, mlbench=None, repos=None, vm_image=tmp_path / "ubuntu.img")
+    assert airgap.user_file_sources(options) == [(lima.IMAGE_FOLDER, tmp_path / "ubuntu.img")]
+    assert airgap.USER_FILES[lima.IMAGE_FOLDER] == "--vm-image"
+    with pytest.raises(UsageError, match="--vm-image .*: no such file"):
+        airgap.user_file_sources(argparse.Namespace(model=[], original=None, mlbench=None, repos=None, vm_image=tmp_path))
