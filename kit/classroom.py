@@ -1,6 +1,5 @@
-"""classroom: a teacher's assignment (a suite's tasks, each worth its points) graded for a whole class in one command,
-with a gradebook (grades.csv), a feedback page per student and an overview for the teacher; and the handout students
-get (a starter notebook per task and its input files).
+"""classroom: a teacher's assignment (a suite's tasks, each worth its points) graded for a whole class in one command
+(grades.csv, a feedback page per student, an overview for the teacher), and the handout students get.
 
 A submission is a notebook as students write it: it is read here, never trusted. A file that is not a notebook, too
 large, nested too deeply or malformed is that student's failure with a one-line reason; its code cells run in the
@@ -78,8 +77,7 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
         import nbformat
 
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(action="ignore"):
                 book = json.loads(nbformat.writes(nbformat.reads(text, as_version=4)))
         except Exception as error:  # nbformat raises many kinds for a broken old notebook
             raise Unreadable(f"an nbformat {book['nbformat']} notebook nbformat cannot convert ({type(error).__name__})") from None
@@ -151,9 +149,7 @@ def line_magic(magic: str, rest: str) -> str:
         return note(f"`%matplotlib {rest}` not needed: figures are shown and closed at each cell's end, as the inline backend does")
     if magic in ("time", "timeit"):
         return rest or "pass"  # the statement runs once, untimed
-    if magic in ("pip", "conda"):
-        return shell_line(f"{magic} {rest}")
-    if magic in ("sx", "system", "ls", "cat", "mkdir", "rm", "cp", "mv"):
+    if magic in ("sx", "system", "pip", "conda", "ls", "cat", "mkdir", "rm", "cp", "mv"):
         return shell_line(rest if magic in ("sx", "system") else f"{magic} {rest}")
     if magic == "cd":
         return f"__import__('os').chdir({rest.strip() or '.'!r})"
@@ -265,8 +261,7 @@ class Submission:
 
 
 class NotebookModel:
-    """The 'model' of a class's grading: each submission's code cells are its replies, then its answer (the answer
-    rule); past the budget no further cell is sent."""
+    """The 'model' of a class's grading: a submission's code cells are its replies, then its answer (within budget)."""
 
     def __init__(self, submissions: dict[str, Submission], budget: float):
         self.submissions, self.budget, self.stopped = submissions, budget, ""
@@ -280,9 +275,6 @@ class NotebookModel:
 
     def stop(self, reason: str) -> None:
         self.stopped = reason
-
-    def close(self) -> None:
-        pass
 
 
 @dataclass
@@ -310,8 +302,7 @@ class NotebookAttempt:
 
 
 def printed_answer(messages: list[dict]) -> str:
-    """What the last code cell printed, the grader's notes left out: the answer of a notebook without a closing
-    markdown cell."""
+    """What the last code cell printed, the grader's notes left out: a notebook's answer without a markdown ending."""
     last = messages[-1]["content"] if len(messages) > 3 and messages[-1]["role"] == "user" else ""
     last = "" if last == NO_OUTPUT else last.removeprefix(Conversation.interpreter_prefix)
     return "\n".join(line for line in last.splitlines() if not line.startswith(NOTE))
@@ -328,10 +319,10 @@ def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission
         relative = path.relative_to(folder)
         if any(part.startswith(".") for part in relative.parts) or not (path.is_file() or path.is_symlink()):
             continue  # .ipynb_checkpoints and the like
+        student, named, task_id = relative.stem.rpartition("__")
         if len(relative.parts) == 2 and relative.stem in by_id:
             student, task = relative.parts[0], by_id[relative.stem]
-        elif len(relative.parts) == 1 and "__" in relative.stem and relative.stem.rsplit("__", 1)[1] in by_id:
-            student, task_id = relative.stem.rsplit("__", 1)
+        elif len(relative.parts) == 1 and named and task_id in by_id:
             task = by_id[task_id]
         elif len(relative.parts) == 1 and len(tasks) == 1:
             student, task = relative.stem, tasks[0]
@@ -365,8 +356,7 @@ def file_submissions(paths: list[Path], task: Task) -> list[Submission]:
 
 
 def replay_cells(replies: list[str]) -> list[tuple[str, str]]:
-    """A replay's replies as a notebook's cells: each reply's code block a code cell, up to the first reply without
-    one, which is a markdown cell (the final answer)."""
+    """A replay's replies as notebook cells: each one's code block a code cell, up to the first without (markdown)."""
     cells = []
     for reply in replies:
         code = Conversation().code_in(reply)
@@ -428,10 +418,9 @@ def read_notebooks(submissions: list[Submission], max_mib: float) -> None:
         submission.label = file_name(f"{submission.student}.{submission.task.id}", taken, ascii_only=True, empty="student", limit=60)
         if submission.cells or submission.problem:
             continue
-        if submission.path.is_symlink():
-            submission.problem = "the file is a symbolic link, not a notebook"
-            continue
         try:
+            if submission.path.is_symlink():
+                raise Unreadable("the file is a symbolic link, not a notebook")
             submission.cells = notebook_cells(submission.path, max_mib)
         except Unreadable as error:
             submission.problem = str(error)
@@ -499,16 +488,6 @@ def grade_options(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-def handed_in(options: argparse.Namespace, tasks: list[Task]) -> tuple[list[Submission], list[str]]:
-    """(submissions, files matched to no task): a folder by the naming rule, or files as a class of one each."""
-    paths = [path.resolve() for path in options.submissions]
-    if len(paths) == 1 and paths[0].is_dir():
-        return folder_submissions(paths[0], tasks)
-    if len(tasks) != 1:
-        raise UsageError(f"grade: {paths[0]} is not a folder of notebooks; to grade files, give --task ID (the task they answer)")
-    return file_submissions(paths, tasks[0]), []
-
-
 def grade_class(argv: list[str]) -> int:
     """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook (or, for one task, file)
     graded, a line each, then grades.csv, results.jsonl and the pages; 0 when every submission was graded."""
@@ -522,7 +501,13 @@ def grade_class(argv: list[str]) -> int:
     roster = read_roster(options.roster) if options.roster else []
     overrides_path = options.overrides or tasks_path.parent / "overrides.csv"
     overrides = read_overrides(overrides_path, tasks) if options.overrides or overrides_path.is_file() else {}
-    found, unmatched = handed_in(options, tasks)
+    paths = [path.resolve() for path in options.submissions]  # a folder (the naming rule), or files
+    if len(paths) == 1 and paths[0].is_dir():
+        found, unmatched = folder_submissions(paths[0], tasks)
+    elif len(tasks) != 1:
+        raise UsageError(f"grade: {paths[0]} is not a folder of notebooks; to grade files, give --task ID (the task they answer)")
+    else:
+        found, unmatched = file_submissions(paths, tasks[0]), []
     submissions, students, unrostered = one_each(found, roster)
     if not submissions and not roster:
         raise UsageError(f"grade: no notebook in {options.submissions[0]} matches a task of {tasks_path.name} "
@@ -667,10 +652,9 @@ def override_notes(book: list[Graded], overrides: dict, path: Path) -> list[str]
 
 
 def write_grades(path: Path, tasks: list[Task], book: list[Graded], roster: list[str]) -> None:
-    """grades.csv: a header line (student, a column per task, total), then a row per student; Moodle's grade import
-    (CSV file) maps the student column to a user field and each other column to a grade item. A name on the roster
-    as the roster spells it (the import matches on it); a name that came from a submission (a folder or file name)
-    on one line with its controls and bidi controls made visible (Graded.shown)."""
+    """grades.csv: a header line (student, a column per task, total), then a row per student, as Moodle's grade import
+    maps them. A name on the roster as the roster spells it (the import matches on it); one from a submission (a folder
+    or file name) on one line with its controls and bidi controls made visible (Graded.shown)."""
     rostered = set(roster)
     write_csv(path, [["student"] + [task.id for task in tasks] + ["total points"]]
               + [[row.student if row.student in rostered else row.shown] + [f"{row.points[task.id]:g}" for task in tasks]
@@ -687,9 +671,8 @@ PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNOREC
 
 
 def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
-    """The pictures the task's query asks for, as the notebook left them in ./output/: each a data: URI where it is a
-    regular file within the one picture limit (harness.picture_refusal, read from its header before anything decodes
-    it), else a note of why it is left out."""
+    """The pictures the task's query asks for, as the notebook left them in ./output/: each a data: URI if a regular
+    file within harness.picture_refusal's limit (read from its header before anything decodes it), else why not."""
     folder = run_dir / result.output
     shown = []
     for name in dict.fromkeys(PICTURE.findall(task.query)):
@@ -753,8 +736,7 @@ def public_suite(tasks: list[Task], tasks_path: Path, folder: Path) -> int:
 
 
 def self_check(argv: list[str]) -> int:
-    """`pybench.py check NOTEBOOK`: a student's notebook run in the jail and held to its task's public checks (the
-    handout's selfcheck/), one line; 0 when they pass."""
+    """`pybench.py check NOTEBOOK`: a notebook run in the jail, held to its task's public checks; 0 if they pass."""
     parser = OneLineParser(prog="pybench.py check", description="Check your notebook before handing it in: it runs in "
                                      "the jail, offline, and the task's public checks (from the handout) say pass or fail and why.")
     parser.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="your notebook (<task-id>.ipynb as the handout named it)")
@@ -804,8 +786,7 @@ def starter_notebook(task: Task, tasks: int):
 
 
 def handout(argv: list[str]) -> int:
-    """`pybench.py handout --tasks TASKS.jsonl DIR`: a starter notebook per task and the input files under DIR/data/,
-    nothing of the checks or their replays."""
+    """`pybench.py handout --tasks TASKS.jsonl DIR`: a starter notebook per task and the input files, no check."""
     import nbformat
 
     parser = OneLineParser(prog="pybench.py handout", description="Write what students get: a starter notebook per "
@@ -822,7 +803,7 @@ def handout(argv: list[str]) -> int:
         for relative, host in task.inputs.items():
             shutil.copyfile(host, out / relative)
         nbformat.write(starter_notebook(task, len(tasks)), out / f"{task.id}.ipynb")
-        print(f"{out / (task.id + '.ipynb')}")
+        print(out / f"{task.id}.ipynb")
     public = public_suite(tasks, options.tasks.resolve(), out / "selfcheck")
     print(f"handout: {len(tasks)} notebook(s) and {sum(len(task.inputs) for task in tasks)} input file(s) in {out}"
           + (f", public checks for {public} task(s) (`pybench.py check NOTEBOOK`)" if public else "")
