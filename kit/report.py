@@ -137,20 +137,17 @@ def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
     return sorted(attempts.values(), key=lambda result: (order[result.category], result.id, result.sample)), manifests
 
 
-def run_key(run_dir: Path) -> tuple:
-    """What makes run directories one run (shards, resumed parts): the manifest's resume keys (none: its own run)."""
-    manifest = read_manifest(run_dir)
-    if not manifest:
-        return ("directory", str(run_dir.resolve()))
-    return tuple(json.dumps(manifest.get(key), sort_keys=True) for key in manifest.get("resume_keys", resume_keys("")))
-
-
 def group_runs(run_dirs: list[Path]) -> list[list[Path]]:
-    """The run directories grouped into runs, in the order first given."""
+    """The run directories grouped into runs, in the order first given: shards and resumed parts share their manifest's
+    resume keys; a directory without a manifest is a run of its own."""
     groups: dict[tuple, list[Path]] = {}
     for run_dir in run_dirs:
         results_file(run_dir)
-        groups.setdefault(run_key(run_dir), []).append(run_dir)
+        manifest, key = read_manifest(run_dir), ("directory", str(run_dir.resolve()))
+        if manifest:
+            names = manifest.get("resume_keys", resume_keys(""))
+            key = tuple(json.dumps(manifest.get(name), sort_keys=True) for name in names)
+        groups.setdefault(key, []).append(run_dir)
     return list(groups.values())
 
 
@@ -221,12 +218,6 @@ def paper_row_names(names: list[str]) -> list[str]:
     return [known[name.strip().lower()] for name in names]
 
 
-def passed_of_attempts(results: list[dict], categories: tuple[str, ...]) -> list[str]:
-    """'passed/attempts' per category and overall ('-' for a category with none)."""
-    chosen = [[result.passed for result in results if category in (None, result.category)] for category in (*categories, None)]
-    return [f"{sum(passed)}/{len(passed)}" if passed else "-" for passed in chosen]
-
-
 def pass_at_k_lines(results: list[dict]) -> list[str]:
     """pass@k and pass^k overall for k = 1..K, when some task has more than one attempt."""
     samples = most_samples(results)
@@ -246,7 +237,10 @@ def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> di
             rows.append({"name": row_name, "kind": "ours", "cells": ["-" if value is None else f"{value:.2f}" if column == len(figures) - 1 else f"{value:.1f}"
                                                            for column, value in enumerate(figures)],
                          "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
-        rows.append({"name": "  passed/attempts", "kind": "counts", "cells": passed_of_attempts(results, categories) + [""],
+        chosen = [[result.passed for result in results if category in (None, result.category)]
+                  for category in (*categories, None)]
+        rows.append({"name": "  passed/attempts", "kind": "counts",  # '-' for a category with no attempt
+                     "cells": [f"{sum(passed)}/{len(passed)}" if passed else "-" for passed in chosen] + [""],
                      "intervals": [""] * (len(categories) + 2)})
     for name in paper_row_names(paper_rows):
         figures = list(PAPER_TABLE3[name])  # its intervals: Wilson's, its rates taken as shares of its tasks
