@@ -70,7 +70,9 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
                          "not a notebook, or one cut short") from None
     if not isinstance(book, dict):
         raise Unreadable(f"the file holds a JSON {type(book).__name__}, not a notebook")
-    count = cell_count(book)
+    sheets = book.get("worksheets") if book.get("cells") is None else [book]  # before any conversion
+    count = sum(len(sheet["cells"]) for sheet in (sheets if isinstance(sheets, list) else [])
+                if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list))
     if count > NOTEBOOK_CELLS:
         raise Unreadable(f"the notebook has {count} cells, over the {NOTEBOOK_CELLS} a notebook may have")
     if isinstance(book.get("nbformat"), int) and book["nbformat"] < 4:  # an old notebook: nbformat converts it
@@ -106,13 +108,6 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
 
 ANSWER_MARK = {"pybench": {"answer": True}}  # a handout's answer cell carries this in its metadata, as nbgrader marks its cells
 ANSWER_PLACEHOLDER = "Your answer: ..."     # its text in the handout: left as it is, it is no answer
-
-
-def cell_count(book: dict) -> int:
-    """How many cells a notebook holds, counted before anything converts it (nbformat 3 keeps them in worksheets)."""
-    sheets = book.get("worksheets") if book.get("cells") is None else [book]
-    return sum(len(sheet["cells"]) for sheet in (sheets if isinstance(sheets, list) else [])
-               if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list))
 
 
 def notebook_answer(cells: list[tuple[str, str]]) -> str | None:
@@ -661,12 +656,6 @@ def write_grades(path: Path, tasks: list[Task], book: list[Graded], roster: list
                  + [f"{row.total:g}"] for row in book], reveal=False)
 
 
-def passed_with_errors(book: list[Graded]) -> list[str]:
-    """A line per notebook that passed although a cell raised an error (autograders run on; a teacher looks)."""
-    return [f"passed, but {failed_cells(work[0].failed)}: {row.shown}, {task_id}" for row in book
-            for task_id, work in row.work.items() if work and work[1].passed and work[0].failed]
-
-
 PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNORECASE)
 
 
@@ -696,11 +685,14 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
             "classroom_student.html", student=row.shown, total=row.total, possible=possible, row=row, tasks=tasks,
             images=lambda task, result: output_images(run_dir, task, result), markdown=MarkdownBudget(),
             figures_cap=SHOWN_FIGURES, png_mib=PICTURE_BYTES / 2**20, megapixels=PICTURE_PIXELS / 1e6))
+    # a note per notebook that passed although a cell raised an error (autograders run on; a teacher looks)
+    notes = notes + [f"passed, but {failed_cells(work[0].failed)}: {row.shown}, {task_id}" for row in book
+                     for task_id, work in row.work.items() if work and work[1].passed and work[0].failed]
     failed = [(task, Counter(row.work[task.id][1].reason if row.work[task.id] else "no submission" for row in book if not row.points[task.id]))
               for task in tasks]
     report.write_page(run_dir / "overview.html", report.render(
         "classroom_overview.html", tasks=tasks, book=book, possible=possible, totals=Counter(row.total for row in book),
-        failed=sorted((item for item in failed if item[1]), key=lambda item: -item[1].total()), notes=notes + passed_with_errors(book)))
+        failed=sorted((item for item in failed if item[1]), key=lambda item: -item[1].total()), notes=notes))
 
 
 # --- the handout ---------------------------------------------------------------------------------------------------

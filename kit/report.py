@@ -302,7 +302,7 @@ def templates():
     return environment
 
 
-def render(name: str, **values) -> str:
+def render(name: str, /, **values) -> str:
     return templates().get_template(name).render(**values)
 
 
@@ -665,27 +665,50 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
 
 
 def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> None:
-    """build_report's work, in a fresh folder out_dir (absolute) holding tasks/ and notebooks/."""
+    """build_report's work, in a fresh folder out_dir (absolute) holding tasks/ and notebooks/: each run's attempts,
+    then report.html. Of one run: its facts, Table 3 beside the paper's rows, plots, every attempt. Of several: each
+    run's headline, its paired difference from the first run, Table 3 with a row per run and its plot, the tasks that
+    flip, and every task's verdicts per run."""
     runs = [(*merge_runs(group), group) for group in group_runs(run_dirs)]
     for results, _, group in runs:
         if not results:
             raise UsageError(f"report: no finished attempt in {', '.join(map(str, group))}")
     paper = paper_row_names(paper_rows)
-    if len(runs) > 1:
-        return build_comparison(runs, out_dir, paper, tables_of)
-    results, manifests, run_dirs = runs[0]
-    max_turns, samples = run_max_turns(manifests), samples_of(results, manifests)
-    stems = write_attempts(results, out_dir, samples)
-    plots = report_plots(results, paper, max_turns, out_dir)
-    facts, warnings = run_facts(results, manifests, run_dirs, samples)
-    tables = tables_of(results, manifests)
-    titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
-    title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
-    write_page(out_dir / "report.html", render("overview.html", title=title, rows=our_rows(results, max_turns), samples=samples, results=results, facts=facts, warnings=warnings, tables=tables,
-                            table=table3([("this run", results, max_turns)], paper), max_turns=max_turns,
-                            pass_at_k=pass_at_k_lines(results), plots=plots, tasks=attempts_by_task(results),
-                            page=functools.partial(page_of, stems),
-                            judge=judge_view([("this run", results, max_turns)], lambda _, result: page_of(stems, result))))
+    names = run_names(runs) if len(runs) > 1 else ["this run"]
+    stems, cards, table_runs = [], [], []
+    for number, ((results, manifests, group), name) in enumerate(zip(runs, names), 1):
+        samples = samples_of(results, manifests)
+        stems.append(write_attempts(results, out_dir, samples, *([f"r{number}_", name] if len(runs) > 1 else [])))
+        table_runs.append((name, results, run_max_turns(manifests)))
+        facts, warnings = run_facts(results, manifests, group, samples)
+        cards.append({"name": name, "rows": our_rows(results, table_runs[-1][2], name), "samples": samples, "results": results,
+                      "facts": facts, "warnings": warnings, "tables": tables_of(results, manifests)})
+    shared = {"table": table3(table_runs, paper), "max_turns": max(turns for _, _, turns in table_runs),
+              "pass_at_k": [line for _, results, _ in table_runs for line in pass_at_k_lines(results)],
+              "judge": judge_view(table_runs, lambda number, result: page_of(stems[number], result))}
+    if len(runs) == 1:
+        (results, manifests, _), card = runs[0], cards[0]
+        titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
+        model = titles[0] if len(titles) == 1 else "several models" if titles else "unknown model"
+        return write_page(out_dir / "report.html", render(
+            "overview.html", title=f"{card['tables'].title} run: {model}", **card, **shared,
+            tasks=attempts_by_task(results), page=functools.partial(page_of, stems[0]),
+            plots=report_plots(results, paper, shared["max_turns"], out_dir)))
+    pairs = []
+    for number in range(1, len(runs)):
+        pair = compare_pair(runs[0][0], runs[number][0])
+        pair["flips"] = [flip | {"first_href": page_of(stems[0], flip["attempts"][0]), "second_href": page_of(stems[number], flip["attempts"][1])}
+                         for flip in pair["flips"]]
+        pairs.append(pair | {"first": names[0], "second": names[number]})
+    order = {category: number for number, category in enumerate(categories_of([result for results, _, _ in runs for result in results]))}
+    every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order[item[0]], item[1]))
+    by_run = [attempts_by_task(results) for results, _, _ in runs]
+    grid = [{"id": task, "category": category, "cells": [tasks.get(task, []) for tasks in by_run],
+             "differs": len({tuple(bool(result.passed) for result in tasks.get(task, [])) for tasks in by_run}) > 1}
+            for category, task in every]
+    write_page(out_dir / "report.html", render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
+                            plot=comparison_plot(shared["table"]["rows"], out_dir), grid=grid, paper=paper, **shared,
+                            pages=[functools.partial(page_of, stem) for stem in stems]))
 
 
 def page_of(stems: dict, result: Result) -> str:
@@ -725,39 +748,6 @@ def comparison_text(names: list[str], results: list[list[dict]]) -> list[str]:
             f"to {100 * pair['high']:+.1f}) over {pair['tasks']} common tasks; {pair['only_second']} pass only in the "
             f"second, {pair['only_first']} only in the first; McNemar exact p = {pair['mcnemar_p']:.3g}"
             for number in range(1, len(results)) for pair in [compare_pair(results[0], results[number])]]
-
-
-def build_comparison(runs: list[tuple], out_dir: Path, paper: list[str], tables_of) -> None:
-    """report.html for several runs (results, manifests, directories): each run's headline, its paired difference from
-    the first run, Table 3 with a row per run beside the paper's rows, its plot, the tasks that flip, every verdict."""
-    names = run_names(runs)
-    stems, cards, table_runs = [], [], []
-    for number, ((results, manifests, group), name) in enumerate(zip(runs, names), 1):
-        samples = samples_of(results, manifests)
-        stems.append(write_attempts(results, out_dir, samples, prefix=f"r{number}_", run_name=name))
-        table_runs.append((name, results, run_max_turns(manifests)))
-        facts, warnings = run_facts(results, manifests, group, samples)
-        cards.append({"name": name, "rows": our_rows(results, table_runs[-1][2], name), "samples": samples, "results": results,
-                      "facts": facts, "warnings": warnings, "tables": tables_of(results, manifests)})
-    pairs = []
-    for number in range(1, len(runs)):
-        pair = compare_pair(runs[0][0], runs[number][0])
-        pair["flips"] = [flip | {"first_href": page_of(stems[0], flip["attempts"][0]), "second_href": page_of(stems[number], flip["attempts"][1])}
-                         for flip in pair["flips"]]
-        pairs.append(pair | {"first": names[0], "second": names[number]})
-    table = table3(table_runs, paper)
-    plot = comparison_plot(table["rows"], out_dir)
-    order = {category: number for number, category in enumerate(categories_of([result for results, _, _ in runs for result in results]))}
-    every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order[item[0]], item[1]))
-    by_run = [attempts_by_task(results) for results, _, _ in runs]
-    grid = [{"id": task, "category": category, "cells": [tasks.get(task, []) for tasks in by_run],
-             "differs": len({tuple(bool(result.passed) for result in tasks.get(task, [])) for tasks in by_run}) > 1}
-            for category, task in every]
-    write_page(out_dir / "report.html", render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
-                            table=table, plot=plot, grid=grid, paper=paper, max_turns=max(turns for _, _, turns in table_runs),
-                            pages=[functools.partial(page_of, stem) for stem in stems],
-                            pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)],
-                            judge=judge_view(table_runs, lambda number, result: page_of(stems[number], result))))
 
 
 # --- report: what the CLI prints ---
