@@ -329,8 +329,7 @@ def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission
 
 
 def file_submissions(paths: list[Path], task: Task) -> list[Submission]:
-    """A submission per file given: a notebook is `<student>.ipynb`'s; a replay file (.jsonl) one per line
-    (replay_cells), whose "id", if any, must be the task's."""
+    """A submission per file: a notebook, `<student>.ipynb`'s; a replay (.jsonl), one per line (id: the task's)."""
     found = []
     for path in paths:
         if not (path.is_file() or path.is_symlink()):
@@ -528,8 +527,7 @@ def grade_class(argv: list[str]) -> int:
 
 
 def class_notes(unmatched: list[str], submissions: list[Submission], unrostered: list[str]) -> list[str]:
-    """What the teacher must know beside the grades, a line each: files matched to no task, files not graded
-    because a newer one of the same student and task was, students not on the roster."""
+    """What the teacher must know beside the grades, a line each: unmatched files, duplicates, names off the roster."""
     return ([f"skipped {for_terminal(name)}: its name matches no task (<student>/<task-id>.ipynb or <student>__<task-id>.ipynb)"
              for name in unmatched] +
             [f"duplicate: {for_terminal(submission.student)} handed in {submission.task.id} more than once: graded the newer "
@@ -615,8 +613,7 @@ def earned(task: Task, work: tuple[Submission, Result] | None) -> float:
 
 
 def read_overrides(path: Path, tasks: list[Task]) -> dict[tuple[str, str], tuple[float, str]]:
-    """The teacher's overrides, a CSV with columns student, task, points, why: {(student key, task id): (points,
-    why)}, applied by every grade that reads the file."""
+    """The teacher's overrides, a CSV of student, task, points, why: {(student key, task id): (points, why)}."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.DictReader(handle))
@@ -746,11 +743,8 @@ def self_check(argv: list[str]) -> int:
     grading = grade_options(["--task", task.id, str(notebook)])
     submissions = file_submissions([notebook], task)
     read_notebooks(submissions, grading.max_notebook_mib)
-    run_dir = Path(tempfile.mkdtemp(prefix="pybench-check-"))
-    try:
-        results = grade_all(submissions, grading, run_dir, tasks_path, [task], 1, quiet=True)
-    finally:
-        shutil.rmtree(run_dir, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="pybench-check-", ignore_cleanup_errors=True) as run_dir:
+        results = grade_all(submissions, grading, Path(run_dir), tasks_path, [task], 1, quiet=True)
     return 0 if all(result.passed for result in results.values()) else 1
 
 

@@ -176,8 +176,7 @@ def most_samples(results: list[Result]) -> int:
 
 
 def categories_of(results) -> tuple[str, ...]:
-    """The categories Table 3 groups by: PyBench's five, in the paper's order, when every result is of one of them;
-    otherwise the results' own (a teacher's suite's free text), sorted."""
+    """The categories Table 3 groups by: PyBench's five in the paper's order if they hold every result, else theirs."""
     present = {result.category for result in results}
     return CATEGORIES if present <= set(CATEGORIES) else tuple(sorted(present, key=lambda category: (category.casefold(), category)))
 
@@ -339,8 +338,7 @@ NOTEBOOK_METADATA = {"kernelspec": {"name": "python3", "display_name": "Python 3
 
 
 def attempt_notebook(result: dict):
-    """The trajectory as a Jupyter notebook, as the original PyBench writes them: the query, then per reply its
-    prose as markdown and its code as a code cell holding the interpreter's output. Validated once, on write."""
+    """The trajectory as a Jupyter notebook, as the original PyBench writes them; validated once, on write."""
     import nbformat
 
     _, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
@@ -442,8 +440,7 @@ def write_attempts(results: list[dict], out_dir: Path, samples: int, prefix: str
 # --- report: plots ---
 
 def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir: Path) -> list[tuple[str, str]]:
-    """Three PNGs beside report.html: pass rate per category with 95% intervals beside the paper's rows, a histogram
-    of turns, and seconds and tokens per task. Returns (file name, description) pairs."""
+    """Three PNGs beside report.html (pass rate per category, turns, time and tokens per task): (name, description)."""
     import numpy as np
 
     plt, plots = pyplot(), []
