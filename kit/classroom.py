@@ -1,6 +1,5 @@
-"""classroom: a teacher's assignment (a suite's tasks, each worth its points) graded for a whole class in one command,
-with a gradebook (grades.csv), a feedback page per student and an overview for the teacher; and the handout students
-get (a starter notebook per task and its input files).
+"""classroom: a teacher's assignment (a suite's tasks, each worth its points) graded for a whole class in one command
+(grades.csv, a feedback page per student, an overview for the teacher), and the handout students get.
 
 A submission is a notebook as students write it: it is read here, never trusted. A file that is not a notebook, too
 large, nested too deeply or malformed is that student's failure with a one-line reason; its code cells run in the
@@ -71,15 +70,16 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
                          "not a notebook, or one cut short") from None
     if not isinstance(book, dict):
         raise Unreadable(f"the file holds a JSON {type(book).__name__}, not a notebook")
-    count = cell_count(book)
+    sheets = book.get("worksheets") if book.get("cells") is None else [book]  # before any conversion
+    count = sum(len(sheet["cells"]) for sheet in (sheets if isinstance(sheets, list) else [])
+                if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list))
     if count > NOTEBOOK_CELLS:
         raise Unreadable(f"the notebook has {count} cells, over the {NOTEBOOK_CELLS} a notebook may have")
     if isinstance(book.get("nbformat"), int) and book["nbformat"] < 4:  # an old notebook: nbformat converts it
         import nbformat
 
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(action="ignore"):
                 book = json.loads(nbformat.writes(nbformat.reads(text, as_version=4)))
         except Exception as error:  # nbformat raises many kinds for a broken old notebook
             raise Unreadable(f"an nbformat {book['nbformat']} notebook nbformat cannot convert ({type(error).__name__})") from None
@@ -108,13 +108,6 @@ def notebook_cells(path: Path, max_mib: float = NOTEBOOK_MIB) -> list[tuple[str,
 
 ANSWER_MARK = {"pybench": {"answer": True}}  # a handout's answer cell carries this in its metadata, as nbgrader marks its cells
 ANSWER_PLACEHOLDER = "Your answer: ..."     # its text in the handout: left as it is, it is no answer
-
-
-def cell_count(book: dict) -> int:
-    """How many cells a notebook holds, counted before anything converts it (nbformat 3 keeps them in worksheets)."""
-    sheets = book.get("worksheets") if book.get("cells") is None else [book]
-    return sum(len(sheet["cells"]) for sheet in (sheets if isinstance(sheets, list) else [])
-               if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list))
 
 
 def notebook_answer(cells: list[tuple[str, str]]) -> str | None:
@@ -151,9 +144,7 @@ def line_magic(magic: str, rest: str) -> str:
         return note(f"`%matplotlib {rest}` not needed: figures are shown and closed at each cell's end, as the inline backend does")
     if magic in ("time", "timeit"):
         return rest or "pass"  # the statement runs once, untimed
-    if magic in ("pip", "conda"):
-        return shell_line(f"{magic} {rest}")
-    if magic in ("sx", "system", "ls", "cat", "mkdir", "rm", "cp", "mv"):
+    if magic in ("sx", "system", "pip", "conda", "ls", "cat", "mkdir", "rm", "cp", "mv"):
         return shell_line(rest if magic in ("sx", "system") else f"{magic} {rest}")
     if magic == "cd":
         return f"__import__('os').chdir({rest.strip() or '.'!r})"
@@ -265,8 +256,7 @@ class Submission:
 
 
 class NotebookModel:
-    """The 'model' of a class's grading: each submission's code cells are its replies, then its answer (the answer
-    rule); past the budget no further cell is sent."""
+    """The 'model' of a class's grading: a submission's code cells are its replies, then its answer (within budget)."""
 
     def __init__(self, submissions: dict[str, Submission], budget: float):
         self.submissions, self.budget, self.stopped = submissions, budget, ""
@@ -280,9 +270,6 @@ class NotebookModel:
 
     def stop(self, reason: str) -> None:
         self.stopped = reason
-
-    def close(self) -> None:
-        pass
 
 
 @dataclass
@@ -310,8 +297,7 @@ class NotebookAttempt:
 
 
 def printed_answer(messages: list[dict]) -> str:
-    """What the last code cell printed, the grader's notes left out: the answer of a notebook without a closing
-    markdown cell."""
+    """What the last code cell printed, the grader's notes left out: a notebook's answer without a markdown ending."""
     last = messages[-1]["content"] if len(messages) > 3 and messages[-1]["role"] == "user" else ""
     last = "" if last == NO_OUTPUT else last.removeprefix(Conversation.interpreter_prefix)
     return "\n".join(line for line in last.splitlines() if not line.startswith(NOTE))
@@ -328,10 +314,10 @@ def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission
         relative = path.relative_to(folder)
         if any(part.startswith(".") for part in relative.parts) or not (path.is_file() or path.is_symlink()):
             continue  # .ipynb_checkpoints and the like
+        student, named, task_id = relative.stem.rpartition("__")
         if len(relative.parts) == 2 and relative.stem in by_id:
             student, task = relative.parts[0], by_id[relative.stem]
-        elif len(relative.parts) == 1 and "__" in relative.stem and relative.stem.rsplit("__", 1)[1] in by_id:
-            student, task_id = relative.stem.rsplit("__", 1)
+        elif len(relative.parts) == 1 and named and task_id in by_id:
             task = by_id[task_id]
         elif len(relative.parts) == 1 and len(tasks) == 1:
             student, task = relative.stem, tasks[0]
@@ -343,8 +329,7 @@ def folder_submissions(folder: Path, tasks: list[Task]) -> tuple[list[Submission
 
 
 def file_submissions(paths: list[Path], task: Task) -> list[Submission]:
-    """A submission per file given: a notebook is `<student>.ipynb`'s; a replay file (.jsonl) one per line
-    (replay_cells), whose "id", if any, must be the task's."""
+    """A submission per file: a notebook, `<student>.ipynb`'s; a replay (.jsonl), one per line (id: the task's)."""
     found = []
     for path in paths:
         if not (path.is_file() or path.is_symlink()):
@@ -365,8 +350,7 @@ def file_submissions(paths: list[Path], task: Task) -> list[Submission]:
 
 
 def replay_cells(replies: list[str]) -> list[tuple[str, str]]:
-    """A replay's replies as a notebook's cells: each reply's code block a code cell, up to the first reply without
-    one, which is a markdown cell (the final answer)."""
+    """A replay's replies as notebook cells: each one's code block a code cell, up to the first without (markdown)."""
     cells = []
     for reply in replies:
         code = Conversation().code_in(reply)
@@ -428,10 +412,9 @@ def read_notebooks(submissions: list[Submission], max_mib: float) -> None:
         submission.label = file_name(f"{submission.student}.{submission.task.id}", taken, ascii_only=True, empty="student", limit=60)
         if submission.cells or submission.problem:
             continue
-        if submission.path.is_symlink():
-            submission.problem = "the file is a symbolic link, not a notebook"
-            continue
         try:
+            if submission.path.is_symlink():
+                raise Unreadable("the file is a symbolic link, not a notebook")
             submission.cells = notebook_cells(submission.path, max_mib)
         except Unreadable as error:
             submission.problem = str(error)
@@ -499,16 +482,6 @@ def grade_options(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-def handed_in(options: argparse.Namespace, tasks: list[Task]) -> tuple[list[Submission], list[str]]:
-    """(submissions, files matched to no task): a folder by the naming rule, or files as a class of one each."""
-    paths = [path.resolve() for path in options.submissions]
-    if len(paths) == 1 and paths[0].is_dir():
-        return folder_submissions(paths[0], tasks)
-    if len(tasks) != 1:
-        raise UsageError(f"grade: {paths[0]} is not a folder of notebooks; to grade files, give --task ID (the task they answer)")
-    return file_submissions(paths, tasks[0]), []
-
-
 def grade_class(argv: list[str]) -> int:
     """`pybench.py grade [--tasks TASKS.jsonl] [--task ID] SUBMISSIONS...`: every notebook (or, for one task, file)
     graded, a line each, then grades.csv, results.jsonl and the pages; 0 when every submission was graded."""
@@ -522,7 +495,13 @@ def grade_class(argv: list[str]) -> int:
     roster = read_roster(options.roster) if options.roster else []
     overrides_path = options.overrides or tasks_path.parent / "overrides.csv"
     overrides = read_overrides(overrides_path, tasks) if options.overrides or overrides_path.is_file() else {}
-    found, unmatched = handed_in(options, tasks)
+    paths = [path.resolve() for path in options.submissions]  # a folder (the naming rule), or files
+    if len(paths) == 1 and paths[0].is_dir():
+        found, unmatched = folder_submissions(paths[0], tasks)
+    elif len(tasks) != 1:
+        raise UsageError(f"grade: {paths[0]} is not a folder of notebooks; to grade files, give --task ID (the task they answer)")
+    else:
+        found, unmatched = file_submissions(paths, tasks[0]), []
     submissions, students, unrostered = one_each(found, roster)
     if not submissions and not roster:
         raise UsageError(f"grade: no notebook in {options.submissions[0]} matches a task of {tasks_path.name} "
@@ -548,8 +527,7 @@ def grade_class(argv: list[str]) -> int:
 
 
 def class_notes(unmatched: list[str], submissions: list[Submission], unrostered: list[str]) -> list[str]:
-    """What the teacher must know beside the grades, a line each: files matched to no task, files not graded
-    because a newer one of the same student and task was, students not on the roster."""
+    """What the teacher must know beside the grades, a line each: unmatched files, duplicates, names off the roster."""
     return ([f"skipped {for_terminal(name)}: its name matches no task (<student>/<task-id>.ipynb or <student>__<task-id>.ipynb)"
              for name in unmatched] +
             [f"duplicate: {for_terminal(submission.student)} handed in {submission.task.id} more than once: graded the newer "
@@ -635,8 +613,7 @@ def earned(task: Task, work: tuple[Submission, Result] | None) -> float:
 
 
 def read_overrides(path: Path, tasks: list[Task]) -> dict[tuple[str, str], tuple[float, str]]:
-    """The teacher's overrides, a CSV with columns student, task, points, why: {(student key, task id): (points,
-    why)}, applied by every grade that reads the file."""
+    """The teacher's overrides, a CSV of student, task, points, why: {(student key, task id): (points, why)}."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.DictReader(handle))
@@ -667,29 +644,21 @@ def override_notes(book: list[Graded], overrides: dict, path: Path) -> list[str]
 
 
 def write_grades(path: Path, tasks: list[Task], book: list[Graded], roster: list[str]) -> None:
-    """grades.csv: a header line (student, a column per task, total), then a row per student; Moodle's grade import
-    (CSV file) maps the student column to a user field and each other column to a grade item. A name on the roster
-    as the roster spells it (the import matches on it); a name that came from a submission (a folder or file name)
-    on one line with its controls and bidi controls made visible (Graded.shown)."""
+    """grades.csv: a header line (student, a column per task, total), then a row per student, as Moodle's grade import
+    maps them. A name on the roster as the roster spells it (the import matches on it); one from a submission (a folder
+    or file name) on one line with its controls and bidi controls made visible (Graded.shown)."""
     rostered = set(roster)
     write_csv(path, [["student"] + [task.id for task in tasks] + ["total points"]]
               + [[row.student if row.student in rostered else row.shown] + [f"{row.points[task.id]:g}" for task in tasks]
                  + [f"{row.total:g}"] for row in book], reveal=False)
 
 
-def passed_with_errors(book: list[Graded]) -> list[str]:
-    """A line per notebook that passed although a cell raised an error (autograders run on; a teacher looks)."""
-    return [f"passed, but {failed_cells(work[0].failed)}: {row.shown}, {task_id}" for row in book
-            for task_id, work in row.work.items() if work and work[1].passed and work[0].failed]
-
-
 PICTURE = re.compile(r"\./output/([\w./-]*\.(?:png|jpe?g|gif|webp))", re.IGNORECASE)
 
 
 def output_images(run_dir: Path, task: Task, result: Result) -> list[dict]:
-    """The pictures the task's query asks for, as the notebook left them in ./output/: each a data: URI where it is a
-    regular file within the one picture limit (harness.picture_refusal, read from its header before anything decodes
-    it), else a note of why it is left out."""
+    """The pictures the task's query asks for, as the notebook left them in ./output/: each a data: URI if a regular
+    file within harness.picture_refusal's limit (read from its header before anything decodes it), else why not."""
     folder = run_dir / result.output
     shown = []
     for name in dict.fromkeys(PICTURE.findall(task.query)):
@@ -713,11 +682,14 @@ def write_pages(run_dir: Path, tasks: list[Task], book: list[Graded], notes: lis
             "classroom_student.html", student=row.shown, total=row.total, possible=possible, row=row, tasks=tasks,
             images=lambda task, result: output_images(run_dir, task, result), markdown=MarkdownBudget(),
             figures_cap=SHOWN_FIGURES, png_mib=PICTURE_BYTES / 2**20, megapixels=PICTURE_PIXELS / 1e6))
+    # a note per notebook that passed although a cell raised an error (autograders run on; a teacher looks)
+    notes = notes + [f"passed, but {failed_cells(work[0].failed)}: {row.shown}, {task_id}" for row in book
+                     for task_id, work in row.work.items() if work and work[1].passed and work[0].failed]
     failed = [(task, Counter(row.work[task.id][1].reason if row.work[task.id] else "no submission" for row in book if not row.points[task.id]))
               for task in tasks]
     report.write_page(run_dir / "overview.html", report.render(
         "classroom_overview.html", tasks=tasks, book=book, possible=possible, totals=Counter(row.total for row in book),
-        failed=sorted((item for item in failed if item[1]), key=lambda item: -item[1].total()), notes=notes + passed_with_errors(book)))
+        failed=sorted((item for item in failed if item[1]), key=lambda item: -item[1].total()), notes=notes))
 
 
 # --- the handout ---------------------------------------------------------------------------------------------------
@@ -753,8 +725,7 @@ def public_suite(tasks: list[Task], tasks_path: Path, folder: Path) -> int:
 
 
 def self_check(argv: list[str]) -> int:
-    """`pybench.py check NOTEBOOK`: a student's notebook run in the jail and held to its task's public checks (the
-    handout's selfcheck/), one line; 0 when they pass."""
+    """`pybench.py check NOTEBOOK`: a notebook run in the jail, held to its task's public checks; 0 if they pass."""
     parser = OneLineParser(prog="pybench.py check", description="Check your notebook before handing it in: it runs in "
                                      "the jail, offline, and the task's public checks (from the handout) say pass or fail and why.")
     parser.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="your notebook (<task-id>.ipynb as the handout named it)")
@@ -772,11 +743,8 @@ def self_check(argv: list[str]) -> int:
     grading = grade_options(["--task", task.id, str(notebook)])
     submissions = file_submissions([notebook], task)
     read_notebooks(submissions, grading.max_notebook_mib)
-    run_dir = Path(tempfile.mkdtemp(prefix="pybench-check-"))
-    try:
-        results = grade_all(submissions, grading, run_dir, tasks_path, [task], 1, quiet=True)
-    finally:
-        shutil.rmtree(run_dir, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="pybench-check-", ignore_cleanup_errors=True) as run_dir:
+        results = grade_all(submissions, grading, Path(run_dir), tasks_path, [task], 1, quiet=True)
     return 0 if all(result.passed for result in results.values()) else 1
 
 
@@ -804,8 +772,7 @@ def starter_notebook(task: Task, tasks: int):
 
 
 def handout(argv: list[str]) -> int:
-    """`pybench.py handout --tasks TASKS.jsonl DIR`: a starter notebook per task and the input files under DIR/data/,
-    nothing of the checks or their replays."""
+    """`pybench.py handout --tasks TASKS.jsonl DIR`: a starter notebook per task and the input files, no check."""
     import nbformat
 
     parser = OneLineParser(prog="pybench.py handout", description="Write what students get: a starter notebook per "
@@ -822,7 +789,7 @@ def handout(argv: list[str]) -> int:
         for relative, host in task.inputs.items():
             shutil.copyfile(host, out / relative)
         nbformat.write(starter_notebook(task, len(tasks)), out / f"{task.id}.ipynb")
-        print(f"{out / (task.id + '.ipynb')}")
+        print(out / f"{task.id}.ipynb")
     public = public_suite(tasks, options.tasks.resolve(), out / "selfcheck")
     print(f"handout: {len(tasks)} notebook(s) and {sum(len(task.inputs) for task in tasks)} input file(s) in {out}"
           + (f", public checks for {public} task(s) (`pybench.py check NOTEBOOK`)" if public else "")

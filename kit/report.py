@@ -1,7 +1,6 @@
 """pybench's reports: Table 3 beside the paper's rows with 95% intervals, and static HTML pages (jinja2, templates/, no
-script) of one run (or its shards) or of several runs compared. It reads run directories and never changes them. It
-knows no benchmark: what a benchmark shows beside Table 3 (or in its place) comes as data, harness.Tables, from the
-tables_of(results, manifests) that pybench.py hands it.
+script) of one run (or its shards) or of several runs compared, from run directories it never changes. It knows no
+benchmark: a benchmark's own tables come as data (harness.Tables, from the tables_of that pybench.py hands it).
 
 Every value shown in a page is escaped once, by jinja2, after the environment's finalize has made control
 characters, NUL, ESC and lone surrogates visible (␀, ␛, \\xff).
@@ -15,6 +14,7 @@ import shutil
 import stat
 import urllib.parse
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -68,6 +68,7 @@ REPORT_NAME_BYTES = 120            # a flattened copy name longer than this keep
 # Every page the kit writes (the report's, the classroom's) holds no script, and this policy would refuse one anyway:
 # only inline styles, and images from disk or in the page (never from the network).
 PAGE_CSP = "default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'"
+SETTINGS_SHOWN = ("temperature", "top_p", "max_tokens", "max_turns", "ctx", "seed")  # on a run's first screen
 BOOTSTRAP_DRAWS = 2000             # resamples over tasks for the intervals of pass@k (seeded: the same report twice)
 
 
@@ -126,8 +127,7 @@ def results_file(run_dir: Path) -> Path:
 
 
 def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
-    """Attempts of several run directories (shards of one run, usually), one per (id, sample), the last one read
-    winning; sorted by category, id and sample. And the manifests."""
+    """Attempts of run directories (a run's shards), one per (id, sample), the last read winning; and the manifests."""
     attempts, manifests = {}, []
     for run_dir in run_dirs:
         results, manifest = read_run(run_dir)
@@ -137,21 +137,17 @@ def merge_runs(run_dirs: list[Path]) -> tuple[list[dict], list[dict]]:
     return sorted(attempts.values(), key=lambda result: (order[result.category], result.id, result.sample)), manifests
 
 
-def run_key(run_dir: Path) -> tuple:
-    """What makes run directories one run: the same model, suite and settings (the manifest's resume keys). Shards
-    and resumed parts share it; a directory without a manifest is a run of its own."""
-    manifest = read_manifest(run_dir)
-    if not manifest:
-        return ("directory", str(run_dir.resolve()))
-    return tuple(json.dumps(manifest.get(key), sort_keys=True) for key in manifest.get("resume_keys", resume_keys("")))
-
-
 def group_runs(run_dirs: list[Path]) -> list[list[Path]]:
-    """The run directories grouped into runs, in the order first given."""
+    """The run directories grouped into runs, in the order first given: shards and resumed parts share their manifest's
+    resume keys; a directory without a manifest is a run of its own."""
     groups: dict[tuple, list[Path]] = {}
     for run_dir in run_dirs:
         results_file(run_dir)
-        groups.setdefault(run_key(run_dir), []).append(run_dir)
+        manifest, key = read_manifest(run_dir), ("directory", str(run_dir.resolve()))
+        if manifest:
+            names = manifest.get("resume_keys", resume_keys(""))
+            key = tuple(json.dumps(manifest.get(name), sort_keys=True) for name in names)
+        groups.setdefault(key, []).append(run_dir)
     return list(groups.values())
 
 
@@ -180,17 +176,15 @@ def most_samples(results: list[Result]) -> int:
 
 
 def categories_of(results) -> tuple[str, ...]:
-    """The categories Table 3 groups by: PyBench's five, in the paper's order, when every result is of one of them;
-    otherwise the results' own (a teacher's suite's free text), sorted."""
+    """The categories Table 3 groups by: PyBench's five in the paper's order if they hold every result, else theirs."""
     present = {result.category for result in results}
     return CATEGORIES if present <= set(CATEGORIES) else tuple(sorted(present, key=lambda category: (category.casefold(), category)))
 
 
 def table3_row(results: list[dict], max_turns: int, categories: tuple[str, ...], score=pass_at_k,
                k: int = 1) -> tuple[list[float | None], list[tuple | None]]:
-    """A row of Table 3 and its 95% intervals: score (%) per category and overall, averaged over the tasks with at least
-    k attempts (None where there are none), and average turns counted as the paper does (a failed attempt counts
-    max_turns; no interval). With one attempt per task the interval is Wilson's; with several, a bootstrap over tasks."""
+    """A row of Table 3 and its 95% intervals (Wilson's for one attempt per task, else a bootstrap): score (%) per
+    category and overall over the tasks with k attempts or more (None for none), then average turns, the paper's way."""
     tasks = tally(results).values()
     single = all(n == 1 for _, n, _ in tasks) and k == 1
     scores = [[score(n, c, k) for task_category, n, c in tasks if n >= k and category in (None, task_category)]
@@ -223,12 +217,6 @@ def paper_row_names(names: list[str]) -> list[str]:
     return [known[name.strip().lower()] for name in names]
 
 
-def passed_of_attempts(results: list[dict], categories: tuple[str, ...]) -> list[str]:
-    """'passed/attempts' per category and overall ('-' for a category with none)."""
-    chosen = [[result.passed for result in results if category in (None, result.category)] for category in (*categories, None)]
-    return [f"{sum(passed)}/{len(passed)}" if passed else "-" for passed in chosen]
-
-
 def pass_at_k_lines(results: list[dict]) -> list[str]:
     """pass@k and pass^k overall for k = 1..K, when some task has more than one attempt."""
     samples = most_samples(results)
@@ -238,9 +226,8 @@ def pass_at_k_lines(results: list[dict]) -> list[str]:
 
 
 def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> dict:
-    """Table 3 for runs (name, results, max_turns) and the paper's chosen rows: its columns (the categories of all the
-    runs' results, then Overall and Avg turns), the paper's tasks under each, and its rows, each with its kind (ours,
-    counts, paper), its figures, and its cells and 95% intervals ('lo-hi') as shown."""
+    """Table 3 for runs (name, results, max_turns) and the paper's chosen rows: its columns, the paper's tasks under
+    each, and its rows, each with its kind (ours, counts, paper), figures, cells and 95% intervals ('lo-hi') shown."""
     categories = categories_of([result for _, results, _ in runs for result in results])
     others = 0 if categories == CATEGORIES else len(categories)  # columns the paper has no figure for
     rows = []
@@ -249,7 +236,10 @@ def table3(runs: list[tuple[str, list[dict], int]], paper_rows: list[str]) -> di
             rows.append({"name": row_name, "kind": "ours", "cells": ["-" if value is None else f"{value:.2f}" if column == len(figures) - 1 else f"{value:.1f}"
                                                            for column, value in enumerate(figures)],
                          "intervals": [percent_interval(interval) for interval in intervals], "figures": figures, "raw_intervals": intervals})
-        rows.append({"name": "  passed/attempts", "kind": "counts", "cells": passed_of_attempts(results, categories) + [""],
+        chosen = [[result.passed for result in results if category in (None, result.category)]
+                  for category in (*categories, None)]
+        rows.append({"name": "  passed/attempts", "kind": "counts",  # '-' for a category with no attempt
+                     "cells": [f"{sum(passed)}/{len(passed)}" if passed else "-" for passed in chosen] + [""],
                      "intervals": [""] * (len(categories) + 2)})
     for name in paper_row_names(paper_rows):
         figures = list(PAPER_TABLE3[name])  # its intervals: Wilson's, its rates taken as shares of its tasks
@@ -267,9 +257,7 @@ def table3_text(results: list[dict], max_turns: int, paper_rows: list[str], runs
     runs, rows = runs or [("this run", results, max_turns)], []
     table = table3(runs, paper_rows)
     for row in table["rows"]:
-        rows.append((row["name"], row["cells"]))
-        if row["kind"] == "ours":
-            rows.append(("  95% interval", row["intervals"]))
+        rows += [(row["name"], row["cells"])] + [("  95% interval", row["intervals"])] * (row["kind"] == "ours")
     columns = [for_terminal(column) for column in table["columns"]]  # a teacher's suite names its own categories
     width = max(len(name) for name, _ in rows)
     widths = [max(len(column), *(len(cells[i]) for _, cells in rows)) for i, column in enumerate(columns)]
@@ -286,15 +274,7 @@ def notebook_text(text: str) -> str:
     return visible(text, len(text))
 
 
-def attempt_stem(result: dict, samples: int, prefix: str = "") -> str:
-    """File name (no suffix) of an attempt's page and notebook: the task id made safe, with .s<k> when K > 1."""
-    stem = prefix + file_name(str(result.id), ascii_only=True, limit=REPORT_NAME_BYTES)
-    return f"{stem}.s{result.sample}" if samples > 1 else stem
-
-
-def href(path: str) -> str:
-    """A link to one of our own files, whose names we made safe."""
-    return urllib.parse.quote(path)
+href = urllib.parse.quote  # a link to one of our own files, whose names we made safe
 
 
 def human_size(size: int) -> str:
@@ -321,7 +301,7 @@ def templates():
     return environment
 
 
-def render(name: str, **values) -> str:
+def render(name: str, /, **values) -> str:
     return templates().get_template(name).render(**values)
 
 
@@ -332,9 +312,8 @@ def write_page(path: Path, text: str) -> None:
 # --- report: one attempt, as a page and as a notebook ---
 
 def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple[str, list[str], list[tuple[str, str | None, str, str | None]]]:
-    """The system prompt, the user messages before the first reply, and per reply (prose before the code that ran,
-    that code or None for a final answer, prose after, the interpreter's answer or None); without the attempt's
-    record of its code, our protocol's rule finds it."""
+    """The system prompt, the user messages before the first reply, and per reply (prose before the code that ran, that
+    code or None for a final answer, prose after, the interpreter's answer or None); code: the attempt's, else found."""
     first_reply = next((i for i, message in enumerate(messages) if message["role"] == "assistant"), len(messages))
     system = "\n\n".join(message["content"] for message in messages[:first_reply] if message["role"] == "system")
     asked = [message["content"] for message in messages[:first_reply] if message["role"] == "user"]
@@ -347,10 +326,9 @@ def split_messages(messages: list[dict], code: list[str | None] | None) -> tuple
             steps.append((reply, None, "", None))
             continue
         answer = messages[i + 1]["content"] if i + 1 < len(messages) and messages[i + 1]["role"] == "user" else None
-        at = reply.find(ran)
-        before, after = (reply[:at], reply[at + len(ran):]) if at >= 0 else (reply, "")
-        if at >= 0:  # the fences around the code that ran: the page shows that code as code
-            before, after = re.sub(r"```[\w+-]*[ \t]*\n?$", "", before), re.sub(r"^\n?```", "", after)
+        at = reply.find(ran)  # the fences around the code that ran go: the page shows that code as code
+        before, after = (reply, "") if at < 0 else (re.sub(r"```[\w+-]*[ \t]*\n?$", "", reply[:at]),
+                                                     re.sub(r"^\n?```", "", reply[at + len(ran):]))
         steps.append((before, ran, after, answer))
     return system, asked, steps
 
@@ -360,8 +338,7 @@ NOTEBOOK_METADATA = {"kernelspec": {"name": "python3", "display_name": "Python 3
 
 
 def attempt_notebook(result: dict):
-    """The trajectory as a Jupyter notebook, as the original PyBench writes them: the query, then per reply its
-    prose as markdown and its code as a code cell holding the interpreter's output. Validated once, on write."""
+    """The trajectory as a Jupyter notebook, as the original PyBench writes them; validated once, on write."""
     import nbformat
 
     _, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
@@ -394,9 +371,8 @@ def attempt_output_dir(result: dict) -> Path | None:
 
 
 def output_files(folder: Path, pages_dir: Path, stem: str) -> dict:
-    """Regular files under an attempt's output folder, walked as sandbox.walk_tree walks (no link followed; depth, loops
-    and names of any bytes cannot stop it): REPORT_FILES_LISTED listed, their images copied beside the page
-    (copy_image), and how many more files and how many skipped entries (links, pipes: not regular files) there are."""
+    """Regular files under an attempt's output folder, walked by sandbox.walk_tree (no link followed): the first
+    REPORT_FILES_LISTED listed, their images copied beside the page, and counts of the rest and of the not regular."""
     listed, more, skipped, used = [], 0, 0, set()
     for directory, entry, info, parts in walk_tree(folder):
         name = "/".join(parts)
@@ -429,38 +405,34 @@ def read_entry(directory: int, name: str, limit: int) -> bytes | None:
 
 
 def copy_image(directory: int, name: str, destination: Path) -> str | None:
-    """Copy an output file for a page if it is a PNG, JPEG, GIF or WebP picture within the one picture limit
-    (harness.picture_refusal, read from its header before anything decodes it), opened relative to its folder's
-    descriptor without following a link: None when copied, else why it is not shown ("" for a file not named as a picture)."""
+    """Copy an output file (read_entry: no link followed) for a page if it is a PNG, JPEG, GIF or WebP picture within
+    harness.picture_refusal's limit: None when copied, else why it is not shown ("" for a name not a picture's)."""
     if os.path.splitext(name)[1].lower() not in REPORT_IMAGE_SUFFIXES:
         return ""
     data = read_entry(directory, name, PICTURE_BYTES + 1) or b""
-    refusal = picture_refusal(data)
-    if refusal:
+    if refusal := picture_refusal(data):
         return refusal
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_bytes(data)
     return None
 
 
-def attempt_page(result: dict, stem: str, siblings: list[tuple[int, str, bool]], pages_dir: Path, run_name: str = "") -> str:
-    """One attempt: verdict, facts, query, the trajectory step by step, and its outputs."""
-    system, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
-    folder = attempt_output_dir(result)
-    return render("attempt.html", result=result, stem=stem, siblings=siblings, run_name=run_name, system=system, asked=asked,
-                  steps=steps, folder=folder, outputs=output_files(folder, pages_dir, stem) if folder else None)
-
-
 def write_attempts(results: list[dict], out_dir: Path, samples: int, prefix: str = "", run_name: str = "") -> dict:
-    """A page and a notebook per attempt; returns (id, sample) -> stem."""
+    """A page (verdict, facts, query, the trajectory step by step, its outputs) and a notebook per attempt, each named
+    by its task id made safe (.s<k> added when K > 1); returns (id, sample) -> that stem."""
     import nbformat
 
-    stems = {(result.id, result.sample): attempt_stem(result, samples, prefix) for result in results}
+    stems = {(result.id, result.sample): prefix + file_name(str(result.id), ascii_only=True, limit=REPORT_NAME_BYTES)
+             + (f".s{result.sample}" if samples > 1 else "") for result in results}
     tasks = attempts_by_task(results)
     for result in results:
         stem = stems[result.id, result.sample]
         siblings = [(other.sample, stems[other.id, other.sample], other.passed) for other in tasks[result.id]]
-        write_page(out_dir / "tasks" / f"{stem}.html", attempt_page(result, stem, siblings, out_dir / "tasks", run_name))
+        system, asked, steps = split_messages(result.get("messages") or [], result.get("code"))
+        folder = attempt_output_dir(result)
+        write_page(out_dir / "tasks" / f"{stem}.html", render(
+            "attempt.html", result=result, stem=stem, siblings=siblings, run_name=run_name, system=system, asked=asked,
+            steps=steps, folder=folder, outputs=output_files(folder, out_dir / "tasks", stem) if folder else None))
         nbformat.write(attempt_notebook(result), out_dir / "notebooks" / f"{stem}.ipynb")
     return stems
 
@@ -468,8 +440,7 @@ def write_attempts(results: list[dict], out_dir: Path, samples: int, prefix: str
 # --- report: plots ---
 
 def report_plots(results: list[dict], paper: list[str], max_turns: int, out_dir: Path) -> list[tuple[str, str]]:
-    """Three PNGs beside report.html: pass rate per category with 95% intervals beside the paper's rows, a histogram
-    of turns, and seconds and tokens per task. Returns (file name, description) pairs."""
+    """Three PNGs beside report.html (pass rate per category, turns, time and tokens per task): (name, description)."""
     import numpy as np
 
     plt, plots = pyplot(), []
@@ -611,11 +582,6 @@ def run_dates(manifests: list[dict], run_dirs: list[Path]) -> str:
     return text + f" to {end:%Y-%m-%d %H:%M:%S} ({(end - min(started)).total_seconds() / 60:.1f} minutes)"
 
 
-def settings_text(manifests: list[dict], names=("temperature", "top_p", "max_tokens", "max_turns", "ctx", "seed")) -> str:
-    flags = [manifest.get("flags", {}) for manifest in manifests]
-    return " · ".join(f"{name} {', '.join(map(str, values))}" for name in names if (values := distinct(flag.get(name) for flag in flags)))
-
-
 def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], samples: int) -> tuple[list[tuple[str, str]], list[str]]:
     """The facts and warnings shown on a run's first screen."""
     flags = [manifest.get("flags", {}) for manifest in manifests]
@@ -633,7 +599,8 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
         ("Suite", ", ".join(f"sha256 {sha[:12]}" for sha in suites) or "unknown"),
         ("Tasks", f"{len(counts)} tasks ({per_category}) × {samples} sample{'s' if samples > 1 else ''} = "
                   f"{len(results)} attempts; the paper has 143 tasks"),
-        ("Settings", settings_text(manifests) or "unknown"),
+        ("Settings", " · ".join(f"{name} {', '.join(map(str, values))}" for name in SETTINGS_SHOWN
+                                if (values := distinct(flag.get(name) for flag in flags))) or "unknown"),
         ("Endings", " · ".join(f"{ending} {count}" for ending, count in endings.most_common())),
         *prompt_tokens_fact(results, flags),
         ("Run directories", "; ".join(str(run_dir.resolve()) for run_dir in run_dirs) + (f" (shards {', '.join(shards)})" if shards else "")),
@@ -646,8 +613,7 @@ def run_facts(results: list[dict], manifests: list[dict], run_dirs: list[Path], 
                         "about 0%. For a real figure run pybench.py --model FILE.gguf.")
     if not all(manifests):
         warnings.append("Some run directories have no manifest.json: their model and settings are unknown.")
-    short_tasks = sum(n < samples for _, n, _ in counts.values())
-    if short_tasks:
+    if short_tasks := sum(n < samples for _, n, _ in counts.values()):
         warnings.append(f"{short_tasks} tasks have fewer than {samples} attempts (a run still going, or a shard missing).")
     return facts, warnings
 
@@ -672,12 +638,10 @@ def samples_of(results: list[dict], manifests: list[dict]) -> int:
 # --- report: one run (or its shards) ---
 
 def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> Path:
-    """A static report in out_dir: of one run or its shards (report.html: the run's facts, Table 3 with intervals
-    beside the paper's rows, plots, every attempt), or of several runs compared (see build_comparison); a page per
-    attempt in tasks/ and a notebook per attempt in notebooks/. It has no script and loads nothing from the network:
-    it opens from disk. tables_of(results, manifests) gives the benchmark's own tables (harness.Tables). Returns the
-    path of report.html. It is built in a folder beside out_dir and then moved into place (replacing an earlier
-    report there), so a build that fails leaves out_dir as it was and nothing beside it."""
+    """A static report in out_dir, no script, nothing from the network: report.html of one run or its shards (or of
+    several runs compared), a page per attempt in tasks/, a notebook per attempt in notebooks/; returns report.html's
+    path. tables_of(results, manifests) gives the benchmark's own tables. Built beside out_dir, then moved into place
+    (replacing an earlier report): a build that fails leaves out_dir as it was and nothing beside it."""
     out_dir = out_dir.resolve()
     if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").is_file():
         raise UsageError(f"report --out {out_dir} holds other files: give a new folder, or one a report was written to before")
@@ -698,26 +662,50 @@ def build_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tab
 
 
 def write_report(run_dirs: list[Path], out_dir: Path, paper_rows: list[str], tables_of) -> None:
-    """build_report's work, in a fresh folder out_dir (absolute) that holds tasks/ and notebooks/."""
-    groups = group_runs(run_dirs)
-    if len(groups) > 1:
-        return build_comparison(groups, out_dir, paper_rows, tables_of)
-    results, manifests = merge_runs(run_dirs)
-    if not results:
-        raise UsageError(f"report: no finished attempt in {', '.join(map(str, run_dirs))}")
+    """build_report's work, in a fresh folder out_dir (absolute) holding tasks/ and notebooks/: each run's attempts,
+    then report.html. Of one run: its facts, Table 3 beside the paper's rows, plots, every attempt. Of several: each
+    run's headline, its paired difference from the first run, Table 3 with a row per run and its plot, the tasks that
+    flip, and every task's verdicts per run."""
+    runs = [(*merge_runs(group), group) for group in group_runs(run_dirs)]
+    for results, _, group in runs:
+        if not results:
+            raise UsageError(f"report: no finished attempt in {', '.join(map(str, group))}")
     paper = paper_row_names(paper_rows)
-    max_turns, samples = run_max_turns(manifests), samples_of(results, manifests)
-    stems = write_attempts(results, out_dir, samples)
-    plots = report_plots(results, paper, max_turns, out_dir)
-    facts, warnings = run_facts(results, manifests, run_dirs, samples)
-    tables = tables_of(results, manifests)
-    titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
-    title = f"{tables.title} run: {titles[0] if len(titles) == 1 else 'several models' if titles else 'unknown model'}"
-    write_page(out_dir / "report.html", render("overview.html", title=title, rows=our_rows(results, max_turns), samples=samples, results=results, facts=facts, warnings=warnings, tables=tables,
-                            table=table3([("this run", results, max_turns)], paper), max_turns=max_turns,
-                            pass_at_k=pass_at_k_lines(results), plots=plots, tasks=attempts_by_task(results),
-                            page=functools.partial(page_of, stems),
-                            judge=judge_view([("this run", results, max_turns)], lambda _, result: page_of(stems, result))))
+    names = run_names(runs) if len(runs) > 1 else ["this run"]
+    stems, cards, table_runs = [], [], []
+    for number, ((results, manifests, group), name) in enumerate(zip(runs, names), 1):
+        samples = samples_of(results, manifests)
+        stems.append(write_attempts(results, out_dir, samples, *([f"r{number}_", name] if len(runs) > 1 else [])))
+        table_runs.append((name, results, run_max_turns(manifests)))
+        facts, warnings = run_facts(results, manifests, group, samples)
+        cards.append({"name": name, "rows": our_rows(results, table_runs[-1][2], name), "samples": samples, "results": results,
+                      "facts": facts, "warnings": warnings, "tables": tables_of(results, manifests)})
+    shared = {"table": table3(table_runs, paper), "max_turns": max(turns for _, _, turns in table_runs),
+              "pass_at_k": [line for _, results, _ in table_runs for line in pass_at_k_lines(results)],
+              "judge": judge_view(table_runs, lambda number, result: page_of(stems[number], result))}
+    if len(runs) == 1:
+        (results, manifests, _), card = runs[0], cards[0]
+        titles = distinct(model_title(manifest["model"]) for manifest in manifests if manifest.get("model"))
+        model = titles[0] if len(titles) == 1 else "several models" if titles else "unknown model"
+        return write_page(out_dir / "report.html", render(
+            "overview.html", title=f"{card['tables'].title} run: {model}", **card, **shared,
+            tasks=attempts_by_task(results), page=functools.partial(page_of, stems[0]),
+            plots=report_plots(results, paper, shared["max_turns"], out_dir)))
+    pairs = []
+    for number in range(1, len(runs)):
+        pair = compare_pair(runs[0][0], runs[number][0])
+        pair["flips"] = [flip | {"first_href": page_of(stems[0], flip["attempts"][0]), "second_href": page_of(stems[number], flip["attempts"][1])}
+                         for flip in pair["flips"]]
+        pairs.append(pair | {"first": names[0], "second": names[number]})
+    order = {category: number for number, category in enumerate(categories_of([result for results, _, _ in runs for result in results]))}
+    every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order[item[0]], item[1]))
+    by_run = [attempts_by_task(results) for results, _, _ in runs]
+    grid = [{"id": task, "category": category, "cells": [tasks.get(task, []) for tasks in by_run],
+             "differs": len({tuple(bool(result.passed) for result in tasks.get(task, [])) for tasks in by_run}) > 1}
+            for category, task in every]
+    write_page(out_dir / "report.html", render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
+                            plot=comparison_plot(shared["table"]["rows"], out_dir), grid=grid, paper=paper, **shared,
+                            pages=[functools.partial(page_of, stem) for stem in stems]))
 
 
 def page_of(stems: dict, result: Result) -> str:
@@ -753,51 +741,10 @@ def compare_pair(first: list[dict], second: list[dict]) -> dict:
 
 
 def comparison_text(names: list[str], results: list[list[dict]]) -> list[str]:
-    lines = []
-    for number in range(1, len(results)):
-        pair = compare_pair(results[0], results[number])
-        lines.append(f"{names[number]} minus {names[0]}: {100 * pair['difference']:+.1f} points (95% {100 * pair['low']:+.1f} to "
-                     f"{100 * pair['high']:+.1f}) over {pair['tasks']} common tasks; {pair['only_second']} pass only in the second, "
-                     f"{pair['only_first']} only in the first; McNemar exact p = {pair['mcnemar_p']:.3g}")
-    return lines
-
-
-def build_comparison(groups: list[list[Path]], out_dir: Path, paper_rows: list[str], tables_of) -> None:
-    """report.html for several runs: each run's headline, its paired difference from the first run, Table 3 with a row
-    per run beside the paper's rows and its plot, the tasks that flip, and every task's verdicts per run."""
-    paper = paper_row_names(paper_rows)
-    runs = [(*merge_runs(group), group) for group in groups]
-    for results, _, group in runs:
-        if not results:
-            raise UsageError(f"report: no finished attempt in {', '.join(map(str, group))}")
-    names = run_names(runs)
-    stems, cards, table_runs = [], [], []
-    for number, ((results, manifests, group), name) in enumerate(zip(runs, names), 1):
-        samples = samples_of(results, manifests)
-        stems.append(write_attempts(results, out_dir, samples, prefix=f"r{number}_", run_name=name))
-        table_runs.append((name, results, run_max_turns(manifests)))
-        facts, warnings = run_facts(results, manifests, group, samples)
-        cards.append({"name": name, "rows": our_rows(results, table_runs[-1][2], name), "samples": samples, "results": results,
-                      "facts": facts, "warnings": warnings, "tables": tables_of(results, manifests)})
-    pairs = []
-    for number in range(1, len(runs)):
-        pair = compare_pair(runs[0][0], runs[number][0])
-        pair["flips"] = [flip | {"first_href": page_of(stems[0], flip["attempts"][0]), "second_href": page_of(stems[number], flip["attempts"][1])}
-                         for flip in pair["flips"]]
-        pairs.append(pair | {"first": names[0], "second": names[number]})
-    table = table3(table_runs, paper)
-    plot = comparison_plot(table["rows"], out_dir)
-    order = {category: number for number, category in enumerate(categories_of([result for results, _, _ in runs for result in results]))}
-    every = sorted({(result.category, result.id) for results, _, _ in runs for result in results}, key=lambda item: (order[item[0]], item[1]))
-    by_run = [attempts_by_task(results) for results, _, _ in runs]
-    grid = [{"id": task, "category": category, "cells": [tasks.get(task, []) for tasks in by_run],
-             "differs": len({tuple(bool(result.passed) for result in tasks.get(task, [])) for tasks in by_run}) > 1}
-            for category, task in every]
-    write_page(out_dir / "report.html", render("compare.html", title=f"PyBench comparison: {len(runs)} runs", cards=cards, pairs=pairs, names=names,
-                            table=table, plot=plot, grid=grid, paper=paper, max_turns=max(turns for _, _, turns in table_runs),
-                            pages=[functools.partial(page_of, stem) for stem in stems],
-                            pass_at_k=[line for _, results, _ in table_runs for line in pass_at_k_lines(results)],
-                            judge=judge_view(table_runs, lambda number, result: page_of(stems[number], result))))
+    return [f"{names[number]} minus {names[0]}: {100 * pair['difference']:+.1f} points (95% {100 * pair['low']:+.1f} "
+            f"to {100 * pair['high']:+.1f}) over {pair['tasks']} common tasks; {pair['only_second']} pass only in the "
+            f"second, {pair['only_first']} only in the first; McNemar exact p = {pair['mcnemar_p']:.3g}"
+            for number in range(1, len(results)) for pair in [compare_pair(results[0], results[number])]]
 
 
 # --- report: what the CLI prints ---
@@ -817,7 +764,6 @@ def summary_text(run_dirs: list[Path], paper_rows: list[str], tables_of) -> str:
                   for line in ([f"{name}:"] if len(runs) > 1 else []) + [table.text]]
     judged = judge_text(table_runs)
     return "\n".join(lines + ([judged] if judged else []))
-
 
 
 # === the judge's column (judge.py's records, RUN_DIR/judge.jsonl): its pass rate beside the checks', their agreement ===
@@ -845,10 +791,9 @@ def agreement(pairs: list[tuple[bool, bool]]) -> dict:
     interval (None where kappa is undefined: both said the same of every attempt, so chance explains it all)."""
     counts = Counter(pairs)
     both, judge_only, check_only, neither = counts[True, True], counts[False, True], counts[True, False], counts[False, False]
-    kappa = cohen_kappa(both, judge_only, check_only, neither)
+    kappa, low, high = cohen_kappa(both, judge_only, check_only, neither) or (None, None, None)
     return {"attempts": len(pairs), "both": both, "judge_only": judge_only, "check_only": check_only, "neither": neither,
-            "agree": (both + neither) / len(pairs) if pairs else None, "kappa": kappa[0] if kappa else None,
-            "low": kappa[1] if kappa else None, "high": kappa[2] if kappa else None}
+            "agree": (both + neither) / len(pairs) if pairs else None, "kappa": kappa, "low": low, "high": high}
 
 
 def cohen_kappa(both: int, judge_only: int, check_only: int, neither: int) -> tuple[float, float, float] | None:
@@ -872,12 +817,9 @@ def cohen_kappa(both: int, judge_only: int, check_only: int, neither: int) -> tu
     return kappa, max(-1.0, kappa - half), min(1.0, kappa + half)
 
 
-
 def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | None:
     """For runs (name, results, max_turns): Table 3's rows of the checks and of the judge over the attempts judged,
     their agreement, where they disagree (link(run number, result): its page) and the judges named; None if none."""
-    import dataclasses
-
     view = {"runs": [], "pairs": [], "disagreements": [], "models": [], "prompts": [], "contradictory": 0,
             "attempts": sum(len(results) for _, results, _ in runs)}
     by_judge = []  # (name, the run's judged attempts with the judge's verdict as their own): the runs compared on its column
@@ -886,7 +828,7 @@ def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | N
         if not pairs:
             continue
         prefix = f"{name}: " if len(runs) > 1 else ""
-        by_judge.append((name, [dataclasses.replace(result, passed=record["verdict"] == "pass") for result, record in pairs]))
+        by_judge.append((name, [replace(result, passed=record["verdict"] == "pass") for result, record in pairs]))
         view["runs"] += [(f"{prefix}checks", [result for result, _ in pairs], max_turns), (f"{prefix}judge", by_judge[-1][1], max_turns)]
         view["pairs"] += [(bool(result.passed), record["verdict"] == "pass") for result, record in pairs]
         view["models"] += [f"{record['judge'].get('file')} (sha256 {str(record['judge'].get('sha256'))[:12]})" for _, record in pairs]
@@ -900,18 +842,15 @@ def judge_view(runs: list[tuple[str, list[Result], int]], link=None) -> dict | N
     if not view["pairs"]:
         return None
     figures = agreement(view["pairs"])
+    kappa = ("Cohen's kappa undefined (both said the same of every attempt)" if figures["kappa"] is None else
+             f"Cohen's kappa {figures['kappa']:.2f} (95% {figures['low']:.2f} to {figures['high']:.2f})")
+    text = (f"agreement over {figures['attempts']} attempts: both pass {figures['both']}, judge only {figures['judge_only']}, "
+            f"check only {figures['check_only']}, both fail {figures['neither']} ({100 * figures['agree']:.1f}% agree); {kappa}")
     return view | {"judged": len(view["pairs"]), "models": distinct(view["models"]), "prompts": distinct(view["prompts"]),
-                   "agreement": figures, "agreement_text": judge_agreement_text(figures), "table": table3(view["runs"], []),
+                   "agreement": figures, "agreement_text": text, "table": table3(view["runs"], []),
                    "max_turns": max(max_turns for _, _, max_turns in runs),
                    "paper": " · ".join(f"{name} {rate} (its unit tests {PAPER_TABLE3[name][5]})" for name, rate in PAPER_JUDGE.items()),
                    "comparisons": comparison_text([name for name, _ in by_judge], [results for _, results in by_judge]) if len(runs) > 1 else []}
-
-
-def judge_agreement_text(figures: dict) -> str:
-    kappa = ("Cohen's kappa undefined (both said the same of every attempt)" if figures["kappa"] is None else
-             f"Cohen's kappa {figures['kappa']:.2f} (95% {figures['low']:.2f} to {figures['high']:.2f})")
-    return (f"agreement over {figures['attempts']} attempts: both pass {figures['both']}, judge only {figures['judge_only']}, "
-            f"check only {figures['check_only']}, both fail {figures['neither']} ({100 * figures['agree']:.1f}% agree); {kappa}")
 
 
 def judge_text(runs: list[tuple[str, list[Result], int]]) -> str:
