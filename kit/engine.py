@@ -455,7 +455,8 @@ class LlamaModel:
         token for every sequence at once from there, at the context a reply generates at (attention's work grows with
         it: a probe at position 0 gave a first estimate 5 times short, issue 44); warm_up steps go first, untimed. The
         tokens are one ordinary token repeated; the sequences' cells are emptied before and after. (prompt tokens/s,
-        tokens/s generated in all.) The engine thread decodes them, as every llama_decode (libgomp: docs/parallel.md)."""
+        tokens/s generated in all.) The engine thread decodes them, as every llama_decode (libgomp: docs/parallel.md).
+        """
         from concurrent.futures import Future
 
         import llama_cpp
@@ -737,8 +738,8 @@ def gpus() -> list[Device]:
         lib.ggml_backend_dev_memory(device, ctypes.byref(free), ctypes.byref(total))
         kind = {0: "cpu", 1: "gpu", 2: "igpu", 3: "accel"}.get(lib.ggml_backend_dev_type(device), "other")
         if kind in ("gpu", "igpu"):
-            found.append(Device(lib.ggml_backend_dev_name(device).decode(), lib.ggml_backend_dev_description(device).decode(),
-                                kind, free.value, total.value))
+            found.append(Device(lib.ggml_backend_dev_name(device).decode(),
+                                lib.ggml_backend_dev_description(device).decode(), kind, free.value, total.value))
     return found
 
 
