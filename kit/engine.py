@@ -3,9 +3,7 @@
 The harness talks to a model only through `Model` and `Attempt` below: `model.open(K, n)` sizes it for K attempts in
 flight, `model.attempt(task_id, seed)` starts one attempt's session, whose `reply(messages)` gives the next `Reply` and
 whose `close()` ends it. `LlamaModel` is the one real backend; the replays in harness.py and the benchmarks meet the
-same protocol. Below them: the devices llama.cpp sees (ggml's device API), its own log of an offload, and the one
-line a failure inside a backend ends with. This module imports nothing of the kit's: a new backend is one class with
-these members.
+same protocol. This module imports nothing of the kit's: a new backend is one class with these members.
 """
 
 import contextlib
@@ -93,24 +91,13 @@ def gguf_facts(path: Path) -> dict:
 
 class LlamaModel:
     """One llama.cpp model for the whole run, serving up to `slots` attempts at once: one context, one sequence of
-    its KV cache per attempt, and one engine thread that runs a single llama_decode per step for every sequence that
-    is evaluating a prompt or generating (continuous batching). Each attempt's thread calls reply() and waits; while
-    it runs a cell in its jail, the other sequences go on decoding.
-
-    A reply is what create_chat_completion would give on one Llama: the prompt is rendered and tokenized by the
-    model's own chat handler (captured, not re-implemented), and the sampler chain, stop strings, max_tokens and
-    seed are the ones that handler passes on. A sequence keeps its KV cache between the turns of an attempt, so a
-    turn evaluates only the tokens after the longest common prefix (as Llama.generate does); it is cleared when
-    the attempt starts, so a trajectory never depends on which attempt ran before it. The KV cache is split into
-    one stream per sequence (kv_unified=False) and a prompt chunk is decoded alone (see step), so what one sequence
-    computes does not depend on the others: greedy replies are the same at any K, sampled ones depend on the seed.
-
-    A shared prefix (the prompt up to the end of its system message, and up to the end of its opening messages, the
-    ones before the first reply: what the samples of a task share) is evaluated once: a new attempt whose prompt
-    starts with one that a sequence already holds gets those KV cells copied (llama_memory_seq_cp), or waits while
-    another sequence is evaluating it. A prompt is always evaluated in the same pieces, cut at those prefix ends
-    (then every N_BATCH tokens), and cells are reused only where they were computed in those very pieces, so sharing
-    gives the bit-identical KV cache a fresh evaluation would: the same replies with shared_prefix off."""
+    its KV cache per attempt (one stream each, kv_unified=False), and one engine thread that runs a single llama_decode
+    per step for every sequence evaluating a prompt or generating (continuous batching); each attempt's thread calls
+    reply() and waits. A reply is what create_chat_completion would give on one Llama (the model's own chat handler,
+    captured). A sequence keeps its KV cache between an attempt's turns and is cleared when an attempt starts; a
+    shared prefix (up to the end of the system message, and of the opening messages with several samples) is
+    evaluated once and its cells copied (llama_memory_seq_cp). A prompt is always evaluated in the same pieces, so
+    greedy replies are the same at any K and with shared_prefix off (docs/parallel.md)."""
 
     N_BATCH = 512  # tokens per llama_decode, as Llama's default
 
@@ -340,19 +327,14 @@ class LlamaModel:
                 for sequence in self.slots:
                     if sequence.request and not sequence.request.started and not sequence.request.reply and self.admit(sequence, prefilling):
                         prefilling.append(sequence)
-            if probe:
-                self.run_probe(*probe)
+            if probe:  # measure_speed's decodes, on this thread: close() cannot free the context under them
+                work, outcome = probe
+                try:
+                    outcome.set_result(work())
+                except Exception as error:  # raised again on measure_speed's thread
+                    outcome.set_exception(error)
             else:
                 self.step(prefilling, llama_cpp)
-
-    def run_probe(self, work, outcome) -> None:
-        """measure_speed's decodes, here: no other thread touches the context (an OpenMP pool of a thread that has
-        decoded slows every later decode of this one, see measure_speed), and close() cannot free it under them. Its
-        outcome (a concurrent.futures.Future) gets what work() returned, or what it raised."""
-        try:
-            outcome.set_result(work())
-        except Exception as error:  # raised again on measure_speed's thread
-            outcome.set_exception(error)
 
     def admit(self, sequence: "Sequence", prefilling: list["Sequence"]) -> bool:
         """Start a request on its sequence: keep the cells it can reuse, drop the rest, and cut what is left of the
@@ -392,8 +374,7 @@ class LlamaModel:
     def step(self, prefilling: list["Sequence"], llama_cpp) -> None:
         """One llama_decode: the next piece of one prompt (cut by pieces()) while any is waiting, else the last sampled
         token of every generating sequence. Prompts first, so that the generating sequences decode together, in one
-        llama_decode per step rather than in as many as prompts came in between (on a CPU every llama_decode reads all
-        the weights: bench_parallel at K=8 read 0.96x raw llama.cpp alternating, 1.03x so). Prompt chunks never share a
+        llama_decode per step (on a CPU every llama_decode reads all the weights). Prompt chunks never share a
         llama_decode with other sequences: with three or more sequences of unequal token counts in one batch, the
         pinned llama.cpp gave a prompt other logits than alone (seen with SmolLM2; single tokens of many sequences
         and one sequence's chunk alone give bit-identical logits)."""
@@ -470,17 +451,12 @@ class LlamaModel:
 
     def measure_speed(self, prompt_tokens: int = 1024, steps: int = 8, warm_up: int = 4) -> tuple[float, float]:
         """This machine's speed with this model, before the first attempt (open() first; the engine is idle): a prompt
-        of prompt_tokens evaluated in llama_decode pieces of N_BATCH, as a prompt is, then copied to every sequence,
-        then decode steps of one token for every sequence at once from there, as a run generates. The steps run at
-        the context a reply generates at (an attempt's opening and its earlier turns: about a thousand tokens), not at
-        an empty one: attention's work grows with the context (a probe at position 0 was part of a first estimate 5
-        times short of a 2-task run of the embedded model on 2 cores, issue 44). warm_up steps go first, untimed (a fresh context's first decodes are
-        the slowest). The tokens are one ordinary token repeated (the work does not depend on which); the sequences'
-        cells are emptied before and after. (prompt tokens/s, tokens/s generated in all.) The engine thread decodes
-        them, as every other llama_decode: the CPU build's OpenMP (libgomp) keeps a pool of workers for every thread
-        that has run a parallel region, and once its pools hold more threads than there are CPUs it stops spinning
-        between regions in every team; this probe, decoded on the main thread, left the engine thread decoding a
-        token in 21 ms against 11 (SmolLM2, 2 cores)."""
+        of prompt_tokens evaluated in llama_decode pieces of N_BATCH, copied to every sequence, then decode steps of one
+        token for every sequence at once from there, at the context a reply generates at (attention's work grows with
+        it: a probe at position 0 gave a first estimate 5 times short, issue 44); warm_up steps go first, untimed. The
+        tokens are one ordinary token repeated; the sequences' cells are emptied before and after. (prompt tokens/s,
+        tokens/s generated in all.) The engine thread decodes them, as every llama_decode (libgomp: docs/parallel.md).
+        """
         from concurrent.futures import Future
 
         import llama_cpp
@@ -645,11 +621,9 @@ def merge_consecutive_roles(messages: list[dict]) -> list[dict]:
 # --- where the KV caches and the layers fit ------------------------------------------------------------------------
 
 def parallel_plan(wanted: int | None, attempts: int, kv_per_sequence: int, on_gpu: bool, cpus: int | None = None) -> tuple[int, str]:
-    """How many sequences the context gets: --parallel K as asked, or (auto) as many KV caches of --ctx tokens as fit
-    in half the free memory where the KV cache lives (the GPU when layers are offloaded, else RAM; the other half is
-    left to compute buffers, the jails and the machine), at most 16 on a GPU and on a CPU 8 and no more than the CPUs
-    the run may use (cpus: --threads; each attempt's cells and checks need a CPU too); never more than the attempts
-    to run. Each sequence always gets the whole --ctx, so no reply depends on K."""
+    """How many sequences the context gets, and why in words: --parallel K as asked, or (auto) as many KV caches of
+    --ctx tokens as fit in half the free memory where the KV cache lives, at most 16 on a GPU, on a CPU 8 and cpus
+    (--threads); never more than the attempts (docs/parallel.md). Each gets the whole --ctx: no reply depends on K."""
     free = gpu_free_bytes() if on_gpu else ram_free_bytes()
     where = f"{free / 2**30:.1f} GiB {'GPU memory' if on_gpu else 'RAM'} free, {kv_per_sequence / 2**20:.0f} MiB of KV cache each"
     if wanted is None:
@@ -704,8 +678,7 @@ def gguf_layers(path: Path) -> int:
 
 def fit_gpu_layers(path: Path, n_gpu_layers: int) -> tuple[int, str]:
     """The layers to offload: as asked where the weights fit in the GPU's free memory with 1 GiB to spare (for the
-    KV cache and compute buffers), else as many whole layers as do. The llama.cpp that llama-cpp-python 0.3.36 pins
-    has no call that fits the model to the device (llama_params_fit came later), so this estimate is ours."""
+    KV cache and compute buffers), else as many whole layers as do (the pinned llama.cpp has no llama_params_fit)."""
     free, size, layers = gpu_free_bytes(), path.stat().st_size, gguf_layers(path)
     wanted = layers if n_gpu_layers < 0 else min(n_gpu_layers, layers or n_gpu_layers)
     if not free or not layers or size * wanted / layers <= free - 2**30:
@@ -756,20 +729,18 @@ def gpu_backends() -> list[str]:
     return [name for name in backends() if name not in ("CPU", "BLAS", "RPC")]
 
 
-def devices() -> list[Device]:
+def gpus() -> list[Device]:
+    """The GPUs (discrete or integrated) ggml's device API lists."""
     lib, found = ggml(), []
     for number in range(lib.ggml_backend_dev_count()):
         device = lib.ggml_backend_dev_get(number)
         free, total = ctypes.c_size_t(), ctypes.c_size_t()
         lib.ggml_backend_dev_memory(device, ctypes.byref(free), ctypes.byref(total))
         kind = {0: "cpu", 1: "gpu", 2: "igpu", 3: "accel"}.get(lib.ggml_backend_dev_type(device), "other")
-        found.append(Device(lib.ggml_backend_dev_name(device).decode(), lib.ggml_backend_dev_description(device).decode(),
-                            kind, free.value, total.value))
+        if kind in ("gpu", "igpu"):
+            found.append(Device(lib.ggml_backend_dev_name(device).decode(),
+                                lib.ggml_backend_dev_description(device).decode(), kind, free.value, total.value))
     return found
-
-
-def gpus() -> list[Device]:
-    return [device for device in devices() if device.kind in ("gpu", "igpu")]
 
 
 def why_no_gpu() -> str:

@@ -1,9 +1,5 @@
 """gpu: building llama-cpp-python with a ggml GPU backend (setup's side; what the build sees at run time, its devices,
-its load log and its failures, is engine.py's).
-
-    python3.12 pybench.py setup --gpu cuda                          # NVIDIA
-    python3.12 pybench.py setup --gpu vulkan                        # AMD, Intel (and any Vulkan driver)
-    python3.12 pybench.py setup --gpu vulkan --venv .venv-vulkan    # a second venv beside the CPU one (the GPU tests)
+its load log and its failures, is engine.py's). `setup --gpu cuda|vulkan|metal`: docs/gpu.md.
 
 build_wheel() compiles llama-cpp-python at requirements.txt's pin into a wheel folder keyed by backend, pin and flags
 (~/.cache/pybench/wheels/; pip's cache keeps the CPU wheel), which a second setup reuses.

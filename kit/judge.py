@@ -152,15 +152,6 @@ def material_of(result: Result) -> Material | None:
                     outputs=for_prompt(outputs_text(result), CUT["outputs"]))
 
 
-def readable(result: Result) -> Material | str | None:
-    """material_of(result), or a note when its results line or figure records are not as a run writes them (an
-    attempt's files are never trusted): one attempt noted, the rest of the run judged."""
-    try:
-        return material_of(result)
-    except Exception as error:
-        return f"not judged: its record is not as a run writes one ({type(error).__name__}: {cut(str(error), 200)})"
-
-
 def outputs_text(result: Result) -> str:
     """What the attempt left in its output folder, and its figure records (a file that is not a list of them: none),
     as lines of text."""
@@ -253,6 +244,11 @@ def figure_text(record: dict) -> str:
 
 # --- a verdict: the judge's reply read, with one retry -------------------------------------------------------------
 
+def attempt_key(result: Result) -> str:
+    """An attempt's name in the judge's records: its output folder's (the task id, with .sK for K samples)."""
+    return Path(result.output).name
+
+
 def parse_verdict(text: str | None) -> tuple[str | None, str]:
     """("pass" | "fail" | None, the reason's first sentence) from a judge's reply, read only where the format puts them:
     its first line `Verdict: PASS|FAIL`, its second `Reason: ...` (a verdict anywhere else is not one)."""
@@ -299,13 +295,6 @@ def judge_attempt(model: Model, material: Material, key: str) -> dict:
                 "contradictory": contradicts(verdict, reason), "reply": reply.text or "", "retried": retried,
                 "input_sha256": hashlib.sha256(prompt.encode()).hexdigest(), "seconds": round(time.monotonic() - started, 3),
                 "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
-
-
-# --- the records: RUN_DIR/judge.jsonl, a line per judged attempt, the last line of an attempt winning ---------------
-
-def attempt_key(result: Result) -> str:
-    """An attempt's name in the judge's records: its output folder's (the task id, with .sK for K samples)."""
-    return Path(result.output).name
 
 
 # --- `pybench.py judge RUN_DIR` --------------------------------------------------------------------------------------
@@ -362,7 +351,13 @@ def judge_run(run_dir: Path, results: list[Result], model: Model, facts: dict, f
     path, digest = run_dir / JUDGE_FILE, prompt_digest()
     drop_torn_line(path)
     earlier = read_judgements(run_dir)
-    materials = {(result.id, result.sample): readable(result) for result in results}
+    materials: dict[tuple, Material | str | None] = {}
+    for result in results:  # an attempt's files are never trusted: one not as a run writes it is noted, the rest judged
+        try:
+            materials[result.id, result.sample] = material_of(result)
+        except Exception as error:
+            materials[result.id, result.sample] = (f"not judged: its record is not as a run writes one "
+                                                   f"({type(error).__name__}: {cut(str(error), 200)})")
     done = {key for key, record in earlier.items() if not force and record.get("judge", {}).get("sha256") == facts["sha256"]
             and record.get("prompt_sha256") == digest}
     left = [result for result in results if (result.id, result.sample) not in done]
