@@ -404,32 +404,11 @@ def doctor(model_path: Path | None) -> int:
         print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else f": {fix}"))
 
     report(sys.version_info[:2] >= (3, 12), f"Python {sys.version.split()[0]}", f"use Python 3.12 or newer: python3.12 {untrusted.shown(untrusted.SCRIPT)} setup")
-    if not JAILS_HERE:
+    if JAILS_HERE:
+        jail_checks(report)
+    else:
         print(f"note jails: none here (nsjail is Linux only, and this is {sys.platform}): runs name a far side with --far, "
               f"which `{untrusted.command('setup', '--far', 'lima')}` sets up and checks (docs/macos.md)")
-    prerequisites = jail_prerequisites() if JAILS_HERE else []
-    for ok, what, fix in prerequisites:
-        report(ok, what, fix)
-    if JAILS_HERE:
-        version = cgroup_version()
-        report(True, f"cgroups: {version} (per-jail memory and process limits, made inside this process's own cgroup: a Slurm "
-               "job's or a container's limits cover the jails)" if version else
-               "cgroups: not usable, rlimits instead (per-process memory, per-user processes); run as root for per-jail limits")
-    for environment, libraries in JAIL_LIBRARIES.items() if JAILS_HERE and all(ok for ok, _, _ in prerequisites) else ():
-        with tempfile.TemporaryDirectory(prefix="pybench-doctor-") as scratch:
-            jail = Jail("doctor", [], JailLimits(), Path(scratch), environment=environment)
-            try:
-                data = JAIL_ENVIRONMENTS[environment].nltk_data
-                cell = jail.call("probe_imports", libraries=list(libraries), nltk_resources=list(NLTK_RESOURCES) if data else [])
-                failed_imports = [line for line in cell.output.splitlines() if line.startswith("FAILED")]
-                report(cell.status == "ok" and not failed_imports, f"a jail starts in .jail/{environment} and imports the "
-                       f"{'tasks' if environment == 'suite' else 'original runs'}' libraries ({len(libraries)})"
-                       + (", and nltk finds its punkt models and stopwords" if data else ""),
-                       ("; ".join(failed_imports) or cell.error or "") + f" (run `{untrusted.command('setup')}`)")
-            except JailError as error:
-                report(False, f"a jail starts in .jail/{environment}", str(error))
-            finally:
-                jail.kill()
     for module, why in NOT_OFFLINE.items():
         print(f"note {module}: not in the original's jail: {why}")
     try:
@@ -456,6 +435,33 @@ def doctor(model_path: Path | None) -> int:
     except (UsageError, ValueError, OSError) as error:
         report(False, "model", str(error))
     return 0 if all(checks) else 1
+
+
+def jail_checks(report) -> None:
+    """doctor's checks of this machine's jail, each through report(ok, what, fix): what nsjail needs from the host, the
+    cgroups, and, once those hold, a jail per environment importing its libraries."""
+    prerequisites = jail_prerequisites()
+    for ok, what, fix in prerequisites:
+        report(ok, what, fix)
+    version = cgroup_version()
+    report(True, f"cgroups: {version} (per-jail memory and process limits, made inside this process's own cgroup: a Slurm job's "
+           "or a container's limits cover the jails)" if version else
+           "cgroups: not usable, rlimits instead (per-process memory, per-user processes); run as root for per-jail limits")
+    for environment, libraries in JAIL_LIBRARIES.items() if all(ok for ok, _, _ in prerequisites) else ():
+        with tempfile.TemporaryDirectory(prefix="pybench-doctor-") as scratch:
+            jail = Jail("doctor", [], JailLimits(), Path(scratch), environment=environment)
+            try:
+                data = JAIL_ENVIRONMENTS[environment].nltk_data
+                cell = jail.call("probe_imports", libraries=list(libraries), nltk_resources=list(NLTK_RESOURCES) if data else [])
+                failed_imports = [line for line in cell.output.splitlines() if line.startswith("FAILED")]
+                report(cell.status == "ok" and not failed_imports, f"a jail starts in .jail/{environment} and imports the "
+                       f"{'tasks' if environment == 'suite' else 'original runs'}' libraries ({len(libraries)})"
+                       + (", and nltk finds its punkt models and stopwords" if data else ""),
+                       ("; ".join(failed_imports) or cell.error or "") + f" (run `{untrusted.command('setup')}`)")
+            except JailError as error:
+                report(False, f"a jail starts in .jail/{environment}", str(error))
+            finally:
+                jail.kill()
 
 
 def gpu_rebuild_note(offload: bool) -> str | None:
