@@ -158,8 +158,11 @@ def setup(for_tests: bool, gpu_backend: str | None, venv: Path | None, pack_sour
 def setup_far(far: str, for_tests: bool, pack: Path | None, expect: str | None) -> None:
     """`setup --far lima|COMMAND`: a far side for the jails, set up through its link (lima.py: the Lima VM made from the
     kit's template, this kit and the pack sent there, setup and doctor run there); this machine's venv is left as it is."""
+    if pack and not pack.is_dir():
+        raise UsageError(f"setup --far --from {pack}: give the pack as a folder (tar -xf it first): it is sent to the far side as one")
+    image = airgap.vm_image(pack, expect) if far == "lima" and pack else None  # PACK.json held to expect before anything runs
     with Stages(HERE / ".venv-far-setup.log") as stages:
-        link = lima.setup_far(far, stages.run, ["--tests"] if for_tests else [], pack, expect)
+        link = lima.setup_far(far, stages.run, ["--tests"] if for_tests else [], pack, expect, image)
     print(f"setup --far done in {duration_text(time.monotonic() - stages.began, exact=True)}: the jails' far side is ready. "
           f"Run the suite with it: {untrusted.command('--far', ' '.join(link))}")
 

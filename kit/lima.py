@@ -5,7 +5,6 @@ puts this kit on any far side through the link its jails will use and runs setup
 UNTESTED ON A MAC. Proven on Linux (tests/test_lima.py): the template pinned to a packed image, the kit sent through a
 link, and the order of limactl's commands, against a stand-in limactl; Lima itself needs a Mac.
 """
-import hashlib
 import json
 import platform
 import shlex
@@ -17,14 +16,13 @@ from pathlib import Path
 from kit.harness import UsageError
 from kit.sandbox import ROOT
 
-__all__ = ["NAME", "TEMPLATE", "LINK", "RECEIVED", "IMAGE_FOLDER", "pinned_template", "packed_image", "vm_status", "ensure_vm",
+__all__ = ["NAME", "TEMPLATE", "LINK", "RECEIVED", "pinned_template", "vm_status", "ensure_vm",
            "KEPT_HERE", "send_folder", "run_there", "setup_far"]
 
 NAME = "pybench"                                    # the VM's name in Lima
 TEMPLATE = ROOT / "docs" / "lima-pybench.yaml"
 LINK = ["limactl", "shell", NAME]                   # the far command of a run: --far "limactl shell pybench"
 RECEIVED = "pybench-received"                       # what the far side says once a folder is all there
-IMAGE_FOLDER = "vm"                                 # where `pack --vm-image` carries the VM's disk image
 KEPT_HERE = {".git", ".jail", "runs", "carried", ".pytest_cache"}  # at the top, with .venv* and every __pycache__
 
 
@@ -39,21 +37,6 @@ def pinned_template(image: Path | None = None, digest: str | None = None) -> str
     head, rest = text.split("\nimages:\n", 1)
     tail = rest[rest.index("\n\n"):]  # the entry ends at the template's next blank line
     return f"{head}\n{entry}{tail}"
-
-
-def packed_image(pack: Path, expect: str | None) -> tuple[Path, str]:
-    """The VM image a pack folder carries (`pack --vm-image`) and its sha256 as PACK.json gives it; PACK.json itself is
-    held to expect, the digest `pack` printed, where one is given (Lima then holds the image to its digest)."""
-    manifest_path = pack / "PACK.json"
-    if not manifest_path.is_file():
-        raise UsageError(f"setup --far lima --from {pack}: no PACK.json in it (a pack folder, unpacked: tar -xf the .tar first)")
-    if expect and hashlib.sha256(manifest_path.read_bytes()).hexdigest() != expect:
-        raise UsageError(f"setup --from {pack}: its PACK.json is not the one --expect vouches for: refused, nothing installed")
-    files = json.loads(manifest_path.read_text())["files"]
-    images = [name for name in files if name.startswith(f"{IMAGE_FOLDER}/")]
-    if len(images) != 1:
-        raise UsageError(f"setup --far lima --from {pack}: the pack carries no VM image (make it with `pack --vm-image FILE`)")
-    return pack / images[0], files[images[0]]["sha256"]
 
 
 def vm_status() -> str | None:
@@ -109,17 +92,15 @@ def run_there(link: list[str], *arguments: str) -> None:
     subprocess.run([*link, "python3.12", str(ROOT / "pybench.py"), *arguments], check=True)
 
 
-def setup_far(far: str, stage, flags: list[str], pack: Path | None = None, expect: str | None = None) -> list[str]:
-    """`setup --far lima|COMMAND`: the VM made and started (lima; its image from the pack where one is given), this
-    kit (and the pack) sent through the link to the same path there, setup (with flags) and doctor run there. stage is
-    setup's stage runner; returns the far command a run names."""
-    if pack and not pack.is_dir():
-        raise UsageError(f"setup --far --from {pack}: give the pack as a folder (tar -xf it first): it is sent to the far side as one")
+def setup_far(far: str, stage, flags: list[str], pack: Path | None = None, expect: str | None = None,
+              image: tuple[Path, str] | None = None) -> list[str]:
+    """`setup --far lima|COMMAND`: the VM made and started (lima; from image, a packed disk image and its sha256, where
+    one is given), this kit (and the pack, a folder) sent through the link to the same path there, setup (with flags)
+    and doctor run there. stage is setup's stage runner; returns the far command a run names."""
     link = LINK if far == "lima" else shlex.split(far)
     if far == "lima":
-        image = packed_image(pack, expect) if pack else (None, None)
-        stage(f"the Linux VM {NAME} (Lima, {TEMPLATE.relative_to(ROOT)}{', its image from the pack' if pack else ''})",
-              lambda: ensure_vm(*image))
+        stage(f"the Linux VM {NAME} (Lima, {TEMPLATE.relative_to(ROOT)}{', its image from the pack' if image else ''})",
+              lambda: ensure_vm(*(image or (None, None))))
     stage(f"this kit to the far side ({shlex.join(link)})", lambda: send_folder(link, ROOT))
     if pack:
         stage("the pack to the far side", lambda: send_folder(link, pack.absolute()))

@@ -27,26 +27,42 @@ def test_the_template_keeps_the_mac_apart_and_pins_a_packed_image(tmp_path):
         assert {key: template[key] for key in ("provision", "memory", "cpus")} == {key: unpinned[key] for key in ("provision", "memory", "cpus")}
 
 
-def make_pack(folder, image_bytes=b"disk image"):
+def make_pack(folder, image_bytes=b"disk image", name="vm/ubuntu.img"):
     (folder / "vm").mkdir(parents=True)
     (folder / "vm" / "ubuntu.img").write_bytes(image_bytes)
-    files = {"vm/ubuntu.img": {"size": len(image_bytes), "sha256": hashlib.sha256(image_bytes).hexdigest()}}
-    (folder / "PACK.json").write_text(json.dumps({"files": files}))
+    files = {name: {"size": len(image_bytes), "sha256": hashlib.sha256(image_bytes).hexdigest()}}
+    (folder / "PACK.json").write_text(json.dumps({"files": files, "carried": {"vm": ["ubuntu.img"]}, "system_packages": []}))
     return hashlib.sha256((folder / "PACK.json").read_bytes()).hexdigest()
 
 
 def test_a_packs_image_is_found_with_its_digest_and_a_pack_not_vouched_for_is_refused(tmp_path):
+    """airgap.vm_image: PACK.json's one reader (vouched_manifest, as verified_pack reads it) and names_refusal, then the
+    image's entry; nothing of the pack but PACK.json is read on the Mac."""
+    from kit import airgap
+
     digest = make_pack(tmp_path / "pack")
-    image, sha = lima.packed_image(tmp_path / "pack", digest)
+    image, sha = airgap.vm_image(tmp_path / "pack", digest)
     assert image == tmp_path / "pack" / "vm" / "ubuntu.img" and sha == hashlib.sha256(b"disk image").hexdigest()
-    with pytest.raises(UsageError, match="not the one --expect vouches for"):
-        lima.packed_image(tmp_path / "pack", "0" * 64)
+    with pytest.raises(UsageError, match="not the 0{64} you expect"):
+        airgap.vm_image(tmp_path / "pack", "0" * 64)
+    make_pack(tmp_path / "forged", name="vm/../../../etc/passwd")
+    with pytest.raises(UsageError, match="not a plain relative name inside the pack"):
+        airgap.vm_image(tmp_path / "forged", None)
     (tmp_path / "empty").mkdir()
-    (tmp_path / "empty" / "PACK.json").write_text(json.dumps({"files": {}}))
+    (tmp_path / "empty" / "PACK.json").write_text(json.dumps({"files": {}, "carried": {}, "system_packages": []}))
     with pytest.raises(UsageError, match="carries no VM image"):
-        lima.packed_image(tmp_path / "empty", None)
+        airgap.vm_image(tmp_path / "empty", None)
+    (tmp_path / "nowhere").mkdir()
+    with pytest.raises(UsageError, match="not a pack"):
+        airgap.vm_image(tmp_path / "nowhere", None)
+
+
+def test_setup_far_refuses_a_pack_archive_before_anything_runs(tmp_path):
+    import pybench
+
+    (tmp_path / "pack.tar").write_bytes(b"")
     with pytest.raises(UsageError, match="tar -xf"):
-        lima.packed_image(tmp_path / "nowhere", None)
+        pybench.setup_far("lima", False, tmp_path / "pack.tar", None)
 
 
 def test_the_kit_goes_through_the_link_without_this_machines_own_folders(tmp_path):
@@ -93,9 +109,12 @@ def limactl(tmp_path, monkeypatch):
 
 
 def test_setup_far_lima_makes_the_vm_from_the_packs_image_sends_kit_and_pack_then_runs_setup_and_doctor(limactl):
+    from kit import airgap
+
     digest = make_pack(limactl / "pack")
     stages = []
-    link = lima.setup_far("lima", lambda what, work: stages.append((what, work())), ["--tests"], limactl / "pack", digest)
+    link = lima.setup_far("lima", lambda what, work: stages.append((what, work())), ["--tests"], limactl / "pack", digest,
+                          airgap.vm_image(limactl / "pack", digest))
     assert link == ["limactl", "shell", "pybench"]
     calls = (limactl / "calls").read_text().splitlines()
     kit, pack = str(lima.ROOT), str(limactl / "pack")
@@ -129,16 +148,16 @@ def test_without_lima_setup_far_lima_says_how_to_get_it(monkeypatch, tmp_path):
 
 
 def test_pack_carries_a_vm_image_as_one_of_the_users_files(tmp_path):
-    """`pack --vm-image FILE` puts the image in the pack's vm/ folder (lima.IMAGE_FOLDER), where packed_image finds it;
-    a path that is no file is refused with its flag."""
+    """`pack --vm-image FILE` puts the image in the pack's vm/ folder, where airgap.vm_image finds it; a path that is no
+    file is refused with its flag."""
     import argparse
 
     from kit import airgap
 
     (tmp_path / "ubuntu.img").write_bytes(b"disk")
     options = argparse.Namespace(model=[], original=None, mlbench=None, repos=None, vm_image=tmp_path / "ubuntu.img")
-    assert airgap.user_file_sources(options) == [(lima.IMAGE_FOLDER, tmp_path / "ubuntu.img")]
-    assert airgap.USER_FILES[lima.IMAGE_FOLDER] == "--vm-image"
+    assert airgap.user_file_sources(options) == [("vm", tmp_path / "ubuntu.img")]
+    assert airgap.USER_FILES["vm"] == "--vm-image"
     with pytest.raises(UsageError, match="--vm-image .*: no such file"):
         airgap.user_file_sources(argparse.Namespace(model=[], original=None, mlbench=None, repos=None, vm_image=tmp_path))
 
