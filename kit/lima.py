@@ -27,16 +27,15 @@ KEPT_HERE = {".git", ".jail", "runs", "carried", ".pytest_cache"}  # at the top,
 
 
 def pinned_template(image: Path | None = None, digest: str | None = None) -> str:
-    """The template's text; with image, its images entry replaced by that local file, its sha256 and this Mac's
+    """The template as YAML; with image, its images entry replaced by that local file, its sha256 and this Mac's
     architecture, so that Lima downloads nothing and refuses any other file."""
-    text = TEMPLATE.read_text()
-    if image is None:
-        return text
-    arch = {"arm64": "aarch64", "aarch64": "aarch64"}.get(platform.machine(), "x86_64")
-    entry = f"images:\n  - location: {json.dumps(str(image))}\n    arch: {arch}\n    digest: \"sha256:{digest}\"\n"
-    head, rest = text.split("\nimages:\n", 1)
-    tail = rest[rest.index("\n\n"):]  # the entry ends at the template's next blank line
-    return f"{head}\n{entry}{tail}"
+    import yaml
+
+    template = yaml.safe_load(TEMPLATE.read_text())
+    if image is not None:
+        arch = {"arm64": "aarch64", "aarch64": "aarch64"}.get(platform.machine(), "x86_64")
+        template["images"] = [{"location": str(image), "arch": arch, "digest": f"sha256:{digest}"}]
+    return yaml.safe_dump(template, sort_keys=False)
 
 
 def vm_status() -> str | None:
