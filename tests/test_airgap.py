@@ -1,7 +1,9 @@
 """The air-gapped install (airgap.py): a pack made on this machine sets up a fresh clone of the kit inside a network
 namespace with nothing but loopback, and the result equals the online setup; damaged or foreign packs are refused
 before anything is installed."""
+import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -50,9 +52,16 @@ def test_the_venvs_llama_cpp_python_is_read_from_its_metadata_without_running_it
     assert gpu.installed_metadata("RECORD", tmp_path / "elsewhere" / "bin" / "python") == ""
 
 
+def cache_key() -> str:
+    """A short digest of the pins, this platform and the build flags: a pack made under one key is reused by a later
+    run under the same key."""
+    facts = [airgap.pins(), airgap.platform_facts(), os.environ.get("CMAKE_ARGS", ""), False]
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def cached_pack() -> Path:
     """This machine's pack for the current pins: reused from PACK_CACHE when it still verifies, else made (and older keys dropped)."""
-    key = airgap.cache_key(for_tests=False)
+    key = cache_key()
     pack = PACK_CACHE / key
     if pack.is_dir():
         try:
