@@ -29,7 +29,7 @@ from kit.jailed import SHOWN_PIXELS, SHOWN_PNG_BYTES
 from kit.sandbox import (JAIL_ENVIRONMENTS, JAIL_ROOT, ROOT, CellResult, Jail, JailLimits, cgroup_version, check_limits,
                          keep_output, mount_output, new_jail, remove_tree, tidy_output, usable_cpus)
 from kit.settings import Settings
-from kit.untrusted import cut, for_record
+from kit.untrusted import cut, for_jsonl, for_record
 
 __all__ = ["Benchmark", "CATEGORIES", "Conversation", "FIGURE_BYTES", "NO_OUTPUT", "PACK_STAMP", "Prepared",
            "Progress", "ReplayModel", "Result", "TASK_ID", "Tables", "Task", "TaskRun", "UsageError", "Verdict",
@@ -568,7 +568,7 @@ def run_one(task: Task, sample: int, samples: int, seed: int, model: Model, conv
 def append_line(path: Path, record: dict) -> None:
     """A JSON line in a single write, on disk (fsync'd) before it returns: results.jsonl's and judge.jsonl's."""
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(for_record(record), ensure_ascii=False) + "\n")
+        handle.write(for_jsonl(record))
         handle.flush()
         os.fsync(handle.fileno())
 

@@ -6,6 +6,7 @@ script or a file name only through the one function here for that destination, w
 needs (tests/test_untrusted.py holds each promise against a hostile corpus):
 
     for_record(value)      JSON records (results.jsonl, manifests): valid UTF-8, long texts and lists cut and counted
+    for_jsonl(record)      one line of a JSONL file: for_record's copy, no line break inside it for any line reader
     for_terminal(text)     one line on a terminal: no control character, escape sequence or bidi control acts
     visible(text)          a notebook's or page's text: controls and bidi controls shown as symbols, lines kept
     for_page(value)        the jinja2 finalize of every page (kit/templates): visible, then escaped once by jinja2
@@ -29,6 +30,7 @@ page needs them.
 import base64
 import csv
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -40,7 +42,7 @@ from pathlib import Path
 
 from kit.jailed import middle_cut as cut  # the one text cutter: head and tail, the count of what went between
 
-__all__ = ["Unsafe", "cut", "for_record", "for_terminal", "visible", "for_page", "markdown_html",
+__all__ = ["Unsafe", "cut", "for_record", "for_jsonl", "for_terminal", "visible", "for_page", "markdown_html",
            "MarkdownBudget", "data_uri", "for_prompt", "for_csv", "write_csv", "for_shell", "for_batch",
            "SCRIPT", "shown", "interpreter", "command", "file_name", "name_key", "TEXT_KEEP",
            "ERROR_KEEP"]
@@ -71,6 +73,17 @@ def for_record(value, keep: int = TEXT_KEEP):
         kept = [for_record(item, keep) for item in value[:LIST_KEEP]]
         return kept + [f"[... {len(value) - LIST_KEEP} more items not kept ...]"] if len(value) > LIST_KEEP else kept
     return value
+
+
+# JSON leaves these raw in a string, and Python's str.splitlines breaks a line at each: for a reader that uses it, a
+# cell that printed one (random bytes do, now and then) would split its attempt's record in two
+JSON_RAW_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def for_jsonl(record) -> str:
+    """One line of a JSONL file (results.jsonl, judge.jsonl): for_record's copy of record as JSON, readable text kept
+    as it is, the line breaks JSON leaves raw written as escapes, ended by its one newline."""
+    return json.dumps(for_record(record), ensure_ascii=False).translate(JSON_RAW_LINE_BREAKS) + "\n"
 
 
 # --- what a reader sees: terminals, notebooks, pages ------------------------------------------------------------

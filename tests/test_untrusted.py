@@ -57,6 +57,15 @@ def test_a_record_is_valid_utf8_and_bounded(text):
     assert json.loads(json.dumps({"k": untrusted.for_record([text] * 3)}, ensure_ascii=False)) is not None
 
 
+@given(strategies.one_of(texts, strategies.text(alphabet=strategies.sampled_from("ab\n\r\x85\u2028\u2029\x1c\x1e\udc80\""))))
+def test_a_jsonl_line_is_one_line_for_every_reader_and_reads_back_as_the_record(text):
+    """A cell that prints U+0085 or U+2028 (random bytes do, now and then) must not split its record for a reader
+    that breaks lines where Python's str.splitlines does; the kit's reader, which splits on "\\n" only, reads the same."""
+    line = untrusted.for_jsonl({"printed": [text], "id": "t"})
+    assert line.endswith("\n") and len(line.splitlines()) == 1 and line.count("\n") == 1
+    assert json.loads(line) == untrusted.for_record({"printed": [text], "id": "t"})
+
+
 @given(texts)
 def test_a_terminal_line_holds_no_control_escape_or_bidi_control(text):
     line = untrusted.for_terminal(text)
