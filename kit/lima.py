@@ -27,15 +27,20 @@ KEPT_HERE = {".git", ".jail", "runs", "carried", ".pytest_cache"}  # at the top,
 
 
 def pinned_template(image: Path | None = None, digest: str | None = None) -> str:
-    """The template as YAML; with image, its images entry replaced by that local file, its sha256 and this Mac's
-    architecture, so that Lima downloads nothing and refuses any other file."""
-    import yaml
-
-    template = yaml.safe_load(TEMPLATE.read_text())
-    if image is not None:
-        arch = {"arm64": "aarch64", "aarch64": "aarch64"}.get(platform.machine(), "x86_64")
-        template["images"] = [{"location": str(image), "arch": arch, "digest": f"sha256:{digest}"}]
-    return yaml.safe_dump(template, sort_keys=False)
+    """The template's text; with image, its images block (the `images:` line and the indented lines under it) replaced
+    by that local file, its sha256 and this Mac's architecture, so that Lima downloads nothing and refuses any other
+    file. Standard library only: `setup --far` runs under the python3.12 that made the venv, which has no YAML parser."""
+    text = TEMPLATE.read_text()
+    if image is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    start = lines.index("images:\n")
+    end = next(number for number in range(start + 1, len(lines)) if lines[number].strip() and not lines[number][0].isspace())
+    while not lines[end - 1].strip():  # the blank lines before the next key stay
+        end -= 1
+    arch = {"arm64": "aarch64", "aarch64": "aarch64"}.get(platform.machine(), "x86_64")
+    entry = f"images:\n  - location: {json.dumps(str(image))}\n    arch: {arch}\n    digest: \"sha256:{digest}\"\n"
+    return "".join(lines[:start]) + entry + "".join(lines[end:])
 
 
 def vm_status() -> str | None:

@@ -6,12 +6,15 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
 
 from kit import lima
 from kit.harness import UsageError
+from kit.sandbox import ROOT
 
 
 def test_the_template_keeps_the_mac_apart_and_pins_a_packed_image(tmp_path):
@@ -25,6 +28,18 @@ def test_the_template_keeps_the_mac_apart_and_pins_a_packed_image(tmp_path):
         assert template["vmType"] == "vz" and template["mounts"] == []
         assert all(rule["ignore"] for rule in template["portForwards"]) and not template["ssh"]["forwardAgent"]
         assert {key: template[key] for key in ("provision", "memory", "cpus")} == {key: unpinned[key] for key in ("provision", "memory", "cpus")}
+
+
+def test_the_template_is_pinned_by_the_python_setup_runs_under_which_has_no_yaml(tmp_path):
+    """`python3.12 pybench.py setup --far lima` runs under the interpreter that makes the venv, without the venv's
+    packages: pinning the template must need nothing else (that python has no yaml here)."""
+    base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    pin = f"from kit import lima; print(lima.pinned_template({str(tmp_path / 'x.img')!r}, {'cd' * 32!r}), end='')"
+    pinned = subprocess.run([str(base_python), "-I", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); {pin}"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert pinned.returncode == 0, pinned.stderr[-2000:]
+    assert pinned.stdout == lima.pinned_template(tmp_path / "x.img", "cd" * 32)
+    assert yaml.safe_load(pinned.stdout)["images"][0]["location"] == str(tmp_path / "x.img")
 
 
 def make_pack(folder, image_bytes=b"disk image", name="vm/ubuntu.img"):
